@@ -1,0 +1,46 @@
+// What the engine concludes about one trial: its state, the decision, and the reason in a form
+// cheap to produce for 12,000 trials per round (a code and the numbers), formatted on demand.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+
+namespace explsched {
+
+enum class TrialState { unknown, promising, hopeless };
+
+// pending trials: run (worth GPUs at the price its load would create) or wait;
+// running trials: keep, preemptable (utility under the price), or, when hopeless, terminate or
+// requeue_hold (requeue and hold, per the job's hopeless action).
+enum class Decision { run, wait, keep, preemptable, terminate, requeue_hold };
+
+enum class ReasonCode {
+    nonexploratory,    // no group: ranked by age, partition and nice
+    invalid_report,    // curve rejected; Assessment::error says why
+    diverged,          // metric became non-finite at step a
+    hopeless,          // final a in [b, c] cannot beat group best d (probability e)
+    finished,          // reached max_steps a
+    too_few_points,    // a points < b needed, no milestone reached yet
+    asha_promoted,     // milestone step a: rank b of c, within the top 1/d
+    asha_behind,       // milestone step a: rank b of c, outside the top 1/d
+    above_price,       // utility a >= price b at load c
+    below_price,       // utility a < price b at load c
+    in_grace,          // running a s < min_run_s b: not preemptable yet
+};
+
+struct Reason {
+    static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+    ReasonCode code = ReasonCode::nonexploratory;
+    double a = kNaN, b = kNaN, c = kNaN, d = kNaN, e = kNaN;
+};
+
+const char* to_string(TrialState state);
+const char* to_string(Decision decision);
+const char* to_string(ReasonCode code);
+
+// One line for humans (SystemComment, sprio, logs), e.g.
+// "preemptable: utility 3.1e-06/GPU-s below price 5.2e-06 at load 0.93".
+std::string describe(Decision decision, const Reason& reason);
+
+}  // namespace explsched

@@ -1,0 +1,57 @@
+// Every tunable of the core engine, with its default, in one place. The config table
+// (config.cpp) maps PriorityParameters/explsched.conf keys onto these fields; the simulator and
+// tests construct the struct directly.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "result.hpp"
+
+namespace explsched {
+
+enum class HopelessAction { terminate, requeue_hold };
+
+struct EngineSettings {
+    // --- learning-curve prediction ---
+    double interval_level = 0.8;        // central probability of the prediction interval
+    std::size_t min_points_to_fit = 4;  // fewer: no extrapolation, ASHA fallback decides
+    std::size_t max_fit_points = 40;    // longer curves are binned to this many points
+    // a full multi-start refit when the point count grew by this fraction since the last one;
+    // in between, fits are warm-started from the previous parameters (cheap update)
+    double refit_growth = 0.25;
+
+    // --- utility ---
+    double utility_horizon_s = 900.0;   // Δ: the wall time whose predicted gain is valued
+    // weight of a trial whose optimistic bound cannot beat its group's best (it still learns
+    // something, so not zero)
+    double dominated_weight = 0.05;
+
+    // --- primal–dual price ---
+    double price_lower_quantile = 0.10;  // L: this quantile of observed positive utilities
+    double price_upper_quantile = 0.95;  // U: this quantile
+    double price_smoothing = 0.2;        // EWMA weight of the newest round's L and U
+    double price_min_ratio = 4.0;        // U/L kept at least this wide so the price can rise
+
+    // --- decisions ---
+    double preempt_margin = 0.2;     // preemptor needs utility > (1 + margin) x preemptee's
+    double min_run_s = 600.0;        // a (re)started trial is not preempted before this
+    double hopeless_probability = 0.02;  // P(final beats group best) below this: hopeless
+    std::size_t hopeless_min_points = 8; // never call hopeless on fewer points
+    HopelessAction hopeless_action = HopelessAction::terminate;  // default for jobs w/o one
+    double asha_reduction = 3.0;     // η: keep the top 1/η at each milestone
+    double asha_min_step = 0.0;      // first milestone; 0: max_steps / η^asha_rungs
+    std::size_t asha_rungs = 3;
+
+    // --- Slurm priority ---
+    std::uint32_t weight_value = 10000;      // utility against price
+    std::uint32_t weight_age = 12000;        // > weight_value + weight_partition: no starvation
+    std::uint32_t weight_partition = 1000;
+    double max_age_s = 86400.0;              // age factor saturates here
+    double nonexploratory_value = 0.5;       // value factor of jobs with no curve (0.5 = at price)
+};
+
+// Errors name the offending field and value ("engine settings: interval_level: 1.5 not in (0,1)").
+Status validate(const EngineSettings& settings);
+
+}  // namespace explsched

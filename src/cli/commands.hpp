@@ -1,0 +1,11 @@
+// Subcommands of `explsched`. Each returns the process exit status: 0 success, 1 failure of the
+// operation, 2 bad usage.
+#pragma once
+
+namespace explsched::cli {
+
+const char* version();
+
+int cmd_config(int argc, char** argv);
+
+}  // namespace explsched::cli

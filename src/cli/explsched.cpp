@@ -1,0 +1,59 @@
+// `explsched`: the command for users and admins. One dispatcher; each subcommand lives in its own
+// cmd_<name>.cpp and registers in the table below.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string_view>
+
+#include "commands.hpp"
+
+namespace {
+
+struct Command {
+    const char* name;
+    int (*run)(int argc, char** argv);  // argv[0] is the subcommand's name
+    const char* summary;
+};
+
+// Keep sorted by name. One line per subcommand.
+const Command kCommands[] = {
+    {"config", explsched::cli::cmd_config, "check and print settings (PriorityParameters, plugstack.conf, explschedd.conf)"},
+};
+
+void usage(FILE* out) {
+    std::fprintf(out, "usage: explsched <command> [options]\n\ncommands:\n");
+    for (const Command& c : kCommands) std::fprintf(out, "  %-10s %s\n", c.name, c.summary);
+    std::fprintf(out, "\nRun 'explsched <command> --help' for a command's options.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const std::string_view name = argv[1];
+    if (name == "-h" || name == "--help" || name == "help") {
+        usage(stdout);
+        return 0;
+    }
+    if (name == "--version") {
+        std::printf("explsched %s\n", explsched::cli::version());
+        return 0;
+    }
+    for (const Command& c : kCommands) {
+        if (name == c.name) {
+            try {
+                return c.run(argc - 1, argv + 1);
+            } catch (const std::exception& e) {
+                // A bug, not an expected failure: say so plainly rather than abort with a trace.
+                std::fprintf(stderr, "explsched %s: internal error: %s\n", c.name, e.what());
+                return 70;
+            }
+        }
+    }
+    std::fprintf(stderr, "explsched: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

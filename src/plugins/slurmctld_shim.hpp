@@ -1,0 +1,52 @@
+// Shared by the slurmctld shims (priority/explsched, preempt/explsched): binds the core's Logger to
+// Slurm's log, and reads a job's --explore options from its record. Include after slurmctld.h.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/explore_spec.hpp"
+#include "common/log.hpp"
+
+namespace explsched::shim {
+
+class SlurmctldLogger final : public Logger {
+public:
+    bool enabled(LogLevel level) const override { return get_log_level() >= slurm_level(level); }
+    void write(LogLevel level, std::string_view message) override {
+        const int l = slurm_level(level);
+        if (get_log_level() < l) return;
+        log_var(static_cast<log_level_t>(l), "%s: %.*s", plugin_type, static_cast<int>(message.size()),
+                message.data());
+    }
+
+private:
+    static int slurm_level(LogLevel level) {
+        switch (level) {
+            case LogLevel::error: return LOG_LEVEL_ERROR;
+            case LogLevel::info: return LOG_LEVEL_INFO;
+            case LogLevel::verbose: return LOG_LEVEL_VERBOSE;
+            case LogLevel::debug: return LOG_LEVEL_DEBUG;
+        }
+        return LOG_LEVEL_DEBUG;
+    }
+};
+
+// The job's --explore options (stored by the SPANK plugin with spank_job_control_setenv).
+inline Result<ExploreSpec> job_explore_spec(const job_record_t* job) {
+    std::vector<std::string_view> env;
+    env.reserve(job->spank_job_env_size);
+    for (uint32_t i = 0; i < job->spank_job_env_size; ++i)
+        if (job->spank_job_env[i] != nullptr) env.emplace_back(job->spank_job_env[i]);
+    return parse_explore_env(env);
+}
+
+// Replaces the job's SystemComment only when the text changed (it is saved in slurmctld's state).
+inline void set_system_comment(job_record_t* job, const std::string& text) {
+    if (job->system_comment != nullptr && text == job->system_comment) return;
+    xfree(job->system_comment);
+    job->system_comment = xstrdup(text.c_str());
+}
+
+}  // namespace explsched::shim

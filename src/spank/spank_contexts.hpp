@@ -1,0 +1,16 @@
+// One entry point per SPANK context; each lives in its own file with its own state.
+#pragma once
+
+#include "spank_api.hpp"
+
+#include "common/config.hpp"
+
+namespace explsched::spank {
+
+// sbatch, salloc and srun (local): validate the options, store them in the job record.
+int allocator_post_opt(spank_t sp, const Settings& settings);
+// slurmstepd, in every task of batch and srun steps: export what the trial's code needs.
+int remote_user_init(spank_t sp, const Settings& settings);
+int remote_exit(spank_t sp, const Settings& settings);
+
+}  // namespace explsched::spank

@@ -1,0 +1,30 @@
+#!/bin/bash
+# Every module Slurm (or a user process) loads exports exactly the symbols its version script
+# names: nothing of the core library or the C++ runtime leaks into slurmctld's namespace.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+fail=0
+check() {
+    local so=$1 map=$2
+    [ -f "$so" ] || { echo "FAIL: $so not built"; fail=1; return; }
+    expected=$(sed -n '/global:/,/local:/p' "$map" | sed 's#/\*.*\*/##; s/global://; s/local:.*//' \
+        | tr ' ;\t' '\n\n\n' | grep -v '^$' | sort)
+    actual=$(nm -D --defined-only "$so" | awk '{print $3}' | sed 's/@.*//' | grep -v '^$' | sort)
+    if [ "$expected" != "$actual" ]; then
+        echo "FAIL: $so exports differ from $map"
+        diff <(echo "$expected") <(echo "$actual") | sed 's/^/    /'
+        fail=1
+    else
+        echo "ok: $(basename "$so"): $(echo $actual)"
+    fi
+}
+
+b=$top_builddir; s=$top_srcdir
+check "$b/src/plugins/priority/explsched/.libs/priority_explsched.so" "$s/src/plugins/priority/explsched/priority_explsched.map"
+check "$b/src/plugins/preempt/explsched/.libs/preempt_explsched.so" "$s/src/plugins/preempt/explsched/preempt_explsched.map"
+check "$b/src/spank/.libs/spank_explsched.so" "$s/src/spank/spank_explsched.map"
+for extra in "$b"/src/kernel_sched/.libs/libexplsched_intercept.so; do
+    [ -f "$extra" ] && check "$extra" "$s/src/kernel_sched/libexplsched_intercept.map"
+done
+exit $fail

@@ -10,11 +10,11 @@
 
 namespace explsched {
 
-std::string_view to_string(HopelessAction action) {
+std::string_view to_string(OnHopeless action) {
     switch (action) {
-        case HopelessAction::requeue: return "requeue";
-        case HopelessAction::cancel: return "cancel";
-        case HopelessAction::none: return "none";
+        case OnHopeless::requeue: return "requeue";
+        case OnHopeless::cancel: return "cancel";
+        case OnHopeless::none: return "none";
     }
     return "?";
 }
@@ -28,10 +28,10 @@ std::string_view to_string(KernelSchedMode mode) {
     return "?";
 }
 
-Result<HopelessAction> parse_hopeless_action(std::string_view text) {
-    if (text == "requeue") return HopelessAction::requeue;
-    if (text == "cancel") return HopelessAction::cancel;
-    if (text == "none") return HopelessAction::none;
+Result<OnHopeless> parse_on_hopeless(std::string_view text) {
+    if (text == "requeue") return OnHopeless::requeue;
+    if (text == "cancel") return OnHopeless::cancel;
+    if (text == "none") return OnHopeless::none;
     return make_error("'" + std::string(text) + "' is not one of requeue, cancel, none");
 }
 
@@ -152,7 +152,7 @@ Status set_host(Settings& s, std::string_view v) {
 }
 
 Status set_hopeless(Settings& s, std::string_view v) {
-    auto a = parse_hopeless_action(v);
+    auto a = parse_on_hopeless(v);
     if (!a) return a.error();
     s.hopeless_action = *a;
     return {};
@@ -215,6 +215,8 @@ const Row kRows[] = {
      [](const Settings& s) { return std::to_string(s.report_port); }},
     {"report_db", "SQLite database of training-curve reports (absolute path)",
      set_path<&Settings::report_db>, [](const Settings& s) { return s.report_db; }},
+    {"munge_socket", "munged socket used to sign and check reports (absolute path; empty: default)",
+     set_path<&Settings::munge_socket, true>, [](const Settings& s) { return s.munge_socket; }},
     {"kernel_sched", "device-level kernel scheduling for --explore steps: off, observe, enforce",
      set_kernel_sched, [](const Settings& s) { return std::string(to_string(s.kernel_sched)); }},
     {"mps", "start an MPS control daemon beside each GPU's kernel scheduler (yes/no)",

@@ -16,12 +16,12 @@
 
 namespace explsched {
 
-enum class HopelessAction { requeue, cancel, none };
+enum class OnHopeless { requeue, cancel, none };
 enum class KernelSchedMode { off, observe, enforce };
 
-std::string_view to_string(HopelessAction action);
+std::string_view to_string(OnHopeless action);
 std::string_view to_string(KernelSchedMode mode);
-Result<HopelessAction> parse_hopeless_action(std::string_view text);
+Result<OnHopeless> parse_on_hopeless(std::string_view text);
 Result<KernelSchedMode> parse_kernel_sched_mode(std::string_view text);
 
 // All defaults live here and nowhere else.
@@ -46,12 +46,14 @@ struct Settings {
     // Whether non-exploratory jobs may be preempted by exploratory ones.
     bool preempt_non_explore = false;
     // What happens to a hopeless trial when its job did not choose (--explore-on-hopeless).
-    HopelessAction hopeless_action = HopelessAction::requeue;
+    OnHopeless hopeless_action = OnHopeless::requeue;
 
     // --- Reporting (explschedd and its clients) -------------------------------------------------
     std::string report_host = "127.0.0.1";
     uint16_t report_port = 6828;
     std::string report_db = "/var/lib/explsched/reports.db";
+    // munged's socket; empty: libmunge's default (/run/munge/munge.socket.2).
+    std::string munge_socket = "";
 
     // --- Device level (SPANK plugin, explsched-kerneld) -----------------------------------------
     KernelSchedMode kernel_sched = KernelSchedMode::off;

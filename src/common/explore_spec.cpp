@@ -69,8 +69,8 @@ Result<uint64_t> parse_explore_max_steps(std::string_view text) {
     return *n;
 }
 
-Result<HopelessAction> parse_explore_on_hopeless(std::string_view text) {
-    auto a = parse_hopeless_action(text);
+Result<OnHopeless> parse_explore_on_hopeless(std::string_view text) {
+    auto a = parse_on_hopeless(text);
     if (!a) return option_error("explore-on-hopeless", text, "is not one of requeue, cancel, none");
     return *a;
 }

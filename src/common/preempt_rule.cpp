@@ -2,7 +2,7 @@
 
 namespace explsched {
 
-PreemptVerdict may_preempt(const PreemptFacts& preemptor, const PreemptFacts& preemptee,
+PreemptAnswer may_preempt(const PreemptFacts& preemptor, const PreemptFacts& preemptee,
                            const Settings& settings) {
     (void)preemptor;
     (void)settings;

@@ -17,12 +17,12 @@ struct PreemptFacts {
     bool partition_preempt_off = false;
 };
 
-struct PreemptVerdict {
+struct PreemptAnswer {
     bool allowed = false;
     std::string reason;
 };
 
-PreemptVerdict may_preempt(const PreemptFacts& preemptor, const PreemptFacts& preemptee,
+PreemptAnswer may_preempt(const PreemptFacts& preemptor, const PreemptFacts& preemptee,
                            const Settings& settings);
 
 // Slurm preempts candidates in increasing order of this value.

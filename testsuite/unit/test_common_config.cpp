@@ -16,7 +16,7 @@ BOOST_AUTO_TEST_CASE(defaults_are_used_when_text_is_empty) {
     BOOST_TEST(s->preempt_margin == d.preempt_margin);
     BOOST_TEST(s->grace_time == 60u);
     BOOST_TEST(s->report_port == 6828);
-    BOOST_TEST((s->hopeless_action == HopelessAction::requeue));
+    BOOST_TEST((s->hopeless_action == OnHopeless::requeue));
 }
 
 BOOST_AUTO_TEST_CASE(comma_separated_priority_parameters) {
@@ -24,7 +24,7 @@ BOOST_AUTO_TEST_CASE(comma_separated_priority_parameters) {
     BOOST_REQUIRE_MESSAGE(s.ok(), (s.ok() ? "" : s.error().message));
     BOOST_TEST(s->preempt_margin == 0.4);
     BOOST_TEST(s->grace_time == 120u);
-    BOOST_TEST((s->hopeless_action == HopelessAction::cancel));
+    BOOST_TEST((s->hopeless_action == OnHopeless::cancel));
     BOOST_TEST(s->mps);
 }
 

@@ -80,7 +80,7 @@ EXPLSCHED_EXPORT bool preempt_p_job_preempt_check(job_queue_rec_t* preemptor, jo
 
 EXPLSCHED_EXPORT bool preempt_p_preemptable(job_record_t* preemptee, job_record_t* preemptor) {
     try {
-        const PreemptVerdict v = may_preempt(preempt_facts(preemptor), preempt_facts(preemptee), load_settings());
+        const PreemptAnswer v = may_preempt(preempt_facts(preemptor), preempt_facts(preemptee), load_settings());
         if (g_log.enabled(LogLevel::debug))
             g_log.write(LogLevel::debug, "job " + std::to_string(preemptor->job_id) + " over job " +
                                              std::to_string(preemptee->job_id) + ": " + v.reason);

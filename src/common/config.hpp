@@ -31,6 +31,8 @@ struct Settings {
     uint32_t weight_utility = 100000;
     uint32_t weight_age = 10000;
     uint32_t weight_partition = 10000;
+    // Seconds between re-rankings of every job; 0: slurm.conf PriorityCalcPeriod (whole minutes).
+    uint32_t rerank_period = 0;
     // Age after which the age term saturates (seconds).
     uint32_t max_age = 7 * 24 * 3600;
     // Exploratory jobs without a prediction yet rank as if their utility sat at this fraction of

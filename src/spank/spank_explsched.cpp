@@ -31,16 +31,18 @@ using namespace explsched;
 // plugstack.conf arguments, parsed once per process in slurm_spank_init.
 Settings g_settings;
 
+// Slurm treats only a negative return as failure (sbatch then refuses the submission), while
+// SPANK's error codes are positive: map every failure to -1.
 template <typename F>
 int guarded(const char* hook, F&& body) {
     try {
-        return body();
+        return body() == 0 ? 0 : -1;
     } catch (const std::exception& e) {
         slurm_error("explsched: %s: internal error: %s", hook, e.what());
     } catch (...) {
         slurm_error("explsched: %s: internal error", hook);
     }
-    return ESPANK_ERROR;
+    return -1;
 }
 
 }  // namespace

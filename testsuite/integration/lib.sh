@@ -14,3 +14,50 @@ require_cluster() {
     [ -f "$top_builddir/src/plugins/priority/explsched/.libs/priority_explsched.so" ] \
         || skip "plugins not built (a --enable-sanitizers build does not build them)"
 }
+
+. "$top_srcdir/testsuite/cluster/cluster.sh"
+
+# Brings a cluster up in a fresh directory and takes it down when the test exits (kept for
+# post-mortem in $CLUSTER_DIR if the test failed and KEEP_CLUSTER=1).
+start_cluster() {
+    CLUSTER_DIR=$(mktemp -d "${TMPDIR:-/tmp}/explsched-test.XXXXXX")
+    trap 'rc=$?; cluster_down "$CLUSTER_DIR" >/dev/null 2>&1; [ "${KEEP_CLUSTER:-0}" = 1 ] || [ $rc = 0 ] && rm -rf "$CLUSTER_DIR"; exit $rc' EXIT
+    cluster_up "$CLUSTER_DIR" "$@" || { dump_logs; fail "cluster did not come up"; }
+    . "$CLUSTER_DIR/env.sh"
+    cd "$CLUSTER_DIR/tmp" || exit 1
+}
+
+dump_logs() {
+    [ -n "${CLUSTER_DIR:-}" ] || return 0
+    for f in "$CLUSTER_DIR"/log/slurmctld.log "$CLUSTER_DIR"/log/slurmd.n1.log; do
+        [ -f "$f" ] && { echo "--- tail of $f"; tail -30 "$f"; }
+    done
+}
+
+fail() { echo "FAIL: $*"; dump_logs; exit 1; }
+pass() { echo "ok: $*"; }
+
+# wait_until TIMEOUT_SECONDS 'shell condition' [what]
+wait_until() {
+    local timeout=$1 cond=$2 what=${3:-$2}
+    local deadline=$((SECONDS + timeout))
+    while [ $SECONDS -lt $deadline ]; do
+        eval "$cond" && return 0
+        sleep 0.3
+    done
+    fail "timed out after ${timeout}s waiting for: $what"
+}
+
+job_field() {  # job_field JOBID FIELD  (from scontrol show job -o)
+    scontrol show job -o "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1
+}
+
+job_state() { squeue -h -j "$1" -o %T 2>/dev/null || true; }
+
+jobs_in_state() {  # count of jobs in a state
+    squeue -h -t "$1" -o %i 2>/dev/null | wc -l
+}
+
+submit() {  # submit sbatch-args...  -> prints the job id
+    sbatch --parsable "$@" | cut -d';' -f1
+}

@@ -133,7 +133,9 @@ void rerank_loop() {
     for (;;) {
         {
             std::unique_lock<std::mutex> lock(g_thread_mutex);
-            const auto period = std::chrono::seconds(std::max<uint32_t>(1, slurm_conf.priority_calc_period));
+            const uint32_t configured = current_settings().rerank_period;
+            const auto period = std::chrono::seconds(
+                std::max<uint32_t>(1, configured != 0 ? configured : slurm_conf.priority_calc_period));
             if (g_thread_cv.wait_for(lock, period, [] { return g_stop; })) return;
         }
         try {

@@ -39,7 +39,12 @@ struct JobView {
     std::string group;
     Direction direction = Direction::maximize;
     double max_steps = 0.0;         // step the trial stops at; 0 = unknown
-    HopelessAction hopeless_action = HopelessAction::terminate;
+    // --explore-on-hopeless; unset: the site default (EngineSettings::hopeless_action)
+    bool has_hopeless_action = false;
+    HopelessAction hopeless_action = HopelessAction::requeue_hold;
+    // ASHA milestones in steps, increasing (--explore-milestones); empty: derived from the
+    // settings and max_steps. Used only while the trial has too few points to extrapolate.
+    std::vector<double> milestones;
     std::uint32_t gpus = 1;         // GPUs the job holds (running) or requests (pending)
     std::string gpu_type;           // type it runs on / would get ("v100"); empty = unknown
     // Type its reported speed was measured on, when different from gpu_type (it was requeued

@@ -10,16 +10,23 @@
 
 namespace explsched {
 
-enum class HopelessAction { terminate, requeue_hold };
+// What to do with a hopeless trial: cancel it, requeue it held (its owner may release it), or
+// only mark it (it keeps running but anyone may preempt it).
+enum class HopelessAction { terminate, requeue_hold, none };
+const char* to_string(HopelessAction action);
 
 struct EngineSettings {
     // --- learning-curve prediction ---
     double interval_level = 0.8;        // central probability of the prediction interval
-    std::size_t min_points_to_fit = 4;  // fewer: no extrapolation, ASHA fallback decides
+    std::size_t min_points_to_fit = 6;  // fewer: no extrapolation, ASHA fallback decides
     std::size_t max_fit_points = 40;    // longer curves are binned to this many points
     // a full multi-start refit when the point count grew by this fraction since the last one;
     // in between, fits are warm-started from the previous parameters (cheap update)
     double refit_growth = 0.25;
+    double fit_recency_power = 1.0;     // point weight ~ (step / last step)^power
+    double backtest_split = 0.7;        // mixing weights: fit up to this fraction of the last
+                                        // step, score the forecast of the rest
+    double agreement_shrinkage = 1.0;   // kappa: gain kept = gain^2 / (gain^2 + kappa var)
 
     // --- utility ---
     double utility_horizon_s = 900.0;   // Δ: the wall time whose predicted gain is valued
@@ -34,21 +41,23 @@ struct EngineSettings {
     double price_min_ratio = 4.0;        // U/L kept at least this wide so the price can rise
 
     // --- decisions ---
-    double preempt_margin = 0.2;     // preemptor needs utility > (1 + margin) x preemptee's
+    double preempt_margin = 0.25;    // preemptor needs utility > (1 + margin) x preemptee's
+    bool preempt_nonexploratory = false;  // may exploratory jobs preempt non-exploratory ones
     double min_run_s = 600.0;        // a (re)started trial is not preempted before this
     double hopeless_probability = 0.02;  // P(final beats group best) below this: hopeless
     std::size_t hopeless_min_points = 8; // never call hopeless on fewer points
-    HopelessAction hopeless_action = HopelessAction::terminate;  // default for jobs w/o one
+    HopelessAction hopeless_action = HopelessAction::requeue_hold;  // site default
     double asha_reduction = 3.0;     // η: keep the top 1/η at each milestone
     double asha_min_step = 0.0;      // first milestone; 0: max_steps / η^asha_rungs
     std::size_t asha_rungs = 3;
 
     // --- Slurm priority ---
-    std::uint32_t weight_value = 10000;      // utility against price
-    std::uint32_t weight_age = 12000;        // > weight_value + weight_partition: no starvation
-    std::uint32_t weight_partition = 1000;
-    double max_age_s = 86400.0;              // age factor saturates here
+    std::uint32_t weight_value = 100000;     // utility against price
+    std::uint32_t weight_age = 10000;
+    std::uint32_t weight_partition = 10000;
+    double max_age_s = 7 * 86400.0;          // age factor saturates here
     double nonexploratory_value = 0.5;       // value factor of jobs with no curve (0.5 = at price)
+    double unknown_value = 0.5;              // value factor of trials with no prediction yet
 };
 
 // Errors name the offending field and value ("engine settings: interval_level: 1.5 not in (0,1)").

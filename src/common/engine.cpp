@@ -1,0 +1,431 @@
+#include "engine.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <unordered_map>
+#include <utility>
+
+#include "curve_ensemble.hpp"
+#include "policy.hpp"
+#include "price.hpp"
+#include "priority.hpp"
+#include "utility.hpp"
+
+namespace explsched {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+bool same_point(const CurvePoint& a, const CurvePoint& b) {
+    return std::memcmp(&a, &b, sizeof(CurvePoint)) == 0;  // NaN-safe: compares the bits
+}
+
+bool better(Direction d, double a, double b) { return d == Direction::maximize ? a > b : a < b; }
+
+// Per-trial state that survives between rounds: the fitted predictor and what was derived from
+// it. Recomputed only when the trial's points or its speed/type/horizon inputs change.
+struct TrialCache {
+    explicit TrialCache(Direction d, const EngineSettings& s) : predictor(d, s) {}
+
+    CurvePredictor predictor;
+    std::size_t raw_count = 0;
+    CurvePoint raw_last{};
+    bool diverged = false;
+    double diverged_at = kNaN;
+    std::string error;          // the last rejected report's error ("" when fine)
+    // derived
+    bool derived_valid = false;
+    double speed = kNaN;        // steps/s as measured
+    double speed_ratio = 1.0;   // scaling to the GPU type it is valued on
+    double max_steps = 0.0;
+    double gain = 0.0;          // predicted improvement over the utility horizon, metric units
+    Prediction final_metric;
+    std::uint64_t round = 0;
+};
+
+struct GroupStats {
+    Direction direction = Direction::maximize;
+    double lo = kInf, hi = -kInf;             // observed metric range
+    double best = kNaN, second = kNaN;        // best and second-best observed metric
+    TrialKey best_key;
+    std::size_t trials = 0;
+};
+
+}  // namespace
+
+struct Engine::Impl {
+    Impl(const EngineSettings& s, ThroughputTable t, Logger* l)
+        : settings(s),
+          throughputs(std::move(t)),
+          logger(l),
+          bounds(s.price_lower_quantile, s.price_upper_quantile, s.price_smoothing,
+                 s.price_min_ratio),
+          z(interval_z(s.interval_level)) {}
+
+    EngineSettings settings;
+    ThroughputTable throughputs;
+    Logger* logger;
+    PriceBoundsEstimator bounds;
+    double z;
+    std::uint64_t round = 0;
+    std::unordered_map<TrialKey, TrialCache, TrialKeyHash> cache;
+    std::unordered_map<TrialKey, std::size_t, TrialKeyHash> index;  // key -> position in last
+    std::vector<Assessment> last;
+    RoundSummary summary;
+    // scratch reused across rounds
+    std::unordered_map<std::string, std::size_t> group_index;
+    std::vector<GroupStats> groups;
+    std::vector<TrialCache*> trial_of;        // per job: its cache entry (null if none)
+    std::vector<std::size_t> group_of;        // per job: its group (npos if none)
+    std::vector<double> scratch;
+    std::map<std::pair<std::size_t, double>, std::vector<double>> rung_values;
+
+    void log(LogLevel level, const std::string& message) {
+        if (logger != nullptr && logger->enabled(level)) logger->write(level, message);
+    }
+    bool sync(const JobView& job, TrialCache& c);
+    void derive(const JobView& job, TrialCache& c);
+    const std::vector<double>& values_at(std::size_t group, double rung,
+                                         const std::vector<JobView>& jobs);
+};
+
+// Brings a trial's cache up to its reported points. Returns true if it refitted.
+bool Engine::Impl::sync(const JobView& job, TrialCache& c) {
+    const PointSpan& pts = job.points;
+    if (pts.size == c.raw_count && (pts.size == 0 || same_point(pts[pts.size - 1], c.raw_last))) {
+        return false;  // unchanged: the common case, O(1)
+    }
+    auto curve = clean_curve(pts);
+    c.raw_count = pts.size;
+    if (pts.size > 0) c.raw_last = pts[pts.size - 1];
+    c.derived_valid = false;
+    if (!curve) {
+        if (c.error != curve.error().message) {
+            log(LogLevel::info, "trial " + to_string(job.key) + ": " + curve.error().message);
+        }
+        c.error = curve.error().message;
+        c.predictor.clear();
+        return false;
+    }
+    c.error.clear();
+    c.diverged = curve->diverged;
+    c.diverged_at = curve->diverged_at_step;
+    if (!c.predictor.extend(*curve)) c.predictor.assign(*curve);
+    return true;
+}
+
+void Engine::Impl::derive(const JobView& job, TrialCache& c) {
+    double ratio = 1.0;
+    if (!job.job_type.empty() && !job.measured_gpu_type.empty()) {
+        ratio = throughputs.speed_ratio(job.job_type, job.measured_gpu_type, job.gpu_type,
+                                        static_cast<int>(std::max<std::uint32_t>(job.gpus, 1)));
+    }
+    if (c.derived_valid && ratio == c.speed_ratio && job.max_steps == c.max_steps) return;
+    c.derived_valid = true;
+    c.speed_ratio = ratio;
+    c.max_steps = job.max_steps;
+    c.speed = observed_speed(job.points);
+    const CurvePredictor& p = c.predictor;
+    c.gain = 0.0;
+    c.final_metric = Prediction{};
+    if (p.size() == 0) return;
+    const double s0 = p.last_step();
+    const double horizon = job.max_steps > 0.0 ? job.max_steps : 2.0 * std::max(s0, 1.0);
+    c.final_metric = p.predict(std::max(horizon, s0));
+    if (!p.fitted() || !(c.speed > 0.0) || (job.max_steps > 0.0 && s0 >= job.max_steps)) return;
+    double s1 = s0 + c.speed * ratio * settings.utility_horizon_s;
+    if (job.max_steps > 0.0) s1 = std::min(s1, job.max_steps);
+    const double sign = p.direction() == Direction::maximize ? 1.0 : -1.0;
+    const double g = sign * (p.predict_value(s1) - p.predict_value(s0));
+    c.gain = std::isfinite(g) && g > 0.0 ? g : 0.0;
+}
+
+const std::vector<double>& Engine::Impl::values_at(std::size_t group, double rung,
+                                                   const std::vector<JobView>& jobs) {
+    auto [it, inserted] = rung_values.try_emplace({group, rung});
+    if (!inserted) return it->second;
+    for (std::size_t j = 0; j < jobs.size(); ++j) {
+        if (group_of[j] != group || trial_of[j] == nullptr) continue;
+        const CurvePredictor& p = trial_of[j]->predictor;
+        if (p.size() == 0 || p.last_step() < rung) continue;
+        const double v = metric_at(p.steps(), p.metrics(), rung);
+        if (std::isfinite(v)) it->second.push_back(v);
+    }
+    return it->second;
+}
+
+Result<Engine> Engine::create(const EngineSettings& settings, ThroughputTable throughputs,
+                              Logger* logger) {
+    if (auto s = validate(settings); !s) return s.error();
+    return Engine(std::make_unique<Impl>(settings, std::move(throughputs), logger));
+}
+
+Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Engine::Engine(Engine&&) noexcept = default;
+Engine& Engine::operator=(Engine&&) noexcept = default;
+Engine::~Engine() = default;
+
+const RoundSummary& Engine::last_round() const { return impl_->summary; }
+const EngineSettings& Engine::settings() const { return impl_->settings; }
+std::size_t Engine::cached_trials() const { return impl_->cache.size(); }
+
+const Assessment* Engine::find(const TrialKey& key) const {
+    const auto it = impl_->index.find(key);
+    return it == impl_->index.end() ? nullptr : &impl_->last[it->second];
+}
+
+PreemptVerdict Engine::can_preempt(const Assessment& preemptor,
+                                   const Assessment& preemptee) const {
+    return preempt_verdict(preemptor, preemptee, impl_->settings);
+}
+
+PreemptVerdict Engine::can_preempt(const TrialKey& preemptor, const TrialKey& preemptee) const {
+    const Assessment* a = find(preemptor);
+    const Assessment* b = find(preemptee);
+    if (a == nullptr) return {false, "job " + to_string(preemptor) + " was not assessed"};
+    if (b == nullptr) return {false, "job " + to_string(preemptee) + " was not assessed"};
+    return can_preempt(*a, *b);
+}
+
+std::string explain(const Assessment& a) {
+    std::string text = describe(a.decision, a.reason);
+    if (a.reason.code == ReasonCode::invalid_report && !a.error.empty()) text += " (" + a.error + ")";
+    return text;
+}
+
+Status Engine::evaluate(const std::vector<JobView>& jobs, const ClusterView& cluster,
+                        std::vector<Assessment>& out) {
+    Impl& m = *impl_;
+    const EngineSettings& s = m.settings;
+    const std::size_t n = jobs.size();
+
+    // --- whole-round input checks --------------------------------------------------------------
+    m.index.clear();
+    m.index.reserve(n);
+    std::uint64_t busy = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+        if (!m.index.emplace(jobs[j].key, j).second) {
+            m.index.clear();
+            m.last.clear();
+            return make_error("engine round: job " + to_string(jobs[j].key) + " listed twice");
+        }
+        if (jobs[j].state == JobState::running) busy += jobs[j].gpus;
+    }
+    if (cluster.busy_gpus >= 0) busy = static_cast<std::uint64_t>(cluster.busy_gpus);
+    if (cluster.total_gpus == 0 && busy > 0) {
+        m.index.clear();
+        m.last.clear();
+        return make_error("engine round: total_gpus is 0 but " + std::to_string(busy) +
+                          " GPUs are busy");
+    }
+    const double total = std::max<double>(cluster.total_gpus, 1.0);
+    const double load = std::min(1.0, static_cast<double>(busy) / total);
+    ++m.round;
+
+    // --- per-trial caches and group statistics -----------------------------------------------
+    m.trial_of.assign(n, nullptr);
+    m.group_of.assign(n, std::numeric_limits<std::size_t>::max());
+    m.group_index.clear();
+    m.groups.clear();
+    m.rung_values.clear();
+    std::size_t fitted = 0, invalid = 0, trials = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+        const JobView& job = jobs[j];
+        if (job.group.empty()) continue;
+        ++trials;
+        auto it = m.cache.find(job.key);
+        if (it == m.cache.end() || it->second.predictor.direction() != job.direction) {
+            if (it != m.cache.end()) m.cache.erase(it);
+            it = m.cache.emplace(job.key, TrialCache(job.direction, s)).first;
+        }
+        TrialCache& c = it->second;
+        c.round = m.round;
+        if (m.sync(job, c)) ++fitted;
+        if (!c.error.empty()) ++invalid;
+        m.derive(job, c);
+        m.trial_of[j] = &c;
+
+        auto [g, inserted] = m.group_index.try_emplace(job.group, m.groups.size());
+        if (inserted) {
+            m.groups.emplace_back();
+            m.groups.back().direction = job.direction;
+        }
+        m.group_of[j] = g->second;
+        GroupStats& gs = m.groups[g->second];
+        ++gs.trials;
+        const CurvePredictor& p = c.predictor;
+        if (p.size() == 0) continue;
+        const double lo = *std::min_element(p.metrics().begin(), p.metrics().end());
+        const double hi = *std::max_element(p.metrics().begin(), p.metrics().end());
+        gs.lo = std::min(gs.lo, lo);
+        gs.hi = std::max(gs.hi, hi);
+        const double best = p.best_metric();
+        if (std::isnan(gs.best) || better(gs.direction, best, gs.best)) {
+            gs.second = gs.best;
+            gs.best = best;
+            gs.best_key = job.key;
+        } else if (std::isnan(gs.second) || better(gs.direction, best, gs.second)) {
+            gs.second = best;
+        }
+    }
+    // forget trials that left the queue
+    for (auto it = m.cache.begin(); it != m.cache.end();) {
+        it = it->second.round == m.round ? std::next(it) : m.cache.erase(it);
+    }
+
+    // --- utilities and the price ------------------------------------------------------------------
+    out.assign(n, Assessment{});
+    m.scratch.clear();
+    for (std::size_t j = 0; j < n; ++j) {
+        const TrialCache* c = m.trial_of[j];
+        Assessment& a = out[j];
+        a.key = jobs[j].key;
+        a.exploratory = !jobs[j].group.empty();
+        if (c == nullptr || !c->predictor.fitted() || !c->error.empty()) continue;
+        const GroupStats& gs = m.groups[m.group_of[j]];
+        a.prediction = c->final_metric;
+        const double best_other = gs.best_key == jobs[j].key ? gs.second : gs.best;
+        const double p_win = win_probability(c->final_metric, jobs[j].direction, best_other, m.z);
+        const double own = std::fabs(c->predictor.best_metric() - c->predictor.first_metric());
+        const double scale = gs.hi > gs.lo ? gs.hi - gs.lo : std::max(own, 1e-12);
+        UtilityInputs in;
+        in.gain = c->gain;
+        in.group_scale = scale;
+        in.win_probability = p_win;
+        in.dominated_weight = s.dominated_weight;
+        in.gpus = std::max<double>(jobs[j].gpus, 1.0);
+        in.horizon_s = s.utility_horizon_s;
+        a.utility = utility_per_gpu_second(in);
+        // hopeless: enough points, a real extrapolation, and not even the optimistic side of
+        // the interval reaches the best another trial of the group already has
+        if (c->predictor.size() >= s.hopeless_min_points && c->final_metric.extrapolated &&
+            std::isfinite(best_other) && p_win < s.hopeless_probability) {
+            a.state = TrialState::hopeless;
+            a.reason.code = ReasonCode::hopeless;
+            a.reason.a = c->final_metric.value;
+            a.reason.b = c->final_metric.lower;
+            a.reason.c = c->final_metric.upper;
+            a.reason.d = best_other;
+            a.reason.e = p_win;
+        } else {
+            a.state = TrialState::promising;
+            m.scratch.push_back(a.utility);
+        }
+    }
+    m.bounds.observe(m.scratch);
+    const bool priced = m.bounds.has_estimate();
+    const PriceFunction price = m.bounds.price();
+    const double ratio = priced ? price.upper() / price.lower() : s.price_min_ratio;
+    const double price_now = priced ? price(load) : 0.0;
+
+    // --- decisions and priorities -------------------------------------------------------------
+    for (std::size_t j = 0; j < n; ++j) {
+        const JobView& job = jobs[j];
+        Assessment& a = out[j];
+        const TrialCache* c = m.trial_of[j];
+        const double load_after =
+            job.state == JobState::pending ? std::min(1.0, load + job.gpus / total) : load;
+        a.price = priced ? price(load_after) : 0.0;
+        const double age = age_factor(cluster.now - job.submit_time, s.max_age_s);
+        const double running_s =
+            job.state == JobState::running && job.start_time > 0.0 ? cluster.now - job.start_time
+                                                                     : kInf;
+        const HopelessAction action =
+            job.has_hopeless_action ? job.hopeless_action : s.hopeless_action;
+        double value = s.unknown_value;
+        if (c != nullptr) a.prediction = c->final_metric;
+
+        if (c == nullptr) {
+            a.reason.code = ReasonCode::nonexploratory;
+            a.decision = job.state == JobState::pending ? Decision::run : Decision::keep;
+            value = s.nonexploratory_value;
+        } else if (!c->error.empty()) {
+            a.reason.code = ReasonCode::invalid_report;
+            a.error = c->error;
+            a.decision = job.state == JobState::pending ? Decision::run : Decision::keep;
+        } else if (c->diverged) {
+            a.state = TrialState::hopeless;
+            a.reason = Reason{};
+            a.reason.code = ReasonCode::diverged;
+            a.reason.a = c->diverged_at;
+            a.decision = hopeless_decision(action, job.state);
+            value = 0.0;
+        } else if (a.state == TrialState::hopeless) {
+            a.decision = hopeless_decision(action, job.state);
+            value = 0.0;
+        } else if (job.max_steps > 0.0 && c->predictor.size() > 0 &&
+                   c->predictor.last_step() >= job.max_steps) {
+            a.reason.code = ReasonCode::finished;
+            a.reason.a = job.max_steps;
+            a.decision = job.state == JobState::pending ? Decision::run : Decision::keep;
+        } else if (a.state == TrialState::promising && c->speed > 0.0) {
+            decide_by_price(job.state, a.utility, a.price, load_after, running_s, s, a);
+            value = value_factor(a.utility, a.price, ratio);
+        } else {
+            // No usable prediction (too few points, or no speed yet): successive halving on
+            // the group's milestones decides, so a sweep still prunes before curves are long.
+            a.state = TrialState::unknown;
+            const CurvePredictor& p = c->predictor;
+            const auto rungs = asha_rungs(job.milestones, job.max_steps, s);
+            double reached = kNaN;
+            for (double r : rungs) {
+                if (p.size() > 0 && p.last_step() >= r) reached = r;
+            }
+            if (std::isnan(reached)) {
+                a.reason.code = ReasonCode::too_few_points;
+                a.reason.a = static_cast<double>(p.size());
+                a.reason.b = static_cast<double>(s.min_points_to_fit);
+                a.decision = job.state == JobState::pending ? Decision::run : Decision::keep;
+            } else {
+                const double v = metric_at(p.steps(), p.metrics(), reached);
+                const auto& values = m.values_at(m.group_of[j], reached, jobs);
+                const AshaRank r = asha_rank(v, values, job.direction, s.asha_reduction);
+                a.reason.code = r.promoted ? ReasonCode::asha_promoted : ReasonCode::asha_behind;
+                a.reason.a = reached;
+                a.reason.b = static_cast<double>(r.rank);
+                a.reason.c = static_cast<double>(r.of);
+                a.reason.d = s.asha_reduction;
+                if (r.promoted) {
+                    a.decision = job.state == JobState::pending ? Decision::run : Decision::keep;
+                    value = 0.5 * (1.0 + s.unknown_value);
+                } else {
+                    value = 0.5 * s.unknown_value;
+                    if (job.state == JobState::pending) {
+                        a.decision = Decision::wait;
+                    } else if (running_s < s.min_run_s) {
+                        a.decision = Decision::keep;
+                        a.reason = Reason{};
+                        a.reason.code = ReasonCode::in_grace;
+                        a.reason.a = running_s;
+                        a.reason.b = s.min_run_s;
+                    } else {
+                        a.decision = Decision::preemptable;
+                    }
+                }
+            }
+        }
+        if (job.state == JobState::pending && a.state != TrialState::hopeless) {
+            value = starvation_floor(value, age);
+        }
+        a.priority = compose_priority(value, age, job.partition_factor, job.nice, s);
+    }
+
+    m.last = out;
+    m.summary = RoundSummary{};
+    m.summary.now = cluster.now;
+    m.summary.utilisation = load;
+    m.summary.price_lower = priced ? price.lower() : 0.0;
+    m.summary.price_upper = priced ? price.upper() : 0.0;
+    m.summary.price_now = price_now;
+    m.summary.trials = trials;
+    m.summary.fitted = fitted;
+    m.summary.invalid = invalid;
+    return {};
+}
+
+}  // namespace explsched

@@ -1,0 +1,61 @@
+#include "utility.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace explsched {
+
+double observed_speed(PointSpan points, std::size_t window) {
+    for (std::size_t i = points.size; i > 0; --i) {
+        const double t = points[i - 1].throughput;
+        if (std::isfinite(t) && t > 0.0) return t;
+        if (points.size - i >= window) break;  // only a recent throughput counts
+    }
+    // least-squares slope of step on wall time over the last `window` timed points
+    double st = 0, ss = 0, stt = 0, sts = 0;
+    std::size_t n = 0;
+    for (std::size_t i = points.size; i > 0 && n < window; --i) {
+        const CurvePoint& p = points[i - 1];
+        if (!std::isfinite(p.wall_time)) continue;
+        st += p.wall_time;
+        ss += p.step;
+        stt += p.wall_time * p.wall_time;
+        sts += p.wall_time * p.step;
+        ++n;
+    }
+    if (n < 2) return std::numeric_limits<double>::quiet_NaN();
+    const double k = static_cast<double>(n);
+    const double var = stt - st * st / k;
+    if (!(var > 0.0)) return std::numeric_limits<double>::quiet_NaN();
+    const double slope = (sts - st * ss / k) / var;
+    return slope > 0.0 ? slope : std::numeric_limits<double>::quiet_NaN();
+}
+
+double normal_cdf(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }
+
+double win_probability(const Prediction& final_metric, Direction direction, double best_other,
+                       double z_interval) {
+    if (!std::isfinite(best_other)) return 1.0;  // nobody to beat yet
+    if (!std::isfinite(final_metric.value)) return 0.0;
+    const double sign = direction == Direction::maximize ? 1.0 : -1.0;
+    const double margin = sign * (final_metric.value - best_other);
+    // the optimistic side of the interval is what matters for "can it still win"
+    const double optimistic = direction == Direction::maximize
+                                  ? final_metric.upper - final_metric.value
+                                  : final_metric.value - final_metric.lower;
+    const double sd = std::max(optimistic, 0.0) / std::max(z_interval, 1e-9);
+    if (!(sd > 0.0)) return margin > 0.0 ? 1.0 : (margin == 0.0 ? 0.5 : 0.0);
+    return normal_cdf(margin / sd);
+}
+
+double utility_per_gpu_second(const UtilityInputs& in) {
+    if (!(in.gain > 0.0) || !(in.group_scale > 0.0) || !(in.gpus > 0.0) || !(in.horizon_s > 0.0)) {
+        return 0.0;
+    }
+    const double p = std::clamp(in.win_probability, 0.0, 1.0);
+    const double weight = in.dominated_weight + (1.0 - in.dominated_weight) * p;
+    const double u = in.gain / in.group_scale * weight / (in.horizon_s * in.gpus);
+    return std::isfinite(u) ? u : 0.0;
+}
+
+}  // namespace explsched

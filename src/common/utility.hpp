@@ -1,0 +1,41 @@
+// Utility: the training profit the next stretch of GPU time buys a trial, per GPU-second.
+//
+//   utility = (gain over the next horizon_s at the trial's speed on its GPU type / group scale)
+//             x weight(chance to beat the group's best)  /  (horizon_s x GPUs)
+//
+// The gain is normalised by the group's metric range so that trials with different metrics (an
+// accuracy, a loss) compare on one scale: "fraction of the sweep's spread gained per GPU-second".
+#pragma once
+
+#include <cstddef>
+
+#include "prediction.hpp"
+#include "trial.hpp"
+
+namespace explsched {
+
+// Steps per second: the latest reported throughput if any, else the slope of step against wall
+// time over the last `window` points that carry a wall time. NaN when neither is known.
+double observed_speed(PointSpan points, std::size_t window = 8);
+
+// Standard normal CDF.
+double normal_cdf(double z);
+
+// Probability that the trial's final metric beats `best_other` (direction-aware), reading the
+// prediction interval as a normal with half-width z_interval standard deviations.
+double win_probability(const Prediction& final_metric, Direction direction, double best_other,
+                       double z_interval);
+
+struct UtilityInputs {
+    double gain = 0.0;             // predicted improvement in metric units, direction-aware
+    double group_scale = 1.0;      // the group's metric spread (> 0)
+    double win_probability = 1.0;  // chance to beat the group's best, [0, 1]
+    double dominated_weight = 0.05;
+    double gpus = 1.0;
+    double horizon_s = 900.0;
+};
+
+// 0 for a non-positive gain; never negative or NaN.
+double utility_per_gpu_second(const UtilityInputs& in);
+
+}  // namespace explsched

@@ -1,0 +1,28 @@
+#!/bin/bash
+# Configures and builds ExplSched in a build directory (default: _build) against the installed
+# Slurm. Extra arguments go to configure. Used by test.sh and demo.sh; idempotent.
+#   contrib/build.sh [--builddir DIR] [configure options...]
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+builddir=$top/_build
+if [ "${1:-}" = "--builddir" ]; then builddir=$2; shift 2; fi
+
+cd "$top"
+eval "$(bash contrib/slurm-source.sh)"
+if [ ! -x configure ] || [ configure.ac -nt configure ] || \
+   [ -n "$(find . -name Makefile.am -newer configure -not -path './_build*' | head -1)" ]; then
+    echo "build: ./bootstrap"
+    ./bootstrap >/dev/null 2>&1 || { ./bootstrap; exit 1; }
+fi
+mkdir -p "$builddir"
+cd "$builddir"
+want="--with-slurm-source=$SLURM_SOURCE --with-slurm-build=$SLURM_BUILD --enable-werror $*"
+if [ ! -f Makefile ] || [ "$(cat .configure-args 2>/dev/null)" != "$want" ] || [ "$top/configure" -nt Makefile ]; then
+    echo "build: configure $want (in $builddir)"
+    # shellcheck disable=SC2086
+    "$top/configure" $want >configure.out 2>&1 || { tail -30 configure.out; exit 1; }
+    echo "$want" >.configure-args
+fi
+echo "build: make -j$(nproc) (in $builddir)"
+make -j"$(nproc)" >make.out 2>&1 || { grep -E "error|Error" make.out | head -40; tail -20 make.out; exit 1; }
+echo "build: done"

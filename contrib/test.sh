@@ -1,0 +1,74 @@
+#!/bin/bash
+# One command for the whole test suite on a Debian 12 machine (as root for the cluster tests):
+# installs what is missing, builds, and runs every unit and integration test.
+#   1. a build with ASan + UBSan: the core library, tools and their unit tests;
+#   2. the normal build: every test, the integration tests on a real local Slurm cluster included.
+# Prints a summary of both runs; exits non-zero if any test failed.
+#   contrib/test.sh [--no-sanitizers] [--distcheck]
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+sanitizers=yes distcheck=no
+for a in "$@"; do
+    case $a in
+        --no-sanitizers) sanitizers=no ;;
+        --distcheck) distcheck=yes ;;
+        *) echo "usage: $0 [--no-sanitizers] [--distcheck]" >&2; exit 2 ;;
+    esac
+done
+cd "$top"
+step() { echo; echo "=== test: $* ==="; }
+
+step "dependencies"
+bash contrib/install-deps.sh || exit 1
+[ -d ../shared/data ] || echo "test: warning: ../shared/data not found; data-driven tests will skip"
+
+overall=0
+summaries=()
+run_check() {  # run_check NAME BUILDDIR
+    local name=$1 dir=$2 rc
+    (cd "$dir" && make -j"$(nproc)" check >check.out 2>&1); rc=$?
+    grep -hE '^(PASS|FAIL|XFAIL|XPASS|ERROR|SKIP):' "$dir/check.out" | sed "s/^/[$name] /"
+    local logs
+    logs=$(find "$dir" -name test-suite.log)
+    local t p s f e
+    sum() { cat $logs | awk -v k="# $1:" 'index($0, k) == 1 { n += $NF } END { print n + 0 }'; }
+    t=$(sum TOTAL); p=$(sum PASS); s=$(sum SKIP); f=$(sum FAIL); e=$(sum ERROR)
+    summaries+=("$name: TOTAL ${t:-0}  PASS ${p:-0}  SKIP ${s:-0}  FAIL ${f:-0}  ERROR ${e:-0}")
+    if [ $rc != 0 ]; then
+        overall=1
+        echo "--- [$name] failures:"
+        for l in $logs; do
+            awk '/^(FAIL|ERROR): /{show=1} show' "$l" | head -200
+        done
+        grep -E "error:|Error [0-9]" "$dir/check.out" | head -40
+    fi
+}
+
+if [ $sanitizers = yes ]; then
+    step "build with sanitizers (ASan + UBSan)"
+    if bash contrib/build.sh --builddir "$top/_build-san" --enable-sanitizers; then
+        step "tests under sanitizers"
+        run_check sanitizers "$top/_build-san"
+    else
+        overall=1; summaries+=("sanitizers: BUILD FAILED")
+    fi
+fi
+
+step "build"
+if bash contrib/build.sh --builddir "$top/_build"; then
+    step "tests (unit, integration on a local Slurm cluster)"
+    run_check main "$top/_build"
+    if [ $distcheck = yes ]; then
+        step "make distcheck"
+        (cd "$top/_build" && make distcheck >distcheck.out 2>&1) && summaries+=("distcheck: passed") \
+            || { overall=1; summaries+=("distcheck: FAILED"); tail -40 "$top/_build/distcheck.out"; }
+    fi
+else
+    overall=1; summaries+=("main: BUILD FAILED")
+fi
+
+echo
+echo "=== test summary ==="
+for s in "${summaries[@]}"; do echo "  $s"; done
+[ $overall = 0 ] && echo "  result: PASS" || echo "  result: FAIL"
+exit $overall

@@ -1,0 +1,136 @@
+#!/usr/bin/python3
+"""A small but real training run for ExplSched's demo and tests: a two-layer MLP trained with
+minibatch SGD (numpy) on a synthetic two-spirals classification set, over hyperparameters that a
+sweep varies (learning rate, hidden width, batch size). Every --eval-every steps it evaluates the
+validation loss, prints it, and reports it to explschedd when run under `sbatch --explore`.
+
+It checkpoints on SIGTERM (what Slurm sends before a preemption requeue) and every --ckpt-every
+steps, and resumes from its checkpoint when restarted, as a well-behaved trial does.
+"""
+import argparse
+import json
+import math
+import os
+import signal
+import sys
+import time
+
+import numpy as np
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(here, "..", "python"))
+try:
+    import explsched  # contrib/python/explsched.py
+except ImportError:  # pragma: no cover - reporting is optional outside a cluster
+    explsched = None
+
+
+def spirals(n, noise, rng):
+    t = np.sqrt(rng.uniform(0.0, 1.0, n)) * 3.0 * math.pi
+    cls = rng.integers(0, 2, n)
+    r = t / (3.0 * math.pi)
+    angle = t + cls * math.pi
+    x = np.stack([r * np.cos(angle), r * np.sin(angle)], axis=1)
+    x += rng.normal(0.0, noise, x.shape)
+    return x.astype(np.float64), cls.astype(np.float64)
+
+
+def forward(params, x):
+    w1, b1, w2, b2 = params
+    h = np.tanh(x @ w1 + b1)
+    logits = (h @ w2 + b2).ravel()
+    return h, logits
+
+
+def loss_and_grads(params, x, y):
+    w1, b1, w2, b2 = params
+    h, logits = forward(params, x)
+    p = 1.0 / (1.0 + np.exp(-logits))
+    eps = 1e-12
+    loss = -np.mean(y * np.log(p + eps) + (1 - y) * np.log(1 - p + eps))
+    d = (p - y)[:, None] / len(y)
+    gw2 = h.T @ d
+    gb2 = d.sum(axis=0)
+    dh = (d @ w2.T) * (1 - h * h)
+    gw1 = x.T @ dh
+    gb1 = dh.sum(axis=0)
+    return loss, (gw1, gb1, gw2, gb2)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--lr", type=float, default=0.5)
+    ap.add_argument("--hidden", type=int, default=32)
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--steps", type=int, default=3000)
+    ap.add_argument("--eval-every", type=int, default=100)
+    ap.add_argument("--ckpt-every", type=int, default=500)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--checkpoint", default="")
+    ap.add_argument("--step-delay", type=float, default=0.0,
+                    help="seconds to sleep per step (stretches the demo to cluster time scales)")
+    args = ap.parse_args()
+
+    data_rng = np.random.default_rng(1234)  # same data for every trial of the sweep
+    xtr, ytr = spirals(2000, 0.05, data_rng)
+    xva, yva = spirals(1000, 0.05, data_rng)
+    rng = np.random.default_rng(args.seed)
+    params = [rng.normal(0, 1.0 / math.sqrt(2), (2, args.hidden)), np.zeros(args.hidden),
+              rng.normal(0, 1.0 / math.sqrt(args.hidden), (args.hidden, 1)), np.zeros(1)]
+    step = 0
+    if args.checkpoint and os.path.exists(args.checkpoint):
+        with np.load(args.checkpoint) as ck:
+            params = [ck["w1"], ck["b1"], ck["w2"], ck["b2"]]
+            step = int(ck["step"])
+            rng = np.random.default_rng(args.seed + step)
+        print(json.dumps({"event": "resumed", "step": step}), flush=True)
+
+    def save():
+        if not args.checkpoint:
+            return
+        tmp = args.checkpoint + ".tmp.npz"
+        np.savez(tmp, w1=params[0], b1=params[1], w2=params[2], b2=params[3], step=step)
+        os.replace(tmp, args.checkpoint)
+
+    stop = {"now": False}
+
+    def on_term(signum, frame):  # Slurm's preemption signal: checkpoint, then leave
+        stop["now"] = True
+
+    signal.signal(signal.SIGTERM, on_term)
+
+    last_reported = None
+    while step < args.steps and not stop["now"]:
+        idx = rng.integers(0, len(ytr), args.batch)
+        loss, grads = loss_and_grads(params, xtr[idx], ytr[idx])
+        if not math.isfinite(loss):
+            print(json.dumps({"event": "diverged", "step": step}), flush=True)
+            return 3
+        for p, g in zip(params, grads):
+            p -= args.lr * g
+        step += 1
+        if args.step_delay > 0:
+            time.sleep(args.step_delay)
+        if step % args.eval_every == 0 or step == args.steps:
+            val, _ = loss_and_grads(params, xva, yva)
+            acc = float(np.mean((forward(params, xva)[1] > 0) == (yva > 0.5)))
+            print(json.dumps({"step": step, "val_loss": round(float(val), 6), "val_acc": acc}), flush=True)
+            if explsched is not None and os.environ.get("EXPLSCHED_JOB_ID"):
+                try:
+                    explsched.report(step, float(val))
+                    last_reported = step
+                except Exception as e:  # reporting must never kill training
+                    print(json.dumps({"event": "report_failed", "step": step, "error": str(e)}),
+                          file=sys.stderr, flush=True)
+        if args.ckpt_every and step % args.ckpt_every == 0:
+            save()
+    save()
+    if stop["now"]:
+        print(json.dumps({"event": "checkpointed", "step": step}), flush=True)
+        return 0
+    print(json.dumps({"event": "done", "step": step, "last_reported": last_reported}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

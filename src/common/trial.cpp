@@ -25,7 +25,7 @@ namespace {
 
 std::string format_value(double value) {
     std::ostringstream out;
-    out.precision(17);
+    out.precision(12);
     out << value;
     return out.str();
 }

@@ -1,0 +1,538 @@
+// libexplsched_intercept.so: LD_PRELOAD library that reports (observe) or gates (enforce)
+// every CUDA kernel launch for explsched-kerneld, the per-GPU kernel scheduler.
+//
+// The per-launch fast path in observe mode is one atomic load of the process state and a
+// branch, a lock-free function-cache probe and one record posted to the client's ring: no lock,
+// no allocation, no system call, no log line. Everything else (resolving the driver, attaching
+// to the daemon, describing a new kernel) happens once, on a slow path.
+//
+// The process is never put at risk: no exception leaves this library (it is built with
+// -fno-exceptions), nothing calls exit(), and when the daemon is missing or stops beating the
+// launches go straight to the driver after one warning.
+#include <pthread.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "intercept_internal.hpp"
+#include "ksched_shm.hpp"
+
+namespace es = explsched::ksched;
+namespace cu = explsched::cuda;
+
+namespace explsched::intercept {
+namespace {
+
+enum State : std::uint32_t { kUninit = 0, kPassthrough = 1, kObserve = 2, kEnforce = 3, kReregister = 4 };
+std::atomic<std::uint32_t> g_state{kUninit};
+
+constexpr int kMaxEndpoints = 16;
+
+struct Endpoint {
+    es::Segment* seg = nullptr;
+    es::ClientSlot* slot = nullptr;
+    std::atomic<bool> dead{false};
+};
+Endpoint g_endpoints[kMaxEndpoints];
+int g_endpoint_count = 0;           // written before g_state publishes a mode
+es::ClientMode g_mode = es::ClientMode::observe;
+bool g_track = true;                // enforce: report completions with a host function
+std::uint64_t g_max_wait_ns = 0;    // enforce: 0 = wait as long as the daemon lives
+std::mutex g_register_mutex;
+
+// Process-local map CUfunction -> function-table index. Lock-free lookups; inserts under
+// g_func_mutex. Keys are never removed (CUDA functions live as long as their module).
+constexpr std::size_t kCacheSize = 8192;
+struct CacheEntry {
+    std::atomic<std::uintptr_t> key;
+    std::uint32_t index;
+};
+CacheEntry g_cache[kCacheSize];
+std::uint32_t g_func_next = 0;
+std::mutex g_func_mutex;
+
+inline std::size_t cache_hash(std::uintptr_t key) {
+    return static_cast<std::size_t>((key >> 4) * 0x9E3779B97F4A7C15ULL >> 51) & (kCacheSize - 1);
+}
+
+inline bool cache_find(std::uintptr_t key, std::uint32_t& index) {
+    for (std::size_t i = cache_hash(key), n = 0; n < kCacheSize; ++n, i = (i + 1) & (kCacheSize - 1)) {
+        const std::uintptr_t k = g_cache[i].key.load(std::memory_order_acquire);
+        if (k == key) {
+            index = g_cache[i].index;
+            return true;
+        }
+        if (k == 0) return false;
+    }
+    return false;
+}
+
+using FuncGetName = es_CUresult (*)(const char**, es_CUfunction);
+using FuncGetAttribute = es_CUresult (*)(int*, es_CUfunction_attribute, es_CUfunction);
+using DeviceGetAttribute = es_CUresult (*)(int*, es_CUdevice_attribute, es_CUdevice);
+using CtxGetDevice = es_CUresult (*)(es_CUdevice*);
+using StreamIsCapturing = es_CUresult (*)(es_CUstream, es_CUstreamCaptureStatus*);
+using LaunchHostFunc = es_CUresult (*)(es_CUstream, es_CUhostFn, void*);
+
+std::uint32_t func_attribute(es_CUfunction f, es_CUfunction_attribute a) {
+    auto get = real_fn<FuncGetAttribute>(kId_cuFuncGetAttribute);
+    int v = 0;
+    if (get == nullptr || get(&v, a, f) != cu::kSuccess || v < 0) return 0;
+    return static_cast<std::uint32_t>(v);
+}
+
+// Slow path: first launch of a function. Describes it in every endpoint's function table.
+__attribute__((noinline)) std::uint32_t register_function(es_CUfunction f) {
+    const auto key = reinterpret_cast<std::uintptr_t>(f);
+    std::lock_guard<std::mutex> lock(g_func_mutex);
+    std::uint32_t index = 0;
+    if (cache_find(key, index)) return index;
+    index = g_func_next < es::kMaxFuncs ? g_func_next++ : es::kUnknownFunc;
+    if (index != es::kUnknownFunc) {
+        const char* name = nullptr;
+        auto get_name = real_fn<FuncGetName>(kId_cuFuncGetName);
+        if (get_name == nullptr || get_name(&name, f) != cu::kSuccess) name = nullptr;
+        const std::uint32_t regs = func_attribute(f, cu::kFuncNumRegs);
+        const std::uint32_t smem = func_attribute(f, cu::kFuncSharedSizeBytes);
+        const std::uint32_t threads = func_attribute(f, cu::kFuncMaxThreadsPerBlock);
+        for (int e = 0; e < g_endpoint_count; ++e) {
+            es::ClientSlot* s = g_endpoints[e].slot;
+            if (s == nullptr) continue;
+            es::FuncInfo& fi = s->funcs[index];
+            fi.regs = regs;
+            fi.static_smem = smem;
+            fi.max_threads = threads;
+            es::copy_field(fi.name, sizeof fi.name, name != nullptr ? name : "?");
+            fi.ready.store(1, std::memory_order_release);
+            s->func_count.store(index + 1, std::memory_order_release);
+        }
+    }
+    for (std::size_t i = cache_hash(key), n = 0; n < kCacheSize; ++n, i = (i + 1) & (kCacheSize - 1)) {
+        if (g_cache[i].key.load(std::memory_order_relaxed) == 0) {
+            g_cache[i].index = index;
+            g_cache[i].key.store(key, std::memory_order_release);
+            break;
+        }
+    }
+    return index;
+}
+
+inline std::uint32_t function_index(es_CUfunction f) {
+    std::uint32_t index = 0;
+    if (cache_find(reinterpret_cast<std::uintptr_t>(f), index)) return index;
+    return register_function(f);
+}
+
+// What the hooks know about a launch.
+struct Launch {
+    es::Entry entry;
+    bool ptds;
+    std::uint16_t flags;
+    es_CUfunction func;  // nullptr for graph launches
+    std::uint64_t graph;
+    unsigned gx, gy, gz, bx, by, bz, smem;
+    es_CUstream stream;
+};
+
+inline Endpoint* endpoint_for_launch() {
+    Endpoint* ep = nullptr;
+    if (g_endpoint_count == 1) {
+        ep = &g_endpoints[0];
+    } else {
+        // Several GPUs: the current context's device ordinal indexes the endpoints, which the
+        // step setup lists in CUDA_VISIBLE_DEVICES order.
+        es_CUdevice dev = -1;
+        auto get = real_fn<CtxGetDevice>(kId_cuCtxGetDevice);
+        if (get == nullptr || get(&dev) != cu::kSuccess || dev < 0 || dev >= g_endpoint_count) return nullptr;
+        ep = &g_endpoints[dev];
+    }
+    if (ep->slot == nullptr || ep->dead.load(std::memory_order_relaxed)) return nullptr;
+    return ep;
+}
+
+void mark_dead(Endpoint& ep) {
+    ep.dead.store(true, std::memory_order_relaxed);
+    warn_once(kWarnDaemonDead,
+              "kernel scheduler daemon stopped responding; launches go straight to the driver");
+}
+
+__attribute__((noinline)) void ring_full(Endpoint& ep) {
+    ep.slot->dropped.fetch_add(1, std::memory_order_relaxed);
+    const std::uint64_t beat = ep.seg->header.heartbeat_ns.load(std::memory_order_relaxed);
+    if (es::monotonic_ns() > beat + es::kDeadAfterNs) mark_dead(ep);
+}
+
+inline bool post(Endpoint& ep, es::RecordType type, const Launch& l, std::uint32_t func_index,
+                 std::uint64_t& pos) {
+    es::Record* r = es::ring_claim(*ep.slot, pos);
+    if (r == nullptr) {
+        ring_full(ep);
+        return false;
+    }
+    r->type = type;
+    r->entry = l.entry;
+    r->flags = l.flags;
+    r->func_index = func_index;
+    r->grid_x = l.gx;
+    r->grid_y = l.gy;
+    r->grid_z = l.gz;
+    r->block_x = static_cast<std::uint16_t>(l.bx);
+    r->block_y = static_cast<std::uint16_t>(l.by);
+    r->block_z = l.bz;
+    r->smem_dynamic = l.smem;
+    r->stream = reinterpret_cast<std::uintptr_t>(l.stream);
+    r->arg = l.graph;
+    r->time_ns = 0;
+    es::ring_publish(*r, pos);
+    return true;
+}
+
+inline std::uint32_t launch_function_index(const Launch& l) {
+    return l.func != nullptr ? function_index(l.func) : es::kGraphFunc;
+}
+
+void post_complete(int endpoint, std::uint64_t seq) {
+    Endpoint& ep = g_endpoints[endpoint];
+    if (ep.slot == nullptr) return;
+    std::uint64_t pos = 0;
+    es::Record* r = es::ring_claim(*ep.slot, pos);
+    if (r == nullptr) {
+        ep.slot->dropped.fetch_add(1, std::memory_order_relaxed);
+        return;
+    }
+    r->type = es::RecordType::complete;
+    r->entry = es::Entry::none;
+    r->flags = 0;
+    r->func_index = es::kUnknownFunc;
+    r->arg = seq;
+    r->time_ns = es::monotonic_ns();
+    es::ring_publish(*r, pos);
+}
+
+// Host function queued behind an admitted kernel: its completion frees the kernel's share.
+void on_kernel_complete(void* data) {
+    const auto v = reinterpret_cast<std::uintptr_t>(data);
+    post_complete(static_cast<int>(v >> 56), v & ((std::uint64_t{1} << 56) - 1));
+}
+
+void ring_doorbell(es::Segment* seg) {
+    // Pairs with the daemon's fence between announcing sleep and rescanning the rings.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (seg->header.daemon_sleeping.load(std::memory_order_relaxed) != 0) {
+        seg->header.doorbell.fetch_add(1, std::memory_order_release);
+        es::futex_wake_all(&seg->header.doorbell);
+    }
+}
+
+// Waits until request `seq` is granted. False when the daemon died or the wait limit passed.
+bool wait_grant(Endpoint& ep, std::uint64_t seq) {
+    es::ClientSlot& s = *ep.slot;
+    const std::uint64_t start = es::monotonic_ns();
+    // Grants usually come within microseconds: spin briefly before sleeping.
+    for (int i = 0;; ++i) {
+        if (s.granted_upto.load(std::memory_order_acquire) >= seq) return true;
+        if ((i & 63) == 63 && es::monotonic_ns() - start > 50000) break;
+        es::cpu_relax();
+    }
+    s.waiters.fetch_add(1, std::memory_order_seq_cst);
+    bool ok = true;
+    for (;;) {
+        const std::uint32_t word = s.grant_futex.load(std::memory_order_acquire);
+        if (s.granted_upto.load(std::memory_order_acquire) >= seq) break;
+        es::futex_wait(&s.grant_futex, word, 2000000);
+        const std::uint64_t now = es::monotonic_ns();
+        if (now > ep.seg->header.heartbeat_ns.load(std::memory_order_relaxed) + es::kDeadAfterNs) {
+            mark_dead(ep);
+            ok = false;
+            break;
+        }
+        if (g_max_wait_ns != 0 && now - start > g_max_wait_ns) {
+            warn_once(kWarnMaxWait, "a launch waited longer than EXPLSCHED_KSCHED_MAX_WAIT_MS; letting it through");
+            ok = false;
+            break;
+        }
+    }
+    s.waiters.fetch_sub(1, std::memory_order_relaxed);
+    return ok;
+}
+
+es_CUstream callback_stream(const Launch& l) {
+    if (l.stream == nullptr && l.ptds) return cu::stream_per_thread();
+    return l.stream;
+}
+
+template <typename Call>
+__attribute__((noinline)) es_CUresult enforce_launch(const Launch& launch, Call&& call) {
+    Endpoint* ep = endpoint_for_launch();
+    if (ep == nullptr) return call();
+    Launch l = launch;
+    const es_CUstream qs = callback_stream(l);
+    // A launch into a capturing stream only records a graph node: nothing runs now.
+    es_CUstreamCaptureStatus capture = cu::kStreamCaptureStatusNone;
+    auto capturing = real_fn<StreamIsCapturing>(kId_cuStreamIsCapturing);
+    if (capturing != nullptr && capturing(qs, &capture) == cu::kSuccess &&
+        capture != cu::kStreamCaptureStatusNone) {
+        l.flags |= es::kFlagCaptured;
+        std::uint64_t pos = 0;
+        post(*ep, es::RecordType::launch, l, launch_function_index(l), pos);
+        return call();
+    }
+    auto host_func = real_fn<LaunchHostFunc>(kId_cuLaunchHostFunc);
+    const bool track = g_track && host_func != nullptr;
+    if (!track) l.flags |= es::kFlagUntracked;
+    const bool bypass = ep->slot->bypass.load(std::memory_order_relaxed) != 0;
+    std::uint64_t pos = 0;
+    if (!post(*ep, bypass ? es::RecordType::started : es::RecordType::request, l,
+              launch_function_index(l), pos)) {
+        return call();  // ring full: this launch is not scheduled (counted as dropped)
+    }
+    if (!bypass) {
+        ring_doorbell(ep->seg);
+        (void)wait_grant(*ep, pos + 1);
+    }
+    const es_CUresult r = call();
+    if (!track) return r;
+    const auto index = static_cast<std::uint64_t>(ep - g_endpoints);
+    if (r != cu::kSuccess ||
+        host_func(qs, on_kernel_complete, reinterpret_cast<void*>((index << 56) | (pos + 1))) != cu::kSuccess) {
+        post_complete(static_cast<int>(index), pos + 1);
+    }
+    return r;
+}
+
+// Attaches to every endpoint and claims a client slot. Runs once, and again in a forked child.
+void register_client() {
+    const char* mode = getenv("EXPLSCHED_KSCHED_MODE");
+    std::uint32_t state = kPassthrough;
+    if (mode != nullptr && std::strcmp(mode, "observe") == 0) state = kObserve;
+    else if (mode != nullptr && std::strcmp(mode, "enforce") == 0) state = kEnforce;
+    else if (mode != nullptr && *mode != '\0' && std::strcmp(mode, "off") != 0)
+        warn_once(kWarnBadEnv, "EXPLSCHED_KSCHED_MODE is not off, observe or enforce; kernel scheduling is off", mode);
+    const char* endpoints = getenv("EXPLSCHED_KSCHED_ENDPOINTS");
+    if (state == kPassthrough || endpoints == nullptr || *endpoints == '\0') {
+        g_state.store(kPassthrough, std::memory_order_release);
+        return;
+    }
+    g_mode = state == kEnforce ? es::ClientMode::enforce : es::ClientMode::observe;
+    const char* track = getenv("EXPLSCHED_KSCHED_TRACK");
+    g_track = !(track != nullptr && std::strcmp(track, "0") == 0);
+    if (const char* w = getenv("EXPLSCHED_KSCHED_MAX_WAIT_MS"); w != nullptr)
+        g_max_wait_ns = std::strtoull(w, nullptr, 10) * 1000000ULL;
+    double priority = 0.0;
+    if (const char* p = getenv("EXPLSCHED_KSCHED_PRIORITY"); p != nullptr) priority = std::strtod(p, nullptr);
+    const char* job = getenv("EXPLSCHED_KSCHED_JOB");
+
+    int count = 0;
+    int usable = 0;
+    const char* cursor = endpoints;
+    while (*cursor != '\0' && count < kMaxEndpoints) {
+        const char* end = std::strchr(cursor, ':');
+        const std::size_t len = end != nullptr ? static_cast<std::size_t>(end - cursor) : std::strlen(cursor);
+        char path[4096];
+        es::copy_field(path, std::min(len + 1, sizeof path), cursor);
+        Endpoint& ep = g_endpoints[count];
+        ep.slot = nullptr;
+        ep.dead.store(false, std::memory_order_relaxed);
+        if (ep.seg == nullptr) {
+            es::SegmentMap map;
+            std::string error;
+            if (map.attach(path, true, error)) ep.seg = map.release();
+            else warn_once(kWarnEndpoint, "kernel scheduler endpoint unusable, its launches go straight through", error.c_str());
+        }
+        const std::uint64_t now = es::monotonic_ns();
+        if (ep.seg != nullptr && now <= ep.seg->header.heartbeat_ns.load(std::memory_order_relaxed) + es::kDeadAfterNs) {
+            for (es::ClientSlot& s : ep.seg->slots) {
+                auto expected = static_cast<std::uint32_t>(es::SlotState::free);
+                if (!s.state.compare_exchange_strong(expected, static_cast<std::uint32_t>(es::SlotState::claiming)))
+                    continue;
+                s.pid = getpid();
+                s.mode = g_mode;
+                s.priority = priority;
+                es::copy_field(s.job, sizeof s.job, job != nullptr ? job : "");
+                auto dev_attr = real_fn<DeviceGetAttribute>(kId_cuDeviceGetAttribute);
+                auto attr = [&](es_CUdevice_attribute a) -> std::uint32_t {
+                    int v = 0;
+                    if (dev_attr == nullptr || dev_attr(&v, a, count) != cu::kSuccess || v < 0) return 0;
+                    return static_cast<std::uint32_t>(v);
+                };
+                s.sm_count = attr(cu::kDevMultiprocessorCount);
+                s.max_threads_per_sm = attr(cu::kDevMaxThreadsPerMultiprocessor);
+                s.max_regs_per_sm = attr(cu::kDevMaxRegistersPerMultiprocessor);
+                s.max_smem_per_sm = attr(cu::kDevMaxSharedMemoryPerMultiprocessor);
+                s.max_blocks_per_sm = attr(cu::kDevMaxBlocksPerMultiprocessor);
+                s.generation.fetch_add(1, std::memory_order_relaxed);
+                s.state.store(static_cast<std::uint32_t>(es::SlotState::active), std::memory_order_release);
+                ep.slot = &s;
+                ++usable;
+                break;
+            }
+            if (ep.slot == nullptr) warn_once(kWarnNoSlot, "kernel scheduler has no free client slot; launches go straight through");
+        } else if (ep.seg != nullptr) {
+            warn_once(kWarnDaemonDead, "kernel scheduler daemon is not running; launches go straight through", path);
+        }
+        ++count;
+        cursor = end != nullptr ? end + 1 : cursor + len;
+    }
+    g_endpoint_count = count;
+    g_state.store(usable > 0 ? state : kPassthrough, std::memory_order_release);
+}
+
+void atfork_prepare() {
+    g_register_mutex.lock();
+    g_func_mutex.lock();
+}
+void atfork_parent() {
+    g_func_mutex.unlock();
+    g_register_mutex.unlock();
+}
+void atfork_child() {
+    g_func_mutex.unlock();
+    g_register_mutex.unlock();
+    // The child is a new client: it must not post to the parent's ring. Its function table
+    // starts empty, so forget the cached indexes too.
+    for (CacheEntry& e : g_cache) e.key.store(0, std::memory_order_relaxed);
+    g_func_next = 0;
+    for (Endpoint& ep : g_endpoints) ep.slot = nullptr;
+    const std::uint32_t st = g_state.load(std::memory_order_relaxed);
+    if (st == kObserve || st == kEnforce) g_state.store(kReregister, std::memory_order_release);
+}
+
+std::once_flag g_start_once;
+
+__attribute__((noinline)) void start() {
+    resolve_real_symbols();
+    std::call_once(g_start_once, [] { pthread_atfork(atfork_prepare, atfork_parent, atfork_child); });
+    std::lock_guard<std::mutex> lock(g_register_mutex);
+    const std::uint32_t st = g_state.load(std::memory_order_acquire);
+    if (st == kUninit || st == kReregister) register_client();
+}
+
+template <typename Call>
+inline es_CUresult dispatch(const Launch& l, Call&& call) {
+    std::uint32_t st = g_state.load(std::memory_order_acquire);
+    if (st == kObserve) {
+        if (Endpoint* ep = endpoint_for_launch()) {
+            std::uint64_t pos = 0;
+            post(*ep, es::RecordType::launch, l, launch_function_index(l), pos);
+        }
+        return call();
+    }
+    if (st == kPassthrough) return call();
+    if (st == kUninit || st == kReregister) {
+        start();
+        st = g_state.load(std::memory_order_acquire);
+        if (st == kObserve) return dispatch(l, call);
+    }
+    if (st == kEnforce) return enforce_launch(l, call);
+    return call();
+}
+
+es_CUresult missing_driver() {
+    warn_once(kWarnNoDriver, "CUDA driver entry point not found");
+    return cu::kErrorNotInitialized;
+}
+
+// One wrapper template per hooks.def kind.
+template <typename Fn>
+inline Fn real_or_resolve(int id) {
+    Fn f = real_fn<Fn>(id);
+    if (f == nullptr) {
+        resolve_real_symbols();
+        f = real_fn<Fn>(id);
+    }
+    return f;
+}
+
+}  // namespace
+}  // namespace explsched::intercept
+
+namespace ei = explsched::intercept;
+
+namespace {
+
+using ei::real_or_resolve;
+
+template <int Id>
+es_CUresult hook_init(es::Entry, bool, unsigned int flags) {
+    auto f = real_or_resolve<decltype(&::cuInit)>(Id);
+    return f != nullptr ? f(flags) : ei::missing_driver();
+}
+
+template <int Id>
+es_CUresult hook_procaddr(es::Entry, bool, const char* symbol, void** pfn, int version,
+                          es_cuuint64_t flags) {
+    auto f = real_or_resolve<decltype(&::cuGetProcAddress)>(Id);
+    if (f == nullptr) return ei::missing_driver();
+    const es_CUresult r = f(symbol, pfn, version, flags);
+    if (r == cu::kSuccess && pfn != nullptr) *pfn = ei::map_driver_pointer(symbol, *pfn, flags);
+    return r;
+}
+
+template <int Id>
+es_CUresult hook_procaddr_v2(es::Entry, bool, const char* symbol, void** pfn, int version,
+                             es_cuuint64_t flags, es_CUdriverProcAddressQueryResult* status) {
+    auto f = real_or_resolve<decltype(&::cuGetProcAddress_v2)>(Id);
+    if (f == nullptr) return ei::missing_driver();
+    const es_CUresult r = f(symbol, pfn, version, flags, status);
+    if (r == cu::kSuccess && pfn != nullptr) *pfn = ei::map_driver_pointer(symbol, *pfn, flags);
+    return r;
+}
+
+template <int Id>
+es_CUresult hook_launch(es::Entry entry, bool ptds, es_CUfunction f, unsigned gx, unsigned gy,
+                        unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned smem,
+                        es_CUstream stream, void** params, void** extra) {
+    auto real = real_or_resolve<decltype(&::cuLaunchKernel)>(Id);
+    if (real == nullptr) return ei::missing_driver();
+    const ei::Launch l{entry, ptds, 0, f, 0, gx, gy, gz, bx, by, bz, smem, stream};
+    return ei::dispatch(l, [&] { return real(f, gx, gy, gz, bx, by, bz, smem, stream, params, extra); });
+}
+
+template <int Id>
+es_CUresult hook_launch_coop(es::Entry entry, bool ptds, es_CUfunction f, unsigned gx,
+                             unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                             unsigned smem, es_CUstream stream, void** params) {
+    auto real = real_or_resolve<decltype(&::cuLaunchCooperativeKernel)>(Id);
+    if (real == nullptr) return ei::missing_driver();
+    const ei::Launch l{entry, ptds, es::kFlagCooperative, f, 0, gx, gy, gz, bx, by, bz, smem, stream};
+    return ei::dispatch(l, [&] { return real(f, gx, gy, gz, bx, by, bz, smem, stream, params); });
+}
+
+template <int Id>
+es_CUresult hook_launch_ex(es::Entry entry, bool ptds, const es_CUlaunchConfig* c,
+                           es_CUfunction f, void** params, void** extra) {
+    auto real = real_or_resolve<decltype(&::cuLaunchKernelEx)>(Id);
+    if (real == nullptr) return ei::missing_driver();
+    if (c == nullptr) return real(c, f, params, extra);  // let the driver report the error
+    std::uint16_t flags = 0;
+    for (unsigned i = 0; c->attrs != nullptr && i < c->numAttrs; ++i) {
+        if (c->attrs[i].id == cu::kLaunchAttributeCooperative && c->attrs[i].value.cooperative != 0)
+            flags |= es::kFlagCooperative;
+    }
+    const ei::Launch l{entry, ptds, flags, f, 0, c->gridDimX, c->gridDimY, c->gridDimZ,
+                       c->blockDimX, c->blockDimY, c->blockDimZ, c->sharedMemBytes, c->hStream};
+    return ei::dispatch(l, [&] { return real(c, f, params, extra); });
+}
+
+template <int Id>
+es_CUresult hook_graph(es::Entry entry, bool ptds, es_CUgraphExec graph, es_CUstream stream) {
+    auto real = real_or_resolve<decltype(&::cuGraphLaunch)>(Id);
+    if (real == nullptr) return ei::missing_driver();
+    const ei::Launch l{entry, ptds, 0, nullptr, reinterpret_cast<std::uintptr_t>(graph),
+                       1, 1, 1, 1, 1, 1, 0, stream};
+    return ei::dispatch(l, [&] { return real(graph, stream); });
+}
+
+}  // namespace
+
+#define ES_EXPAND(...) __VA_ARGS__
+#define ES_HOOK(symbol, kind, entry, ptds, params, args)                                 \
+    extern "C" es_CUresult symbol params {                                               \
+        return hook_##kind<ei::kId_##symbol>(es::Entry::entry, (ptds) != 0, ES_EXPAND args); \
+    }
+#define ES_REAL(symbol, params)
+#include "hooks.def"
+#undef ES_HOOK
+#undef ES_REAL

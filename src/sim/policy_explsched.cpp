@@ -1,0 +1,191 @@
+// explsched: the production engine (src/common/engine.hpp), unchanged, driven the way the
+// slurmctld plugins drive it. Each round every queued and running trial is handed to
+// Engine::evaluate; then, as Slurm would act on the plugins' answers:
+//  - terminate / requeue_hold (hopeless or diverged trials) → the trial is stopped for good
+//    (a held job never runs again in the simulation);
+//  - pending trials start in the engine's priority order while GPUs are free (Slurm starts any
+//    job that fits; the priority only orders them);
+//  - a pending trial that does not fit may preempt running trials the engine allows
+//    (Engine::can_preempt, the preempt/explsched plugin's rule), lowest utility first, but only
+//    if that frees enough GPUs.
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <unordered_map>
+
+#include "engine.hpp"
+#include "sim_policy.hpp"
+
+namespace explsched::sim {
+
+namespace {
+
+// The engine treats a start time of 0 as unknown; simulated time starts at 0, so the policy
+// hands the engine an epoch-like clock.
+constexpr double kEpoch = 1.0e9;
+
+std::string json_number(double v) {
+    if (!std::isfinite(v)) return "null";
+    std::ostringstream out;
+    out.precision(10);
+    out << v;
+    return out.str();
+}
+
+std::string json_string(const std::string& s) {
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') out += '\\';
+        if (static_cast<unsigned char>(c) < 0x20) continue;
+        out += c;
+    }
+    return out + "\"";
+}
+
+class ExplschedPolicy final : public Policy {
+public:
+    ExplschedPolicy(Engine engine, const PolicyContext& context)
+        : engine_(std::move(engine)), context_(context) {}
+    std::string_view name() const override { return "explsched"; }
+
+    Status schedule(const RoundInput& input, RoundPlan& plan) override {
+        views_.clear();
+        trials_.clear();
+        const auto add = [&](ObservedTrial* t, JobState state) {
+            JobView v;
+            v.key.job_id = t->id;
+            v.group = *t->group;
+            v.direction = t->direction;
+            v.max_steps = t->max_step;
+            v.has_hopeless_action = true;
+            v.hopeless_action = HopelessAction::terminate;
+            v.gpus = t->gpus;
+            v.gpu_type = state == JobState::running ? t->gpu_type : std::string();
+            v.job_type = *t->job_type;
+            v.state = state;
+            v.submit_time = kEpoch + t->queued_at;
+            v.start_time = state == JobState::running ? kEpoch + t->started_at : 0.0;
+            v.points = PointSpan(t->points);
+            views_.push_back(std::move(v));
+            trials_.push_back(t);
+        };
+        for (ObservedTrial* t : input.running) add(t, JobState::running);
+        for (ObservedTrial* t : input.pending) add(t, JobState::pending);
+        for (ObservedTrial* t : input.waiting) add(t, JobState::pending);
+        ClusterView cluster;
+        cluster.now = kEpoch + input.now;
+        cluster.total_gpus = input.cluster->total_gpus();
+        if (auto ok = engine_.evaluate(views_, cluster, assessments_); !ok) {
+            return make_error("policy explsched: " + ok.error().message);
+        }
+        if (context_.settings.record) {
+            for (std::size_t j = 0; j < trials_.size(); ++j) last_[trials_[j]->id] = assessments_[j];
+        }
+
+        FreeGpus free(*input.cluster);
+        const std::size_t n_running = input.running.size();
+        std::vector<char> gone(trials_.size(), 0);  // stopped or preempted this round
+        for (std::size_t j = 0; j < trials_.size(); ++j) {
+            const Decision d = assessments_[j].decision;
+            if (d != Decision::terminate && d != Decision::requeue_hold) continue;
+            plan.stop.push_back(trials_[j]->id);
+            note(plan, j);
+            gone[j] = 1;
+            if (j < n_running) free.give(trials_[j]->gpu_type, trials_[j]->gpus);
+        }
+        // Eligible pending trials by the engine's priority (ties: queued earlier, lower id).
+        std::vector<std::size_t> order;
+        for (std::size_t j = n_running; j < n_running + input.pending.size(); ++j) {
+            if (!gone[j]) order.push_back(j);
+        }
+        std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+            return assessments_[a].priority > assessments_[b].priority;
+        });
+        for (std::size_t j : order) {
+            const ObservedTrial& t = *trials_[j];
+            std::string type = free.fitting_type(t.gpus);
+            if (type.empty()) type = preempt_for(j, n_running, free, gone, plan);
+            if (type.empty()) continue;
+            free.take(type, t.gpus);
+            plan.start.push_back({t.id, type});
+            note(plan, j);
+        }
+        return {};
+    }
+
+    std::string describe_trial(const ObservedTrial& trial) const override {
+        const auto it = last_.find(trial.id);
+        if (it == last_.end()) return {};
+        const Assessment& a = it->second;
+        std::string s = "{\"priority\":" + std::to_string(a.priority) + ",\"utility\":" + json_number(a.utility) +
+                        ",\"price\":" + json_number(a.price) + ",\"state\":" + json_string(to_string(a.state)) +
+                        ",\"decision\":" + json_string(to_string(a.decision)) +
+                        ",\"reason\":" + json_string(explain(a)) + ",\"prediction\":{\"value\":" +
+                        json_number(a.prediction.value) + ",\"lower\":" + json_number(a.prediction.lower) +
+                        ",\"upper\":" + json_number(a.prediction.upper) +
+                        ",\"horizon\":" + json_number(a.prediction.horizon) +
+                        ",\"extrapolated\":" + (a.prediction.extrapolated ? "true" : "false") + "}}";
+        return s;
+    }
+
+private:
+    void note(RoundPlan& plan, std::size_t j) const {
+        if (context_.settings.record) plan.notes.emplace_back(trials_[j]->id, explain(assessments_[j]));
+    }
+
+    // Frees GPUs for pending trial j by preempting running trials the engine lets it preempt,
+    // lowest utility first. Returns the type it can start on, or "" (nothing preempted).
+    std::string preempt_for(std::size_t j, std::size_t n_running, FreeGpus& free, std::vector<char>& gone,
+                            RoundPlan& plan) {
+        const ObservedTrial& t = *trials_[j];
+        std::vector<std::size_t> victims;
+        for (std::size_t v = 0; v < n_running; ++v) {
+            if (gone[v]) continue;
+            if (engine_.can_preempt(assessments_[j], assessments_[v]).allowed) victims.push_back(v);
+        }
+        if (victims.empty()) return {};
+        std::stable_sort(victims.begin(), victims.end(), [&](std::size_t a, std::size_t b) {
+            return assessments_[a].utility < assessments_[b].utility;
+        });
+        for (const std::string& type : free.types()) {
+            std::uint32_t have = free.of(type);
+            std::vector<std::size_t> chosen;
+            for (std::size_t v : victims) {
+                if (have >= t.gpus) break;
+                if (trials_[v]->gpu_type != type) continue;
+                chosen.push_back(v);
+                have += trials_[v]->gpus;
+            }
+            if (have < t.gpus) continue;
+            for (std::size_t v : chosen) {
+                plan.preempt.push_back(trials_[v]->id);
+                if (context_.settings.record) {
+                    plan.notes.emplace_back(trials_[v]->id, "preempted by job " + std::to_string(t.id) + ": " +
+                                                                engine_.can_preempt(assessments_[j], assessments_[v]).reason);
+                }
+                gone[v] = 1;
+                free.give(type, trials_[v]->gpus);
+            }
+            return type;
+        }
+        return {};
+    }
+
+    Engine engine_;
+    PolicyContext context_;
+    std::vector<JobView> views_;
+    std::vector<ObservedTrial*> trials_;
+    std::vector<Assessment> assessments_;
+    std::unordered_map<std::uint32_t, Assessment> last_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Policy>> make_explsched_policy(const PolicyContext& context) {
+    ThroughputTable table = context.throughputs != nullptr ? *context.throughputs : ThroughputTable{};
+    auto engine = Engine::create(EngineSettings{}, std::move(table));
+    if (!engine) return make_error("policy explsched: " + engine.error().message);
+    return std::unique_ptr<Policy>(std::make_unique<ExplschedPolicy>(std::move(engine.value()), context));
+}
+
+}  // namespace explsched::sim

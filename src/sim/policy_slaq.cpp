@@ -1,0 +1,123 @@
+// slaq (Zhang et al., SoCC'17): quality-driven scheduling. Each round every trial's loss
+// (metric) reduction over the next slaq_horizon_s of run time is predicted from its own curve,
+// with the engine's curve predictor (curve_ensemble.hpp, the same extrapolator explsched uses),
+// and normalised by the reduction the trial has achieved so far, so jobs with different metrics
+// compare. GPUs go to the largest predicted normalised reduction per GPU; trials too young to
+// predict come first (their loss falls fastest). Running trials outside the chosen set are
+// preempted once they ran settings.min_run_s. SLAQ knows nothing of sweeps and never stops a
+// trial early.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "curve_ensemble.hpp"
+#include "sim_policy.hpp"
+#include "utility.hpp"
+
+namespace explsched::sim {
+
+namespace {
+
+class SlaqPolicy final : public Policy {
+public:
+    explicit SlaqPolicy(const PolicyContext& context) : context_(context) {}
+    std::string_view name() const override { return "slaq"; }
+
+    Status schedule(const RoundInput& input, RoundPlan& plan) override {
+        struct Ranked {
+            ObservedTrial* trial;
+            double score;
+        };
+        std::vector<Ranked> all;
+        for (ObservedTrial* t : input.running) all.push_back({t, score(*t)});
+        for (ObservedTrial* t : input.pending) all.push_back({t, score(*t)});
+        std::stable_sort(all.begin(), all.end(), [](const Ranked& a, const Ranked& b) {
+            if (a.score != b.score) return a.score > b.score;
+            if (a.trial->queued_at != b.trial->queued_at) return a.trial->queued_at < b.trial->queued_at;
+            return a.trial->id < b.trial->id;
+        });
+        // Running trials in their grace period keep their GPUs whatever their score.
+        std::uint32_t capacity = input.cluster->total_gpus();
+        std::unordered_set<std::uint32_t> keep;
+        for (ObservedTrial* t : input.running) {
+            if (input.now - t->started_at < context_.settings.min_run_s) {
+                keep.insert(t->id);
+                capacity -= t->gpus;
+            }
+        }
+        std::vector<ObservedTrial*> to_start;
+        for (const Ranked& e : all) {
+            if (keep.count(e.trial->id) != 0 || e.trial->gpus > capacity) continue;
+            capacity -= e.trial->gpus;
+            if (e.trial->status == TrialStatus::running) {
+                keep.insert(e.trial->id);
+            } else {
+                to_start.push_back(e.trial);
+            }
+        }
+        FreeGpus free(*input.cluster);
+        if (!to_start.empty()) {
+            for (ObservedTrial* t : input.running) {
+                if (keep.count(t->id) == 0) {
+                    plan.preempt.push_back(t->id);
+                    free.give(t->gpu_type, t->gpus);
+                }
+            }
+        }
+        start_in_order(to_start, free, plan);
+        return {};
+    }
+
+    void on_end(const ObservedTrial& trial) override {
+        if (trial.status == TrialStatus::finished || trial.status == TrialStatus::stopped) predictors_.erase(trial.id);
+    }
+
+private:
+    // Predicted normalised metric reduction per GPU over the horizon; +inf for a trial with too
+    // few points to predict, 0 for a diverged one.
+    double score(const ObservedTrial& t) {
+        const EngineSettings defaults;
+        if (t.points.size() < defaults.min_points_to_fit) return std::numeric_limits<double>::infinity();
+        auto it = predictors_.find(t.id);
+        if (it == predictors_.end()) {
+            it = predictors_.emplace(t.id, Entry{CurvePredictor(t.direction, defaults), 0}).first;
+        }
+        Entry& e = it->second;
+        if (e.seen != t.points.size()) {
+            e.seen = t.points.size();
+            auto curve = clean_curve(PointSpan(t.points));
+            if (!curve) return 0.0;
+            e.diverged = curve->diverged;
+            if (!e.predictor.extend(*curve)) e.predictor.assign(*curve);
+        }
+        const CurvePredictor& p = e.predictor;
+        if (e.diverged || !p.fitted() || p.size() == 0) return 0.0;
+        const double speed = observed_speed(PointSpan(t.points));
+        if (!(speed > 0.0)) return 0.0;
+        const double s0 = p.last_step();
+        const double s1 = std::min(t.max_step, s0 + speed * context_.settings.slaq_horizon_s);
+        const double sign = t.direction == Direction::maximize ? 1.0 : -1.0;
+        const double gain = sign * (p.predict_value(s1) - p.predict_value(s0));
+        const double so_far = std::fabs(p.best_metric() - p.first_metric());
+        if (!std::isfinite(gain) || gain <= 0.0) return 0.0;
+        return gain / std::max(so_far, 1e-12) / static_cast<double>(std::max<std::uint32_t>(t.gpus, 1));
+    }
+
+    struct Entry {
+        CurvePredictor predictor;
+        std::size_t seen = 0;
+        bool diverged = false;
+    };
+    PolicyContext context_;
+    std::unordered_map<std::uint32_t, Entry> predictors_;
+};
+
+}  // namespace
+
+std::unique_ptr<Policy> make_slaq_policy(const PolicyContext& context) {
+    return std::make_unique<SlaqPolicy>(context);
+}
+
+}  // namespace explsched::sim

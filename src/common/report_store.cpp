@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -97,10 +98,11 @@ StoredReport read_row(sqlite3_stmt* stmt) {
 
 constexpr const char* kRowColumns = "id, job_id, step, metric, throughput, client_time, server_time, uid";
 
+// Shortest text that reads back as the same double, as on the wire.
 std::string format_metric(double v) {
     char buf[64];
-    std::snprintf(buf, sizeof buf, "%.17g", v);
-    return buf;
+    const auto res = std::to_chars(buf, buf + sizeof buf, v);
+    return std::string(buf, res.ptr);
 }
 
 }  // namespace

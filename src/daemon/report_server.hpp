@@ -1,0 +1,127 @@
+// explschedd's network side: one epoll loop owns every socket; munge checks run on a few worker
+// threads (munge_decode blocks on munged) and database writes on the committer thread.
+//
+// Limits keep a hostile or broken client from hurting others:
+//  - a request line is at most wire::kMaxLineBytes; a longer one is refused and the connection
+//    closed without buffering the line;
+//  - each connection has at most max_inflight_per_conn reports between read and reply, and at
+//    most max_output_bytes of unsent replies; past either, the loop stops reading from it (TCP
+//    flow control then slows the sender) while it keeps serving everyone else;
+//  - every connection gets at most one read per loop turn, so a flooding client cannot starve
+//    a polite one;
+//  - at most max_connections clients; more get a `retry code=busy` reply and are closed;
+//  - a connection idle for idle_timeout_s with nothing in flight is closed.
+// Replies leave in request order on each connection.
+#pragma once
+
+#include <cstdint>
+#include <ctime>
+#include <deque>
+#include <memory>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "common/log.hpp"
+#include "common/report_wire.hpp"
+#include "common/result.hpp"
+#include "committer.hpp"
+#include "job_owners.hpp"
+#include "pipeline.hpp"
+
+namespace explsched::daemon {
+
+struct ServerOptions {
+    std::string host = "127.0.0.1";
+    uint16_t port = 6828;
+    std::string munge_socket;
+    std::size_t max_connections = 1024;
+    std::size_t max_inflight_per_conn = 64;
+    std::size_t max_inflight_total = 16384;
+    std::size_t max_output_bytes = 64 * 1024;
+    int idle_timeout_s = 600;
+    int auth_threads = 4;
+    int shutdown_grace_s = 10;
+};
+
+class ReportServer {
+public:
+    // Binds and listens (so a bad address fails before the daemon detaches) and starts workers.
+    static Result<std::unique_ptr<ReportServer>> create(const ServerOptions& options, JobOwners& owners,
+                                                        Committer& committer, CompletionQueue& done, Logger& log);
+    ~ReportServer();
+    ReportServer(const ReportServer&) = delete;
+    ReportServer& operator=(const ReportServer&) = delete;
+
+    // Serves until SIGTERM or SIGINT arrives on signal_fd (a signalfd), then stops reading, waits
+    // up to shutdown_grace_s for in-flight reports to be committed and answered, and returns.
+    // SIGUSR1 logs counters.
+    Status run(int signal_fd);
+
+    // The address actually bound ("127.0.0.1:6828").
+    const std::string& address() const { return address_; }
+
+private:
+    struct Slot {
+        enum class State { authing, authed, committing, done } state = State::authing;
+        uint64_t seq = 0;
+        ReportInput input;
+        std::string reply;
+    };
+    struct Connection {
+        int fd = -1;
+        uint64_t id = 0;
+        std::string peer;
+        wire::LineFramer framer;
+        std::deque<Slot> slots;
+        uint64_t next_seq = 0;
+        std::string out;
+        std::size_t out_off = 0;
+        bool read_closed = false;       // EOF, an over-long line, or shutdown: read no more
+        bool paused = false;            // reading paused by the global in-flight limit
+        uint32_t interest = 0;          // epoll events currently registered
+        time_t last_activity = 0;
+    };
+
+    ReportServer(const ServerOptions& options, JobOwners& owners, Committer& committer, CompletionQueue& done,
+                 Logger& log);
+    void auth_worker();
+    void accept_clients();
+    void on_readable(Connection& c);
+    void process_lines(Connection& c);
+    void handle_line(Connection& c, const std::string& line);
+    void add_done_slot(Connection& c, const wire::Reply& reply);
+    void on_completions();
+    void advance(Connection& c);
+    void flush(Connection& c);
+    bool want_read(const Connection& c) const;
+    void update_interest(Connection& c);
+    void close_connection(uint64_t id);
+    void after_activity(Connection& c);  // advance, flush, re-arm, close when finished
+    void check_idle(time_t now);
+    void resume_paused();
+    void log_stats();
+    void log(LogLevel level, const std::string& message) {
+        if (log_.enabled(level)) log_.write(level, message);
+    }
+
+    ServerOptions options_;
+    JobOwners& owners_;
+    Committer& committer_;
+    CompletionQueue& done_;
+    Logger& log_;
+    std::string address_;
+    int listen_fd_ = -1;
+    int epoll_fd_ = -1;
+    bool stopping_ = false;
+    uint64_t next_conn_id_ = 1;
+    std::size_t inflight_ = 0;
+    std::unordered_map<uint64_t, Connection> conns_;
+    std::vector<uint64_t> paused_;
+    WorkQueue<AuthTask> auth_queue_;
+    std::vector<std::thread> workers_;
+    uint64_t accepted_ = 0, rejected_busy_ = 0, lines_ = 0, refused_early_ = 0;
+};
+
+}  // namespace explsched::daemon

@@ -7,6 +7,7 @@ namespace explsched::cli {
 const char* version();
 
 int cmd_config(int argc, char** argv);
+int cmd_kstat(int argc, char** argv);
 int cmd_report(int argc, char** argv);
 
 }  // namespace explsched::cli

@@ -18,6 +18,7 @@ struct Command {
 // Keep sorted by name. One line per subcommand.
 const Command kCommands[] = {
     {"config", explsched::cli::cmd_config, "check and print settings (PriorityParameters, plugstack.conf, explschedd.conf)"},
+    {"kstat", explsched::cli::cmd_kstat, "per-job kernel scheduling statistics of this node's GPUs (explsched-kerneld)"},
     {"report", explsched::cli::cmd_report, "send a learning-curve point (step, metric) of a job to explschedd"},
 };
 

@@ -25,9 +25,11 @@ typedef int es_CUstreamCaptureStatus;
 typedef void (*es_CUhostFn)(void* user_data);
 
 // CUlaunchAttributeValue is a union padded to 64 bytes; the intercept reads only `cooperative`.
+// Some of NVIDIA's members hold pointers and 64-bit values, so the union is 8-byte aligned.
 typedef union es_CUlaunchAttributeValue_union {
     char pad[64];
     int cooperative;
+    std::uint64_t align8;
 } es_CUlaunchAttributeValue;
 
 typedef struct es_CUlaunchAttribute_st {

@@ -10,6 +10,7 @@
 // -fno-exceptions), nothing calls exit(), and when the daemon is missing or stops beating the
 // launches go straight to the driver after one warning.
 #include <pthread.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -158,19 +159,33 @@ void mark_dead(Endpoint& ep) {
               "kernel scheduler daemon stopped responding; launches go straight to the driver");
 }
 
-__attribute__((noinline)) void ring_full(Endpoint& ep) {
+void ring_doorbell(es::Segment* seg);
+
+// The ring is full: the daemon is asleep, descheduled or gone. Wake it and wait a little for
+// room rather than lose the record; past kFullWaitNs (or if the daemon is dead) drop and count.
+constexpr std::uint64_t kFullWaitNs = 2000000;
+__attribute__((noinline)) es::Record* claim_when_full(Endpoint& ep, std::uint64_t& pos) {
+    const std::uint64_t start = es::monotonic_ns();
+    for (;;) {
+        ring_doorbell(ep.seg);
+        sched_yield();
+        if (es::Record* r = es::ring_claim(*ep.slot, pos)) return r;
+        const std::uint64_t now = es::monotonic_ns();
+        if (now > ep.seg->header.heartbeat_ns.load(std::memory_order_relaxed) + es::kDeadAfterNs) {
+            mark_dead(ep);
+            break;
+        }
+        if (now - start > kFullWaitNs) break;
+    }
     ep.slot->dropped.fetch_add(1, std::memory_order_relaxed);
-    const std::uint64_t beat = ep.seg->header.heartbeat_ns.load(std::memory_order_relaxed);
-    if (es::monotonic_ns() > beat + es::kDeadAfterNs) mark_dead(ep);
+    return nullptr;
 }
 
 inline bool post(Endpoint& ep, es::RecordType type, const Launch& l, std::uint32_t func_index,
                  std::uint64_t& pos) {
     es::Record* r = es::ring_claim(*ep.slot, pos);
-    if (r == nullptr) {
-        ring_full(ep);
-        return false;
-    }
+    if (r == nullptr) r = claim_when_full(ep, pos);
+    if (r == nullptr) return false;
     r->type = type;
     r->entry = l.entry;
     r->flags = l.flags;
@@ -209,6 +224,9 @@ void post_complete(int endpoint, std::uint64_t seq) {
     r->arg = seq;
     r->time_ns = es::monotonic_ns();
     es::ring_publish(*r, pos);
+    // Held launches may be waiting for this capacity: wake a sleeping daemon (host-callback
+    // thread, not the launch path).
+    ring_doorbell(ep.seg);
 }
 
 // Host function queued behind an admitted kernel: its completion frees the kernel's share.

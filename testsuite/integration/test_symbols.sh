@@ -24,6 +24,7 @@ b=$top_builddir; s=$top_srcdir
 check "$b/src/plugins/priority/explsched/.libs/priority_explsched.so" "$s/src/plugins/priority/explsched/priority_explsched.map"
 check "$b/src/plugins/preempt/explsched/.libs/preempt_explsched.so" "$s/src/plugins/preempt/explsched/preempt_explsched.map"
 check "$b/src/spank/.libs/spank_explsched.so" "$s/src/spank/spank_explsched.map"
+check "$b/src/client/.libs/libexplsched_report.so" "$s/src/client/libexplsched_report.map"
 for extra in "$b"/src/kernel_sched/.libs/libexplsched_intercept.so; do
     [ -f "$extra" ] && check "$extra" "$s/src/kernel_sched/libexplsched_intercept.map"
 done

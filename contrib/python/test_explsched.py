@@ -1,0 +1,191 @@
+#!/usr/bin/python3
+"""Tests of contrib/python/explsched.py; run with /usr/bin/python3.
+
+FakeServer* tests use an in-process fake explschedd and a fake munge command (they check the
+client's side of the protocol without munged). Real* tests talk to a real explschedd and munged
+and run only when EXPLSCHED_TEST_ADDR and EXPLSCHED_MUNGE_SOCKET are set (the integration test
+testsuite/integration/test_report_daemon.sh sets them; it runs them as root, which may report
+for any job, and sets EXPLSCHED_TEST_JOB to a job id nobody reported for yet).
+"""
+
+import os
+import socket
+import stat
+import sys
+import tempfile
+import threading
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import explsched  # noqa: E402
+
+
+class FakeServer:
+    """Accepts connections, records request lines, answers each with the next canned reply."""
+
+    def __init__(self, replies, close_after=None):
+        self.replies = list(replies)
+        self.lines = []
+        self.close_after = close_after  # close each connection after this many lines
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.address = "127.0.0.1:%d" % self.sock.getsockname()[1]
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        while self.replies:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn, conn.makefile("rb") as f:
+                served = 0
+                for raw in f:
+                    self.lines.append(raw.decode("ascii"))
+                    conn.sendall((self.replies.pop(0) + "\n").encode("ascii"))
+                    served += 1
+                    if not self.replies or (self.close_after and served >= self.close_after):
+                        break
+
+    def close(self):
+        self.sock.close()
+
+
+def fake_munge(directory):
+    """A stand-in for the munge command: prints a fixed credential, reads the payload."""
+    path = os.path.join(directory, "fake-munge")
+    with open(path, "w", encoding="ascii") as f:
+        f.write("#!/bin/sh\ncat >/dev/null\necho 'MUNGE:fake:'\n")
+    os.chmod(path, stat.S_IRWXU)
+    return path
+
+
+class FakeServerTests(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.munge = fake_munge(self.tmp.name)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def reporter(self, server):
+        return explsched.Reporter(address=server.address, munge_socket="/nonexistent/sock",
+                                  munge_command=self.munge, timeout=5)
+
+    def test_fake_request_line_follows_the_wire_format(self):
+        server = FakeServer(["EXPLSCHED-REPLY/1 stored job=42 step=7"])
+        r = self.reporter(server)
+        self.assertEqual(r.report(7, 0.25, throughput=812.5, job=42), "stored")
+        line = server.lines[0]
+        self.assertTrue(line.endswith(" cred=MUNGE:fake:\n"), line)
+        self.assertTrue(line.startswith("EXPLSCHED-REPORT/1 job=42 step=7 metric=0.25 throughput=812.5 time="), line)
+        r.close()
+        server.close()
+
+    def test_fake_refusal_carries_code_and_last_step(self):
+        server = FakeServer(["EXPLSCHED-REPLY/1 refused code=step_behind job=3 step=5 last_step=9 msg=job 3 step 5 "
+                             "is lower than its last stored step 9"])
+        r = self.reporter(server)
+        with self.assertRaises(explsched.ReportRefused) as ctx:
+            r.report(5, 1.0, job=3)
+        self.assertEqual(ctx.exception.code, "step_behind")
+        self.assertEqual(ctx.exception.last_step, 9)
+        self.assertIn("last stored step 9", str(ctx.exception))
+        r.close()
+        server.close()
+
+    def test_fake_retry_and_duplicate(self):
+        server = FakeServer(["EXPLSCHED-REPLY/1 retry code=busy msg=too many connections",
+                             "EXPLSCHED-REPLY/1 duplicate job=3 step=5"])
+        r = self.reporter(server)
+        with self.assertRaises(explsched.ReportRetry) as ctx:
+            r.report(5, 1.0, job=3)
+        self.assertEqual(ctx.exception.code, "busy")
+        self.assertEqual(r.report(5, 1.0, job=3), "duplicate")
+        r.close()
+        server.close()
+
+    def test_fake_reconnects_once_when_the_server_closed_the_connection(self):
+        server = FakeServer(["EXPLSCHED-REPLY/1 stored job=1 step=1", "EXPLSCHED-REPLY/1 stored job=1 step=2"],
+                            close_after=1)
+        r = self.reporter(server)
+        self.assertEqual(r.report(1, 1.0, job=1), "stored")
+        self.assertEqual(r.report(2, 0.5, job=1), "stored")
+        self.assertEqual(len(server.lines), 2)
+        r.close()
+        server.close()
+
+    def test_invalid_values_are_refused_before_sending(self):
+        server = FakeServer(["EXPLSCHED-REPLY/1 stored job=1 step=1"])
+        r = self.reporter(server)
+        for step, metric, tput in ((1, float("nan"), None), (1, float("inf"), None), (1, 2e15, None),
+                                   (-1, 1.0, None), (1.5, 1.0, None), (1, 1.0, -3.0), (2 * 10**15, 1.0, None)):
+            with self.assertRaises(explsched.ReportRefused) as ctx:
+                r.report(step, metric, throughput=tput, job=1)
+            self.assertEqual(ctx.exception.code, "invalid_value")
+        self.assertEqual(server.lines, [])
+        server.close()
+
+    def test_job_id_and_address_from_the_environment(self):
+        saved = dict(os.environ)
+        try:
+            os.environ.pop("EXPLSCHED_JOB_ID", None)
+            os.environ["SLURM_JOB_ID"] = "77"
+            self.assertEqual(explsched.job_id(), 77)
+            os.environ["EXPLSCHED_JOB_ID"] = "78"
+            self.assertEqual(explsched.job_id(), 78)
+            os.environ["EXPLSCHED_REPORT_ADDR"] = "[::1]:7"
+            r = explsched.Reporter(munge_command=self.munge)
+            self.assertEqual((r.host, r.port), ("::1", 7))
+            os.environ["EXPLSCHED_REPORT_ADDR"] = "nohostport"
+            with self.assertRaises(explsched.ReportError):
+                explsched.Reporter(munge_command=self.munge)
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+
+    def test_fake_munge_failure_is_a_clear_error(self):
+        server = FakeServer(["EXPLSCHED-REPLY/1 stored job=1 step=1"])
+        r = explsched.Reporter(address=server.address, munge_command="/bin/false")
+        with self.assertRaises(explsched.ReportError) as ctx:
+            r.report(1, 1.0, job=1)
+        self.assertIn("munge", str(ctx.exception))
+        server.close()
+
+
+@unittest.skipUnless(os.environ.get("EXPLSCHED_TEST_ADDR") and os.environ.get("EXPLSCHED_MUNGE_SOCKET"),
+                     "needs a real explschedd and munged (see testsuite/integration/test_report_daemon.sh)")
+class RealDaemonTests(unittest.TestCase):
+    def test_real_report_cycle(self):
+        job = int(os.environ.get("EXPLSCHED_TEST_JOB", "4000000000"))
+        r = explsched.Reporter(address=os.environ["EXPLSCHED_TEST_ADDR"])
+        self.assertEqual(r.report(10, 0.9, throughput=100.0, job=job), "stored")
+        self.assertEqual(r.report(20, 0.8, job=job), "stored")
+        self.assertEqual(r.report(20, 0.8, job=job), "duplicate")
+        with self.assertRaises(explsched.ReportRefused) as ctx:
+            r.report(15, 0.85, job=job)
+        self.assertEqual(ctx.exception.code, "step_behind")
+        self.assertEqual(ctx.exception.last_step, 20)
+        with self.assertRaises(explsched.ReportRefused) as ctx:
+            r.report(20, 0.7, job=job)
+        self.assertEqual(ctx.exception.code, "step_conflict")
+        r.close()
+
+    def test_real_module_level_report_uses_the_environment(self):
+        job = int(os.environ.get("EXPLSCHED_TEST_JOB", "4000000000")) + 1
+        saved = dict(os.environ)
+        try:
+            os.environ["EXPLSCHED_JOB_ID"] = str(job)
+            os.environ["EXPLSCHED_REPORT_ADDR"] = os.environ["EXPLSCHED_TEST_ADDR"]
+            explsched._default = None
+            self.assertEqual(explsched.report(1, 2.5), "stored")
+            self.assertEqual(explsched.report(2, 2.0, throughput=50), "stored")
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -10,11 +10,11 @@
 
 namespace explsched {
 
-std::string_view to_string(OnHopeless action) {
+std::string_view hopeless_option_text(HopelessAction action) {
     switch (action) {
-        case OnHopeless::requeue: return "requeue";
-        case OnHopeless::cancel: return "cancel";
-        case OnHopeless::none: return "none";
+        case HopelessAction::requeue_hold: return "requeue";
+        case HopelessAction::terminate: return "cancel";
+        case HopelessAction::none: return "none";
     }
     return "?";
 }
@@ -28,10 +28,10 @@ std::string_view to_string(KernelSchedMode mode) {
     return "?";
 }
 
-Result<OnHopeless> parse_on_hopeless(std::string_view text) {
-    if (text == "requeue") return OnHopeless::requeue;
-    if (text == "cancel") return OnHopeless::cancel;
-    if (text == "none") return OnHopeless::none;
+Result<HopelessAction> parse_on_hopeless(std::string_view text) {
+    if (text == "requeue") return HopelessAction::requeue_hold;
+    if (text == "cancel") return HopelessAction::terminate;
+    if (text == "none") return HopelessAction::none;
     return make_error("'" + std::string(text) + "' is not one of requeue, cancel, none");
 }
 
@@ -74,12 +74,35 @@ Result<uint64_t> parse_duration_value(std::string_view v) {
 
 // --- one setter per field type, instantiated per row ------------------------------------------
 
+// A field of Settings, directly (&Settings::x) or inside the engine's settings
+// (&EngineSettings::x): setters and getters reach both through field().
 template <typename T>
 struct member_type;
 template <typename T>
 struct member_type<T Settings::*> {
     using type = T;
 };
+template <typename T>
+struct member_type<T EngineSettings::*> {
+    using type = T;
+};
+
+template <typename T>
+T& field(Settings& s, T Settings::*member) {
+    return s.*member;
+}
+template <typename T>
+T& field(Settings& s, T EngineSettings::*member) {
+    return s.engine.*member;
+}
+template <typename T>
+const T& field(const Settings& s, T Settings::*member) {
+    return s.*member;
+}
+template <typename T>
+const T& field(const Settings& s, T EngineSettings::*member) {
+    return s.engine.*member;
+}
 
 template <auto Member, uint64_t Min, uint64_t Max>
 Status set_uint(Settings& s, std::string_view v) {
@@ -89,7 +112,7 @@ Status set_uint(Settings& s, std::string_view v) {
     if (*n < Min || *n > Max)
         return make_error(std::to_string(*n) + " is out of range [" + std::to_string(Min) + ", " +
                           std::to_string(Max) + "]");
-    s.*Member = static_cast<T>(*n);
+    field(s, Member) = static_cast<T>(*n);
     return {};
 }
 
@@ -101,7 +124,7 @@ Status set_duration(Settings& s, std::string_view v) {
     if (*n < Min || *n > Max)
         return make_error(std::to_string(*n) + " seconds is out of range [" + std::to_string(Min) +
                           ", " + std::to_string(Max) + "]");
-    s.*Member = static_cast<T>(*n);
+    field(s, Member) = static_cast<T>(*n);
     return {};
 }
 
@@ -117,7 +140,7 @@ Status set_double(Settings& s, std::string_view v) {
         msg << *d << " is out of range [" << lo << ", " << hi << "]";
         return make_error(msg.str());
     }
-    s.*Member = *d;
+    field(s, Member) = *d;
     return {};
 }
 
@@ -125,18 +148,18 @@ template <auto Member>
 Status set_bool(Settings& s, std::string_view v) {
     auto b = parse_bool_value(v);
     if (!b) return b.error();
-    s.*Member = *b;
+    field(s, Member) = *b;
     return {};
 }
 
 template <auto Member, bool AllowEmpty = false>
 Status set_path(Settings& s, std::string_view v) {
     if (AllowEmpty && v.empty()) {
-        s.*Member = std::string();
+        field(s, Member) = std::string();
         return {};
     }
     if (v.empty() || v.front() != '/') return make_error("'" + std::string(v) + "' is not an absolute path");
-    s.*Member = std::string(v);
+    field(s, Member) = std::string(v);
     return {};
 }
 
@@ -154,7 +177,7 @@ Status set_host(Settings& s, std::string_view v) {
 Status set_hopeless(Settings& s, std::string_view v) {
     auto a = parse_on_hopeless(v);
     if (!a) return a.error();
-    s.hopeless_action = *a;
+    s.engine.hopeless_action = *a;
     return {};
 }
 
@@ -183,34 +206,53 @@ constexpr uint64_t kU32 = std::numeric_limits<uint32_t>::max();
 // The table: one row per key. Keep it in the order the man page documents.
 const Row kRows[] = {
     {"weight_utility", "weight of the utility-versus-price term of exploratory jobs",
-     set_uint<&Settings::weight_utility, 0, kU32 / 4>,
-     [](const Settings& s) { return std::to_string(s.weight_utility); }},
+     set_uint<&EngineSettings::weight_value, 0, kU32 / 4>,
+     [](const Settings& s) { return std::to_string(s.engine.weight_value); }},
     {"weight_age", "weight of the age term (every job)",
-     set_uint<&Settings::weight_age, 0, kU32 / 4>,
-     [](const Settings& s) { return std::to_string(s.weight_age); }},
+     set_uint<&EngineSettings::weight_age, 0, kU32 / 4>,
+     [](const Settings& s) { return std::to_string(s.engine.weight_age); }},
     {"weight_partition", "weight of the partition PriorityJobFactor term (every job)",
-     set_uint<&Settings::weight_partition, 0, kU32 / 4>,
-     [](const Settings& s) { return std::to_string(s.weight_partition); }},
+     set_uint<&EngineSettings::weight_partition, 0, kU32 / 4>,
+     [](const Settings& s) { return std::to_string(s.engine.weight_partition); }},
+    {"max_age", "waiting time at which the age term saturates (seconds, or with s/m/h/d)",
+     set_duration<&EngineSettings::max_age_s, 1, kU32>,
+     [](const Settings& s) { return fmt_double(s.engine.max_age_s); }},
     {"rerank_period", "seconds between re-rankings of all jobs (0: PriorityCalcPeriod)",
      set_duration<&Settings::rerank_period, 0, 86400>,
      [](const Settings& s) { return std::to_string(s.rerank_period); }},
-    {"max_age", "age at which the age term saturates (seconds, or with s/m/h/d)",
-     set_duration<&Settings::max_age, 1, kU32>,
-     [](const Settings& s) { return std::to_string(s.max_age); }},
-    {"default_utility_fraction", "rank of a trial without a prediction, as a fraction of the price range",
-     set_double<&Settings::default_utility_fraction, 0, 1000000>,
-     [](const Settings& s) { return fmt_double(s.default_utility_fraction); }},
+    {"utility_horizon", "wall time whose predicted gain a trial's utility values (seconds)",
+     set_duration<&EngineSettings::utility_horizon_s, 1, 30 * 86400>,
+     [](const Settings& s) { return fmt_double(s.engine.utility_horizon_s); }},
+    {"interval_level", "central probability of the prediction interval (0-1)",
+     set_double<&EngineSettings::interval_level, 1, 999999>,
+     [](const Settings& s) { return fmt_double(s.engine.interval_level); }},
+    {"min_points", "reported points a trial needs before its curve is extrapolated",
+     set_uint<&EngineSettings::min_points_to_fit, 1, 1000>,
+     [](const Settings& s) { return std::to_string(s.engine.min_points_to_fit); }},
     {"preempt_margin", "relative utility margin a preemptor needs over a preemptee (0.25 = 25%)",
-     set_double<&Settings::preempt_margin, 0, 100000000>,
-     [](const Settings& s) { return fmt_double(s.preempt_margin); }},
+     set_double<&EngineSettings::preempt_margin, 0, 100000000>,
+     [](const Settings& s) { return fmt_double(s.engine.preempt_margin); }},
+    {"min_run", "seconds a (re)started trial runs before it may be preempted",
+     set_duration<&EngineSettings::min_run_s, 0, 30 * 86400>,
+     [](const Settings& s) { return fmt_double(s.engine.min_run_s); }},
     {"grace_time", "seconds between the checkpoint signal and the requeue of a preempted trial",
      set_duration<&Settings::grace_time, 0, 86400>,
      [](const Settings& s) { return std::to_string(s.grace_time); }},
     {"preempt_non_explore", "whether exploratory jobs may preempt non-exploratory ones (yes/no)",
-     set_bool<&Settings::preempt_non_explore>,
-     [](const Settings& s) { return std::string(s.preempt_non_explore ? "yes" : "no"); }},
+     set_bool<&EngineSettings::preempt_nonexploratory>,
+     [](const Settings& s) { return std::string(s.engine.preempt_nonexploratory ? "yes" : "no"); }},
     {"hopeless_action", "default for hopeless trials: requeue (and hold), cancel, or none",
-     set_hopeless, [](const Settings& s) { return std::string(to_string(s.hopeless_action)); }},
+     set_hopeless,
+     [](const Settings& s) { return std::string(hopeless_option_text(s.engine.hopeless_action)); }},
+    {"hopeless_probability", "a trial whose chance to beat its sweep's best is below this is hopeless",
+     set_double<&EngineSettings::hopeless_probability, 0, 1000000>,
+     [](const Settings& s) { return fmt_double(s.engine.hopeless_probability); }},
+    {"hopeless_min_points", "reported points a trial needs before it can be called hopeless",
+     set_uint<&EngineSettings::hopeless_min_points, 1, 1000>,
+     [](const Settings& s) { return std::to_string(s.engine.hopeless_min_points); }},
+    {"asha_reduction", "ASHA fallback: keep the top 1/eta of a sweep at each milestone (eta)",
+     set_double<&EngineSettings::asha_reduction, 1000000, 1000000000>,
+     [](const Settings& s) { return fmt_double(s.engine.asha_reduction); }},
     {"report_host", "host or address explschedd listens on and clients report to",
      set_host, [](const Settings& s) { return s.report_host; }},
     {"report_port", "TCP port of explschedd",
@@ -268,6 +310,8 @@ Result<Settings> apply_setting(const Settings& base, std::string_view key_value)
         return make_error("unknown setting '" + std::string(key) + "' (known: " + known_keys() + ")");
     Settings out = base;
     if (Status st = row->set(out, value); !st)
+        return make_error("setting '" + std::string(key) + "': " + st.error().message);
+    if (Status st = validate(out.engine); !st)
         return make_error("setting '" + std::string(key) + "': " + st.error().message);
     return out;
 }

@@ -12,43 +12,33 @@
 #include <string_view>
 #include <vector>
 
+#include "engine_settings.hpp"
 #include "result.hpp"
 
 namespace explsched {
 
-enum class OnHopeless { requeue, cancel, none };
 enum class KernelSchedMode { off, observe, enforce };
 
-std::string_view to_string(OnHopeless action);
+// The user-facing words for HopelessAction (--explore-on-hopeless, hopeless_action=):
+// requeue (and hold), cancel, none.
+std::string_view hopeless_option_text(HopelessAction action);
+Result<HopelessAction> parse_on_hopeless(std::string_view text);
 std::string_view to_string(KernelSchedMode mode);
-Result<OnHopeless> parse_on_hopeless(std::string_view text);
 Result<KernelSchedMode> parse_kernel_sched_mode(std::string_view text);
 
 // All defaults live here and nowhere else.
 struct Settings {
-    // --- Ranking (priority/explsched) -----------------------------------------------------------
-    // Weights of the priority terms; each term is normalised to [0, 1] before weighting.
-    uint32_t weight_utility = 100000;
-    uint32_t weight_age = 10000;
-    uint32_t weight_partition = 10000;
+    // --- The core engine: prediction, utility, price, decisions, priority weights -----------------
+    // (engine_settings.hpp holds those defaults; the keys below map onto its fields.)
+    EngineSettings engine;
+
+    // --- priority/explsched ---------------------------------------------------------------------
     // Seconds between re-rankings of every job; 0: slurm.conf PriorityCalcPeriod (whole minutes).
     uint32_t rerank_period = 0;
-    // Age after which the age term saturates (seconds).
-    uint32_t max_age = 7 * 24 * 3600;
-    // Exploratory jobs without a prediction yet rank as if their utility sat at this fraction of
-    // the price range, so a new trial neither starves nor jumps the queue.
-    double default_utility_fraction = 0.5;
 
-    // --- Preemption and termination (preempt/explsched) -----------------------------------------
-    // A pending trial may preempt a running one only when its utility per GPU is higher by this
-    // relative margin (0.25 = 25 %).
-    double preempt_margin = 0.25;
-    // Seconds between the checkpoint signal and the requeue.
+    // --- preempt/explsched ----------------------------------------------------------------------
+    // Seconds between the checkpoint signal (SIGTERM) and the requeue of a preempted trial.
     uint32_t grace_time = 60;
-    // Whether non-exploratory jobs may be preempted by exploratory ones.
-    bool preempt_non_explore = false;
-    // What happens to a hopeless trial when its job did not choose (--explore-on-hopeless).
-    OnHopeless hopeless_action = OnHopeless::requeue;
 
     // --- Reporting (explschedd and its clients) -------------------------------------------------
     std::string report_host = "127.0.0.1";

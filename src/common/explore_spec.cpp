@@ -69,7 +69,7 @@ Result<uint64_t> parse_explore_max_steps(std::string_view text) {
     return *n;
 }
 
-Result<OnHopeless> parse_explore_on_hopeless(std::string_view text) {
+Result<HopelessAction> parse_explore_on_hopeless(std::string_view text) {
     auto a = parse_on_hopeless(text);
     if (!a) return option_error("explore-on-hopeless", text, "is not one of requeue, cancel, none");
     return *a;
@@ -116,7 +116,7 @@ std::vector<std::pair<std::string, std::string>> explore_env(const ExploreSpec& 
         env.emplace_back(kEnvGroup, spec.group);
         env.emplace_back(kEnvMetric, spec.metric + ":" + std::string(to_string(spec.direction)));
         if (spec.max_steps) env.emplace_back(kEnvMaxSteps, std::to_string(*spec.max_steps));
-        if (spec.on_hopeless) env.emplace_back(kEnvOnHopeless, std::string(to_string(*spec.on_hopeless)));
+        if (spec.on_hopeless) env.emplace_back(kEnvOnHopeless, std::string(hopeless_option_text(*spec.on_hopeless)));
         if (!spec.milestones.empty()) {
             std::string list;
             for (uint64_t m : spec.milestones) list += (list.empty() ? "" : ",") + std::to_string(m);

@@ -26,7 +26,7 @@ struct ExploreSpec {
     std::string metric = "loss";             // what the job reports
     MetricDirection direction = MetricDirection::min;
     std::optional<uint64_t> max_steps;       // when known: the curve's horizon
-    std::optional<OnHopeless> on_hopeless;  // unset: the site default (hopeless_action)
+    std::optional<HopelessAction> on_hopeless;  // unset: the site default (hopeless_action)
     std::vector<uint64_t> milestones;        // ASHA rungs in steps, increasing
     std::optional<KernelSchedMode> kernel_sched;
 
@@ -45,7 +45,7 @@ inline constexpr std::string_view kEnvKernelSched = "EXPLSCHED_KERNEL_SCHED";
 Result<std::string> parse_explore_group(std::string_view text);
 Result<std::pair<std::string, MetricDirection>> parse_explore_metric(std::string_view text);
 Result<uint64_t> parse_explore_max_steps(std::string_view text);
-Result<OnHopeless> parse_explore_on_hopeless(std::string_view text);
+Result<HopelessAction> parse_explore_on_hopeless(std::string_view text);
 Result<std::vector<uint64_t>> parse_explore_milestones(std::string_view text);
 Result<KernelSchedMode> parse_kernel_sched_option(std::string_view text);
 

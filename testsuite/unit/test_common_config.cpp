@@ -13,18 +13,18 @@ BOOST_AUTO_TEST_CASE(defaults_are_used_when_text_is_empty) {
     auto s = parse_settings("", ",");
     BOOST_REQUIRE(s.ok());
     const Settings d;
-    BOOST_TEST(s->preempt_margin == d.preempt_margin);
+    BOOST_TEST(s->engine.preempt_margin == d.engine.preempt_margin);
     BOOST_TEST(s->grace_time == 60u);
     BOOST_TEST(s->report_port == 6828);
-    BOOST_TEST((s->hopeless_action == OnHopeless::requeue));
+    BOOST_TEST((s->engine.hopeless_action == HopelessAction::requeue_hold));
 }
 
 BOOST_AUTO_TEST_CASE(comma_separated_priority_parameters) {
     auto s = parse_settings("preempt_margin=0.4, grace_time=2m,hopeless_action=cancel,,mps=yes", ",");
     BOOST_REQUIRE_MESSAGE(s.ok(), (s.ok() ? "" : s.error().message));
-    BOOST_TEST(s->preempt_margin == 0.4);
+    BOOST_TEST(s->engine.preempt_margin == 0.4);
     BOOST_TEST(s->grace_time == 120u);
-    BOOST_TEST((s->hopeless_action == OnHopeless::cancel));
+    BOOST_TEST((s->engine.hopeless_action == HopelessAction::terminate));
     BOOST_TEST(s->mps);
 }
 
@@ -74,10 +74,10 @@ BOOST_AUTO_TEST_CASE(bad_values_name_key_and_value) {
 
 BOOST_AUTO_TEST_CASE(failed_parse_leaves_base_untouched) {
     Settings base;
-    base.preempt_margin = 0.9;
+    base.engine.preempt_margin = 0.9;
     auto s = parse_settings("preempt_margin=0.1,report_port=-5", ",", base);
     BOOST_REQUIRE(!s.ok());
-    BOOST_TEST(base.preempt_margin == 0.9);
+    BOOST_TEST(base.engine.preempt_margin == 0.9);
 }
 
 BOOST_AUTO_TEST_CASE(file_text_errors_name_the_line) {

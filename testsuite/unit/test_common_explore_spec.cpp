@@ -44,7 +44,7 @@ BOOST_AUTO_TEST_CASE(numbers_and_lists) {
     BOOST_TEST(l->at(2) == 900u);
     BOOST_TEST(parse_explore_milestones("100,100").error().message.find("strictly increasing") != std::string::npos);
     BOOST_TEST(!parse_explore_milestones("1,,2").ok());
-    BOOST_TEST((parse_explore_on_hopeless("cancel").value() == OnHopeless::cancel));
+    BOOST_TEST((parse_explore_on_hopeless("cancel").value() == HopelessAction::terminate));
     BOOST_TEST(!parse_explore_on_hopeless("kill").ok());
     BOOST_TEST((parse_kernel_sched_option("enforce").value() == KernelSchedMode::enforce));
 }
@@ -68,7 +68,7 @@ BOOST_AUTO_TEST_CASE(env_round_trip) {
     spec.metric = "acc";
     spec.direction = MetricDirection::max;
     spec.max_steps = 5000;
-    spec.on_hopeless = OnHopeless::none;
+    spec.on_hopeless = HopelessAction::none;
     spec.milestones = {100, 1000};
     spec.kernel_sched = KernelSchedMode::observe;
     std::vector<std::string> lines;
@@ -82,7 +82,7 @@ BOOST_AUTO_TEST_CASE(env_round_trip) {
     BOOST_TEST(back->metric == "acc");
     BOOST_TEST((back->direction == MetricDirection::max));
     BOOST_TEST(*back->max_steps == 5000u);
-    BOOST_TEST((*back->on_hopeless == OnHopeless::none));
+    BOOST_TEST((*back->on_hopeless == HopelessAction::none));
     BOOST_TEST(back->milestones == spec.milestones);
     BOOST_TEST((*back->kernel_sched == KernelSchedMode::observe));
     BOOST_TEST(explore_comment(*back).find("group=sweep1 metric=acc:max max_steps=5000") != std::string::npos);

@@ -4,8 +4,12 @@
 
 #include "export.hpp"
 
+#include <mutex>
+
 #include "common/config.hpp"
-#include "common/preempt_rule.hpp"
+#include "common/job_summary.hpp"
+#include "common/policy.hpp"
+#include "export.hpp"
 
 extern "C" {
 #include "src/common/bitstring.h"
@@ -29,17 +33,17 @@ using namespace explsched;
 
 shim::SlurmctldLogger g_log;
 
-PreemptFacts preempt_facts(const job_record_t* job) {
-    PreemptFacts f;
-    f.job_id = job->job_id;
-    f.priority = job->priority;
-    auto spec = shim::job_explore_spec(job);
-    if (spec) f.exploratory = spec->exploratory();
-    if (job->part_ptr != nullptr) {
-        f.partition_tier = job->part_ptr->priority_tier;
-        f.partition_preempt_off = job->part_ptr->preempt_mode == PREEMPT_MODE_OFF;
+// The job's assessment as priority/explsched last wrote it (SystemComment), or that of a
+// non-exploratory job when it has none.
+Assessment assessment_of(const job_record_t* job) {
+    const TrialKey key{job->job_id, job->array_task_id};
+    if (job->system_comment != nullptr) {
+        auto summary = parse_summary_line(job->system_comment);
+        if (summary) return assessment_for_preemption(key, job->priority, &summary.value());
+        if (g_log.enabled(LogLevel::debug))
+            g_log.write(LogLevel::debug, "job " + std::to_string(job->job_id) + ": " + summary.error().message);
     }
-    return f;
+    return assessment_for_preemption(key, job->priority, nullptr);
 }
 
 uint16_t job_preempt_mode(const job_record_t* job) {
@@ -49,11 +53,21 @@ uint16_t job_preempt_mode(const job_record_t* job) {
     return static_cast<uint16_t>(slurm_conf.preempt_mode & ~PREEMPT_MODE_GANG);
 }
 
-Settings load_settings() {
-    const char* params = slurm_conf.priority_params;
-    auto parsed = parse_settings(params != nullptr ? params : "", ",");
-    // priority/explsched reports a bad line (and refuses to start); here fall back to defaults.
-    return parsed ? std::move(parsed).value() : Settings{};
+// PriorityParameters, parsed again only when the text changes (reconfigure).
+Settings current_settings() {
+    static std::mutex mutex;
+    static std::string text;
+    static Settings settings;
+    std::lock_guard<std::mutex> lock(mutex);
+    const char* params = slurm_conf.priority_params != nullptr ? slurm_conf.priority_params : "";
+    if (text != params) {
+        text = params;
+        auto parsed = parse_settings(text, ",");
+        // priority/explsched refuses a bad line at start and keeps its old settings on reconfigure;
+        // here the defaults are the safe fallback.
+        settings = parsed ? std::move(parsed).value() : Settings{};
+    }
+    return settings;
 }
 
 }  // namespace
@@ -67,12 +81,13 @@ EXPLSCHED_EXPORT int init(void) {
 
 EXPLSCHED_EXPORT void fini(void) {}
 
+EXPLSCHED_EXPORT bool preempt_p_preemptable(job_record_t* preemptee, job_record_t* preemptor);
+
+// Whether preemptee is worth preempting for preemptor at all (slurmctld's first filter).
 EXPLSCHED_EXPORT bool preempt_p_job_preempt_check(job_queue_rec_t* preemptor, job_queue_rec_t* preemptee) {
     try {
         if (preemptor->job_ptr == nullptr || preemptee->job_ptr == nullptr) return false;
-        return may_preempt(preempt_facts(preemptor->job_ptr), preempt_facts(preemptee->job_ptr),
-                           load_settings())
-            .allowed;
+        return preempt_p_preemptable(preemptee->job_ptr, preemptor->job_ptr);
     } catch (...) {
         return false;
     }
@@ -80,9 +95,14 @@ EXPLSCHED_EXPORT bool preempt_p_job_preempt_check(job_queue_rec_t* preemptor, jo
 
 EXPLSCHED_EXPORT bool preempt_p_preemptable(job_record_t* preemptee, job_record_t* preemptor) {
     try {
-        const PreemptAnswer v = may_preempt(preempt_facts(preemptor), preempt_facts(preemptee), load_settings());
-        if (g_log.enabled(LogLevel::debug))
-            g_log.write(LogLevel::debug, "job " + std::to_string(preemptor->job_id) + " over job " +
+        if (preemptee->part_ptr != nullptr && preemptee->part_ptr->preempt_mode == PREEMPT_MODE_OFF) return false;
+        const PreemptVerdict v =
+            preempt_verdict(assessment_of(preemptor), assessment_of(preemptee), current_settings().engine);
+        if (v.allowed)
+            info("%s: job %u may preempt job %u: %s", plugin_type, preemptor->job_id, preemptee->job_id,
+                 v.reason.c_str());
+        else if (g_log.enabled(LogLevel::debug))
+            g_log.write(LogLevel::debug, "job " + std::to_string(preemptor->job_id) + " may not preempt job " +
                                              std::to_string(preemptee->job_id) + ": " + v.reason);
         return v.allowed;
     } catch (...) {
@@ -100,10 +120,11 @@ EXPLSCHED_EXPORT int preempt_p_get_data(job_record_t* job_ptr, slurm_preempt_dat
                 *static_cast<uint16_t*>(data) = job_preempt_mode(job_ptr);
                 return SLURM_SUCCESS;
             case PREEMPT_DATA_PRIO:
-                *static_cast<uint32_t*>(data) = preemptee_order(preempt_facts(job_ptr));
+                // Lowest first: the job priority already ranks utility against the GPU price.
+                *static_cast<uint32_t*>(data) = job_ptr->priority;
                 return SLURM_SUCCESS;
             case PREEMPT_DATA_GRACE_TIME:
-                *static_cast<uint32_t*>(data) = load_settings().grace_time;
+                *static_cast<uint32_t*>(data) = current_settings().grace_time;
                 return SLURM_SUCCESS;
         }
         error("%s: unknown preempt data type %d", plugin_type, static_cast<int>(data_type));

@@ -1,26 +1,37 @@
-// priority/explsched: the slurmctld shim. It copies each job's Slurm fields into the core's plain
-// structs, asks the core for the rank, and writes the answer back (priority, sprio factors,
-// SystemComment). No policy lives here.
+// priority/explsched: the slurmctld shim. It copies each job's Slurm fields and its reported curve
+// into the core's JobView, asks the engine for the round's assessments, and writes the answers
+// back: the priority, the factors sprio prints, the SystemComment of trials, and the hopeless
+// trials' requeue-and-hold or cancellation that the engine decided. No policy lives here.
 //
 // slurmctld calls priority_p_set only at submit, requeue and some updates, so a plugin thread
-// re-ranks every job each PriorityCalcPeriod, as priority/multifactor's decay thread does.
-#include <atomic>
-#include <cmath>
+// re-ranks every job each period (as priority/multifactor's decay thread does). Lock order, to
+// stay deadlock-free with priority_p_set (called with the job write lock held): slurmctld's locks
+// first, then g_state.mutex.
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
-
-#include "export.hpp"
 #include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
 
 #include "common/config.hpp"
+#include "common/engine.hpp"
 #include "common/explore_spec.hpp"
-#include "common/rank_basic.hpp"
+#include "common/gpu_count.hpp"
+#include "common/job_summary.hpp"
+#include "common/priority.hpp"
+#include "common/report_store.hpp"
+#include "export.hpp"
 
 extern "C" {
 #include "src/common/assoc_mgr.h"
+#include "src/common/node_conf.h"
 #include "src/common/slurm_priority.h"
 #include "src/common/xmalloc.h"
 #include "src/common/xstring.h"
@@ -48,58 +59,239 @@ using namespace explsched;
 
 shim::SlurmctldLogger g_log;
 
-// Settings are replaced whole under the mutex (reconfigure), read by copy.
-std::mutex g_settings_mutex;
-Settings g_settings;
+struct HopelessAct {
+    uint32_t job_id;
+    Decision decision;
+    std::string reason;
+};
 
-Settings current_settings() {
-    std::lock_guard<std::mutex> lock(g_settings_mutex);
-    return g_settings;
-}
+struct State {
+    std::mutex mutex;
+    Settings settings;
+    std::optional<Engine> engine;
+    // Curves by job id (an array task has its own job id), fed from the report store.
+    std::unordered_map<uint32_t, std::vector<CurvePoint>> curves;
+    // Trials whose hopeless action was carried out: never twice (an owner may release a held one).
+    std::unordered_set<uint32_t> acted;
+    // Reused every round.
+    std::vector<JobView> views;
+    std::vector<job_record_t*> records;
+    std::vector<Assessment> out;
+};
+State g_state;
 
-Status load_settings() {
+Result<Settings> read_settings() {
     const char* params = slurm_conf.priority_params;
     auto parsed = parse_settings(params != nullptr ? params : "", ",");
     if (!parsed) return make_error("PriorityParameters: " + parsed.error().message);
-    std::lock_guard<std::mutex> lock(g_settings_mutex);
-    g_settings = std::move(parsed).value();
+    return parsed;
+}
+
+// Called with g_state.mutex held.
+Status apply_settings(Settings settings) {
+    auto engine = Engine::create(settings.engine, {}, &g_log);
+    if (!engine) return make_error("PriorityParameters: " + engine.error().message);
+    g_state.engine.emplace(std::move(engine).value());
+    g_state.settings = std::move(settings);
     return {};
 }
 
-// --- Slurm job record -> core facts --------------------------------------------------------------
+// --- Slurm records -> core views -----------------------------------------------------------------
 
-JobFacts job_facts(const job_record_t* job, time_t now) {
-    JobFacts f;
-    if (job->details != nullptr) {
-        const time_t begin = job->details->begin_time;
-        if (begin > 0 && begin <= now) f.eligible_seconds = difftime(now, begin);
-        f.nice = static_cast<int64_t>(job->details->nice) - NICE_OFFSET;
-    }
-    if (job->part_ptr != nullptr) f.partition_norm = job->part_ptr->norm_priority;
-    return f;
+TrialKey trial_key(const job_record_t* job) { return TrialKey{job->job_id, job->array_task_id}; }
+
+double eligible_since(const job_record_t* job) {
+    if (job->details != nullptr && job->details->begin_time > 0) return static_cast<double>(job->details->begin_time);
+    if (job->details != nullptr) return static_cast<double>(job->details->submit_time);
+    return 0.0;
 }
 
-// Writes the rank back: priority, the factors sprio prints, the SystemComment of trials.
-uint32_t rank_job(job_record_t* job, const Settings& settings, time_t now) {
-    const JobFacts facts = job_facts(job, now);
-    const BasicRank rank = basic_rank(facts, settings);
-    if (job->prio_factors == nullptr) job->prio_factors = static_cast<priority_factors_object_t*>(
-        xmalloc(sizeof(priority_factors_object_t)));
-    job->prio_factors->priority_age = settings.weight_age * rank.age_factor;
-    job->prio_factors->priority_part = settings.weight_partition * rank.partition_factor;
-    job->prio_factors->nice = static_cast<uint32_t>(facts.nice + NICE_OFFSET);
+int32_t job_nice(const job_record_t* job) {
+    return job->details != nullptr ? static_cast<int32_t>(job->details->nice) - NICE_OFFSET : 0;
+}
 
+uint32_t gpus_of(const job_record_t* job) {
+    const uint64_t nodes = IS_JOB_RUNNING(job) ? job->node_cnt
+                           : job->details != nullptr ? job->details->min_nodes : 1;
+    const uint64_t tasks = job->details != nullptr ? job->details->num_tasks : 1;
+    const uint64_t n = job_gpus(job->tres_per_job ? job->tres_per_job : "",
+                                job->tres_per_node ? job->tres_per_node : "",
+                                job->tres_per_task ? job->tres_per_task : "", nodes, tasks);
+    return static_cast<uint32_t>(std::min<uint64_t>(n, UINT32_MAX));
+}
+
+// Fills `view` from the record; false when the job's --explore options cannot be read (logged).
+bool job_view(const job_record_t* job, JobView& view) {
+    view = JobView{};
+    view.key = trial_key(job);
     auto spec = shim::job_explore_spec(job);
     if (!spec) {
         g_log.write(LogLevel::error, "job " + std::to_string(job->job_id) + ": " + spec.error().message);
-    } else if (spec->exploratory()) {
-        shim::set_system_comment(job, explore_comment(*spec));
+        return false;
     }
-    return to_slurm_priority(rank.weighted, facts.nice);
+    if (spec->exploratory()) {
+        // Groups are per user: two users' "lr" sweeps are different sweeps.
+        view.group = std::to_string(job->user_id) + ":" + spec->group;
+        view.direction = spec->direction == MetricDirection::max ? Direction::maximize : Direction::minimize;
+        view.max_steps = spec->max_steps ? static_cast<double>(*spec->max_steps) : 0.0;
+        view.hopeless_action = spec->on_hopeless.value_or(g_state.settings.engine.hopeless_action);
+        const auto it = g_state.curves.find(job->job_id);
+        if (it != g_state.curves.end()) view.points = PointSpan(it->second);
+    }
+    view.gpus = std::max<uint32_t>(1, gpus_of(job));
+    view.state = IS_JOB_RUNNING(job) ? JobState::running : JobState::pending;
+    view.submit_time = eligible_since(job);
+    view.start_time = IS_JOB_RUNNING(job) ? static_cast<double>(job->start_time) : 0.0;
+    view.partition_factor = job->part_ptr != nullptr ? job->part_ptr->norm_priority : 0.0;
+    view.nice = job_nice(job);
+    return true;
 }
 
-// Held jobs (priority 0) and jobs an admin set by hand keep their priority.
-bool keeps_priority(const job_record_t* job) { return job->direct_set_prio || job->priority == 0; }
+uint32_t cluster_gpus() {
+    uint64_t total = 0;
+    node_record_t* node = nullptr;
+    for (int i = 0; (node = next_node(&i)); ++i)
+        if (node->gres != nullptr) total += node_gpus(node->gres).count;
+    return static_cast<uint32_t>(std::min<uint64_t>(total, UINT32_MAX));
+}
+
+void write_factors(job_record_t* job, const JobView& view, const Assessment& a, double now) {
+    if (job->prio_factors == nullptr)
+        job->prio_factors = static_cast<priority_factors_object_t*>(xmalloc(sizeof(priority_factors_object_t)));
+    const PriorityTerms t = priority_terms(view, a, now, g_state.settings.engine);
+    job->prio_factors->priority_age = t.age;
+    job->prio_factors->priority_part = t.partition;
+    // sprio's SITE column: the utility-versus-price term (ExplSched's own factor).
+    job->prio_factors->priority_site = static_cast<uint32_t>(std::max(0.0, std::round(t.value)));
+    job->prio_factors->nice = static_cast<uint32_t>(view.nice + NICE_OFFSET);
+}
+
+// --- one round ----------------------------------------------------------------------------------
+
+// Reads reports committed since the last round; runs without slurmctld's locks.
+class ReportFeed {
+public:
+    std::vector<StoredReport> poll(const std::string& path) {
+        if (path != path_) {
+            reader_.reset();
+            cursor_ = 0;
+            path_ = path;
+        }
+        if (!reader_) {
+            auto r = ReportReader::open(path);
+            if (!r) {
+                if (!warned_) g_log.write(LogLevel::verbose, "report store not readable yet: " + r.error().message);
+                warned_ = true;
+                return {};
+            }
+            reader_ = std::move(r).value();
+            warned_ = false;
+        }
+        auto rows = reader_->read_since(cursor_);
+        if (!rows) {
+            g_log.write(LogLevel::error, "reading reports: " + rows.error().message);
+            reader_.reset();
+            return {};
+        }
+        if (!rows->empty()) cursor_ = rows->back().id;
+        return std::move(rows).value();
+    }
+
+private:
+    std::string path_;
+    std::unique_ptr<ReportReader> reader_;
+    int64_t cursor_ = 0;
+    bool warned_ = false;
+};
+ReportFeed g_feed;
+
+void rerank_all() {
+    std::string db;
+    {
+        std::lock_guard<std::mutex> lock(g_state.mutex);
+        db = g_state.settings.report_db;
+    }
+    std::vector<StoredReport> fresh = g_feed.poll(db);
+
+    // As scontrol requeue/cancel take them: they are what the hopeless actions need.
+    slurmctld_lock_t locks = {READ_LOCK, WRITE_LOCK, WRITE_LOCK, READ_LOCK, READ_LOCK};
+    lock_slurmctld(locks);
+    std::lock_guard<std::mutex> guard(g_state.mutex);
+    for (const StoredReport& r : fresh) {
+        CurvePoint p;
+        p.step = static_cast<double>(r.step);
+        p.metric = r.metric;
+        p.wall_time = r.server_time;
+        p.throughput = r.throughput.value_or(std::numeric_limits<double>::quiet_NaN());
+        g_state.curves[r.job_id].push_back(p);
+    }
+    const time_t now = time(nullptr);
+    g_state.views.clear();
+    g_state.records.clear();
+    ListIterator it = list_iterator_create(job_list);
+    while (auto* job = static_cast<job_record_t*>(list_next(it))) {
+        const bool pending = IS_JOB_PENDING(job) && job->priority != 0;  // 0: held, not competing
+        if (!pending && !IS_JOB_RUNNING(job)) continue;
+        JobView view;
+        if (!job_view(job, view)) continue;
+        g_state.views.push_back(std::move(view));
+        g_state.records.push_back(job);
+    }
+    list_iterator_destroy(it);
+
+    ClusterView cluster;
+    cluster.now = static_cast<double>(now);
+    cluster.total_gpus = cluster_gpus();
+    if (Status st = g_state.engine->evaluate(g_state.views, cluster, g_state.out); !st) {
+        g_log.write(LogLevel::error, "ranking round failed: " + st.error().message);
+        unlock_slurmctld(locks);
+        return;
+    }
+    const double load = g_state.engine->last_round().utilisation;
+    std::vector<HopelessAct> acts;
+    bool changed = false;
+    for (size_t i = 0; i < g_state.records.size(); ++i) {
+        job_record_t* job = g_state.records[i];
+        const JobView& view = g_state.views[i];
+        const Assessment& a = g_state.out[i];
+        write_factors(job, view, a, cluster.now);
+        if (a.exploratory) shim::set_system_comment(job, summary_line(a, load));
+        if (IS_JOB_PENDING(job) && !job->direct_set_prio && job->priority != a.priority) {
+            job->priority = a.priority;
+            changed = true;
+        }
+        if ((a.decision == Decision::terminate || a.decision == Decision::requeue_hold) &&
+            g_state.acted.insert(job->job_id).second)
+            acts.push_back({job->job_id, a.decision, explain(a)});
+    }
+    for (const HopelessAct& act : acts) {
+        job_record_t* job = find_job_record(act.job_id);
+        if (job == nullptr) continue;
+        int rc = SLURM_SUCCESS;
+        if (act.decision == Decision::terminate) {
+            info("%s: cancelling hopeless job %u: %s", plugin_type, act.job_id, act.reason.c_str());
+            rc = job_signal(job, SIGKILL, 0, 0, false);
+        } else if (IS_JOB_RUNNING(job)) {
+            info("%s: requeueing and holding hopeless job %u: %s", plugin_type, act.job_id, act.reason.c_str());
+            rc = job_requeue(0, act.job_id, nullptr, false, JOB_REQUEUE_HOLD);
+        } else {
+            info("%s: holding hopeless job %u: %s", plugin_type, act.job_id, act.reason.c_str());
+            job->priority = 0;
+            job->state_reason = WAIT_HELD;
+            xfree(job->state_desc);
+        }
+        if (rc != SLURM_SUCCESS)
+            error("%s: acting on hopeless job %u failed: %s", plugin_type, act.job_id, slurm_strerror(rc));
+        changed = true;
+    }
+    // Forget curves and actions of jobs slurmctld no longer knows.
+    for (auto c = g_state.curves.begin(); c != g_state.curves.end();)
+        c = find_job_record(c->first) == nullptr ? g_state.curves.erase(c) : std::next(c);
+    for (auto a = g_state.acted.begin(); a != g_state.acted.end();)
+        a = find_job_record(*a) == nullptr ? g_state.acted.erase(a) : std::next(a);
+    if (changed) last_job_update = now;
+    unlock_slurmctld(locks);
+}
 
 // --- the re-ranking thread -----------------------------------------------------------------------
 
@@ -108,34 +300,17 @@ std::condition_variable g_thread_cv;
 bool g_stop = false;
 std::optional<std::thread> g_thread;
 
-void rerank_all() {
-    // Write lock on jobs, read lock on nodes and partitions (as multifactor's decay thread).
-    slurmctld_lock_t job_write_lock = {NO_LOCK, WRITE_LOCK, READ_LOCK, READ_LOCK, NO_LOCK};
-    const Settings settings = current_settings();
-    lock_slurmctld(job_write_lock);
-    const time_t now = time(nullptr);
-    bool changed = false;
-    ListIterator it = list_iterator_create(job_list);
-    while (auto* job = static_cast<job_record_t*>(list_next(it))) {
-        if (!IS_JOB_PENDING(job) && !IS_JOB_RUNNING(job)) continue;
-        const uint32_t prio = rank_job(job, settings, now);
-        if (IS_JOB_PENDING(job) && !keeps_priority(job) && job->priority != prio) {
-            job->priority = prio;
-            changed = true;
-        }
-    }
-    list_iterator_destroy(it);
-    if (changed) last_job_update = now;
-    unlock_slurmctld(job_write_lock);
+std::chrono::seconds rerank_period() {
+    std::lock_guard<std::mutex> lock(g_state.mutex);
+    const uint32_t configured = g_state.settings.rerank_period;
+    return std::chrono::seconds(std::max<uint32_t>(1, configured != 0 ? configured : slurm_conf.priority_calc_period));
 }
 
 void rerank_loop() {
     for (;;) {
+        const auto period = rerank_period();
         {
             std::unique_lock<std::mutex> lock(g_thread_mutex);
-            const uint32_t configured = current_settings().rerank_period;
-            const auto period = std::chrono::seconds(
-                std::max<uint32_t>(1, configured != 0 ? configured : slurm_conf.priority_calc_period));
             if (g_thread_cv.wait_for(lock, period, [] { return g_stop; })) return;
         }
         try {
@@ -148,15 +323,38 @@ void rerank_loop() {
 
 bool in_slurmctld() { return &job_list != nullptr && job_list != nullptr; }
 
+// At submit or requeue, before any round has seen the job: the engine's last answer if it has one,
+// else the rank of a job with no curve yet.
+uint32_t provisional_priority(job_record_t* job) {
+    JobView view;
+    if (!job_view(job, view)) return 1;
+    if (g_state.engine) {
+        if (const Assessment* a = g_state.engine->find(view.key)) return a->priority;
+    }
+    const EngineSettings& es = g_state.settings.engine;
+    const double value = view.group.empty() ? es.nonexploratory_value : es.unknown_value;
+    Assessment a = provisional_assessment(view, value, es);
+    if (!view.group.empty()) shim::set_system_comment(job, summary_line(a, 0.0));
+    return a.priority;
+}
+
 }  // namespace
 
 extern "C" {
 
 EXPLSCHED_EXPORT int init(void) {
     try {
-        if (Status st = load_settings(); !st) {
-            error("%s: %s", plugin_type, st.error().message.c_str());
+        auto settings = read_settings();
+        if (!settings) {
+            error("%s: %s", plugin_type, settings.error().message.c_str());
             return SLURM_ERROR;
+        }
+        {
+            std::lock_guard<std::mutex> lock(g_state.mutex);
+            if (Status st = apply_settings(std::move(settings).value()); !st) {
+                error("%s: %s", plugin_type, st.error().message.c_str());
+                return SLURM_ERROR;
+            }
         }
         if (in_slurmctld()) {
             std::lock_guard<std::mutex> lock(g_thread_mutex);
@@ -190,7 +388,8 @@ EXPLSCHED_EXPORT uint32_t priority_p_set(uint32_t last_prio, job_record_t* job_p
     (void)last_prio;
     try {
         if (job_ptr->direct_set_prio && job_ptr->priority > 1) return job_ptr->priority;
-        return rank_job(job_ptr, current_settings(), time(nullptr));
+        std::lock_guard<std::mutex> lock(g_state.mutex);
+        return provisional_priority(job_ptr);
     } catch (...) {
         return 1;  // lowest non-held priority: the job still runs, never blocks the queue
     }
@@ -199,8 +398,10 @@ EXPLSCHED_EXPORT uint32_t priority_p_set(uint32_t last_prio, job_record_t* job_p
 EXPLSCHED_EXPORT void priority_p_reconfig(bool assoc_clear) {
     (void)assoc_clear;
     try {
-        if (Status st = load_settings(); !st)
-            error("%s: %s (keeping the previous settings)", plugin_type, st.error().message.c_str());
+        auto settings = read_settings();
+        std::lock_guard<std::mutex> lock(g_state.mutex);
+        Status st = settings ? apply_settings(std::move(settings).value()) : Status(settings.error());
+        if (!st) error("%s: %s (keeping the previous settings)", plugin_type, st.error().message.c_str());
     } catch (...) {
     }
 }
@@ -218,25 +419,20 @@ EXPLSCHED_EXPORT List priority_p_get_priority_factors_list(priority_factors_requ
     try {
         slurmctld_lock_t job_read_lock = {NO_LOCK, READ_LOCK, READ_LOCK, READ_LOCK, NO_LOCK};
         List ret = list_create(slurm_destroy_priority_factors_object);
+        auto matches = [](List wanted, uint32_t id) {
+            return wanted == nullptr ||
+                   list_find_first(
+                       wanted,
+                       [](void* x, void* key) -> int { return *static_cast<uint32_t*>(x) == *static_cast<uint32_t*>(key); },
+                       &id) != nullptr;
+        };
         lock_slurmctld(job_read_lock);
         ListIterator it = list_iterator_create(job_list);
         while (auto* job = static_cast<job_record_t*>(list_next(it))) {
             if (!IS_JOB_PENDING(job) || job->priority == 0 || job->prio_factors == nullptr) continue;
             if (job->part_ptr == nullptr) continue;
-            if (req_msg != nullptr && req_msg->job_id_list != nullptr &&
-                !list_find_first(req_msg->job_id_list,
-                                 [](void* x, void* key) -> int {
-                                     return *static_cast<uint32_t*>(x) == *static_cast<uint32_t*>(key);
-                                 },
-                                 &job->job_id))
-                continue;
-            if (req_msg != nullptr && req_msg->uid_list != nullptr &&
-                !list_find_first(req_msg->uid_list,
-                                 [](void* x, void* key) -> int {
-                                     return *static_cast<uint32_t*>(x) == *static_cast<uint32_t*>(key);
-                                 },
-                                 &job->user_id))
-                continue;
+            if (req_msg != nullptr && !matches(req_msg->job_id_list, job->job_id)) continue;
+            if (req_msg != nullptr && !matches(req_msg->uid_list, job->user_id)) continue;
             auto* obj = static_cast<priority_factors_object_t*>(xmalloc(sizeof(priority_factors_object_t)));
             slurm_copy_priority_factors_object(obj, job->prio_factors);
             if (job->direct_set_prio) obj->direct_prio = job->priority;
@@ -274,10 +470,9 @@ EXPLSCHED_EXPORT void priority_p_job_end(job_record_t* job_ptr) {
         };
         if (job_ptr->qos_ptr != nullptr && job_ptr->qos_ptr->usage != nullptr)
             subtract(job_ptr->qos_ptr->usage->grp_used_tres_run_secs);
-        for (slurmdb_assoc_rec_t* a = job_ptr->assoc_ptr; a != nullptr; a = a->usage->parent_assoc_ptr) {
-            if (a->usage == nullptr) break;
+        for (slurmdb_assoc_rec_t* a = job_ptr->assoc_ptr; a != nullptr && a->usage != nullptr;
+             a = a->usage->parent_assoc_ptr)
             subtract(a->usage->grp_used_tres_run_secs);
-        }
         assoc_mgr_unlock(&locks);
     } catch (...) {
     }

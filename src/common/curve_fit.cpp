@@ -109,6 +109,8 @@ FamilyFit fit_family(Family family, const double* x, const double* y, const doub
                                  n_prior);
             Eigen::LevenbergMarquardt<CurveFunctor> lm(functor);
             lm.setMaxfev(options.max_evaluations);
+            lm.setXtol(options.tolerance);
+            lm.setFtol(options.tolerance);
             lm.minimize(v);
             if (!finite_params(v)) {
                 failed = true;

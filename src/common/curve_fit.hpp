@@ -15,6 +15,9 @@ struct FitOptions {
     int irls_rounds = 2;          // Huber reweighting passes after the first plain fit
     double huber_k = 1.345;       // Huber threshold in robust sigmas (95% efficiency)
     double prior_strength = 0.02; // weight of the shape prior, normalised-y units per log unit
+    // LM stops when the relative change of the parameters or of the objective is below this.
+    // Curves are predicted to ~1e-4 of their range; tighter tolerances only burn iterations.
+    double tolerance = 1e-6;
 };
 
 // Fits `family` to (x[i], y[i]) with base weights w[i] (> 0; null = all 1), starting from each of

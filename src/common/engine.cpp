@@ -1,6 +1,7 @@
 #include "engine.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -45,6 +46,12 @@ struct TrialCache {
     double max_steps = 0.0;
     double gain = 0.0;          // predicted improvement over the utility horizon, metric units
     Prediction final_metric;
+    // observed summary, refreshed when the points change (group statistics read these every
+    // round; scanning every curve each round would cost O(points))
+    double lo = kNaN, hi = kNaN, best = kNaN, first = kNaN;
+    // ASHA rungs derived from the settings and max_steps (jobs without their own milestones)
+    std::vector<double> rungs;
+    double rungs_for_max_steps = -1.0;
     std::uint64_t round = 0;
 };
 
@@ -80,26 +87,31 @@ struct Engine::Impl {
     // scratch reused across rounds
     std::unordered_map<std::string, std::size_t> group_index;
     std::vector<GroupStats> groups;
+    std::vector<TrialKey> keys;               // last round's jobs, in order
     std::vector<TrialCache*> trial_of;        // per job: its cache entry (null if none)
     std::vector<std::size_t> group_of;        // per job: its group (npos if none)
+    std::vector<std::vector<std::size_t>> members;  // per group: its jobs
     std::vector<double> scratch;
     std::map<std::pair<std::size_t, double>, std::vector<double>> rung_values;
 
     void log(LogLevel level, const std::string& message) {
         if (logger != nullptr && logger->enabled(level)) logger->write(level, message);
     }
-    bool sync(const JobView& job, TrialCache& c);
+    bool sync(const JobView& job, TrialCache& c, std::size_t& budget);
     void derive(const JobView& job, TrialCache& c);
-    const std::vector<double>& values_at(std::size_t group, double rung,
-                                         const std::vector<JobView>& jobs);
+    const std::vector<double>& values_at(std::size_t group, double rung);
 };
 
 // Brings a trial's cache up to its reported points. Returns true if it refitted.
-bool Engine::Impl::sync(const JobView& job, TrialCache& c) {
+bool Engine::Impl::sync(const JobView& job, TrialCache& c, std::size_t& budget) {
     const PointSpan& pts = job.points;
     if (pts.size == c.raw_count && (pts.size == 0 || same_point(pts[pts.size - 1], c.raw_last))) {
         return false;  // unchanged: the common case, O(1)
     }
+    // Out of fitting budget this round (a controller restart with thousands of curves): keep
+    // the old fit; the trial still looks changed next round and is fitted then.
+    if (settings.max_refits_per_round > 0 && budget == 0) return false;
+    if (budget > 0) --budget;
     auto curve = clean_curve(pts);
     c.raw_count = pts.size;
     if (pts.size > 0) c.raw_last = pts[pts.size - 1];
@@ -110,12 +122,22 @@ bool Engine::Impl::sync(const JobView& job, TrialCache& c) {
         }
         c.error = curve.error().message;
         c.predictor.clear();
+        c.lo = c.hi = c.best = c.first = kNaN;
         return false;
     }
     c.error.clear();
     c.diverged = curve->diverged;
     c.diverged_at = curve->diverged_at_step;
     if (!c.predictor.extend(*curve)) c.predictor.assign(*curve);
+    const CurvePredictor& p = c.predictor;
+    if (p.size() > 0) {
+        c.lo = *std::min_element(p.metrics().begin(), p.metrics().end());
+        c.hi = *std::max_element(p.metrics().begin(), p.metrics().end());
+        c.best = p.best_metric();
+        c.first = p.first_metric();
+    } else {
+        c.lo = c.hi = c.best = c.first = kNaN;
+    }
     return true;
 }
 
@@ -145,12 +167,11 @@ void Engine::Impl::derive(const JobView& job, TrialCache& c) {
     c.gain = std::isfinite(g) && g > 0.0 ? g : 0.0;
 }
 
-const std::vector<double>& Engine::Impl::values_at(std::size_t group, double rung,
-                                                   const std::vector<JobView>& jobs) {
+const std::vector<double>& Engine::Impl::values_at(std::size_t group, double rung) {
     auto [it, inserted] = rung_values.try_emplace({group, rung});
     if (!inserted) return it->second;
-    for (std::size_t j = 0; j < jobs.size(); ++j) {
-        if (group_of[j] != group || trial_of[j] == nullptr) continue;
+    for (std::size_t j : members[group]) {
+        if (trial_of[j] == nullptr) continue;
         const CurvePredictor& p = trial_of[j]->predictor;
         if (p.size() == 0 || p.last_step() < rung) continue;
         const double v = metric_at(p.steps(), p.metrics(), rung);
@@ -205,15 +226,26 @@ Status Engine::evaluate(const std::vector<JobView>& jobs, const ClusterView& clu
     const std::size_t n = jobs.size();
 
     // --- whole-round input checks --------------------------------------------------------------
-    m.index.clear();
-    m.index.reserve(n);
+    // Rounds usually list the same jobs in the same order: then last round's index and cache
+    // pointers still hold, and the round needs no hashing at all.
+    bool same_keys = n == m.keys.size();
+    for (std::size_t j = 0; same_keys && j < n; ++j) same_keys = jobs[j].key == m.keys[j];
+    if (!same_keys) {
+        m.index.clear();
+        m.index.reserve(n);
+        m.keys.resize(n);
+        for (std::size_t j = 0; j < n; ++j) {
+            m.keys[j] = jobs[j].key;
+            if (!m.index.emplace(jobs[j].key, j).second) {
+                m.index.clear();
+                m.keys.clear();
+                m.last.clear();
+                return make_error("engine round: job " + to_string(jobs[j].key) + " listed twice");
+            }
+        }
+    }
     std::uint64_t busy = 0;
     for (std::size_t j = 0; j < n; ++j) {
-        if (!m.index.emplace(jobs[j].key, j).second) {
-            m.index.clear();
-            m.last.clear();
-            return make_error("engine round: job " + to_string(jobs[j].key) + " listed twice");
-        }
         if (jobs[j].state == JobState::running) busy += jobs[j].gpus;
     }
     if (cluster.busy_gpus >= 0) busy = static_cast<std::uint64_t>(cluster.busy_gpus);
@@ -228,24 +260,32 @@ Status Engine::evaluate(const std::vector<JobView>& jobs, const ClusterView& clu
     ++m.round;
 
     // --- per-trial caches and group statistics -----------------------------------------------
-    m.trial_of.assign(n, nullptr);
+    if (!same_keys) m.trial_of.assign(n, nullptr);
     m.group_of.assign(n, std::numeric_limits<std::size_t>::max());
     m.group_index.clear();
     m.groups.clear();
     m.rung_values.clear();
     std::size_t fitted = 0, invalid = 0, trials = 0;
+    std::size_t budget = s.max_refits_per_round;
     for (std::size_t j = 0; j < n; ++j) {
         const JobView& job = jobs[j];
-        if (job.group.empty()) continue;
-        ++trials;
-        auto it = m.cache.find(job.key);
-        if (it == m.cache.end() || it->second.predictor.direction() != job.direction) {
-            if (it != m.cache.end()) m.cache.erase(it);
-            it = m.cache.emplace(job.key, TrialCache(job.direction, s)).first;
+        if (job.group.empty()) {
+            m.trial_of[j] = nullptr;
+            continue;
         }
-        TrialCache& c = it->second;
+        ++trials;
+        TrialCache* cached = m.trial_of[j];  // last round's entry for this key, if any
+        if (cached == nullptr || cached->predictor.direction() != job.direction) {
+            auto it = m.cache.find(job.key);
+            if (it == m.cache.end() || it->second.predictor.direction() != job.direction) {
+                if (it != m.cache.end()) m.cache.erase(it);
+                it = m.cache.emplace(job.key, TrialCache(job.direction, s)).first;
+            }
+            cached = &it->second;
+        }
+        TrialCache& c = *cached;
         c.round = m.round;
-        if (m.sync(job, c)) ++fitted;
+        if (m.sync(job, c, budget)) ++fitted;
         if (!c.error.empty()) ++invalid;
         m.derive(job, c);
         m.trial_of[j] = &c;
@@ -254,17 +294,17 @@ Status Engine::evaluate(const std::vector<JobView>& jobs, const ClusterView& clu
         if (inserted) {
             m.groups.emplace_back();
             m.groups.back().direction = job.direction;
+            if (m.members.size() < m.groups.size()) m.members.emplace_back();
+            m.members[g->second].clear();
         }
         m.group_of[j] = g->second;
+        m.members[g->second].push_back(j);
         GroupStats& gs = m.groups[g->second];
         ++gs.trials;
-        const CurvePredictor& p = c.predictor;
-        if (p.size() == 0) continue;
-        const double lo = *std::min_element(p.metrics().begin(), p.metrics().end());
-        const double hi = *std::max_element(p.metrics().begin(), p.metrics().end());
-        gs.lo = std::min(gs.lo, lo);
-        gs.hi = std::max(gs.hi, hi);
-        const double best = p.best_metric();
+        if (c.predictor.size() == 0) continue;
+        gs.lo = std::min(gs.lo, c.lo);
+        gs.hi = std::max(gs.hi, c.hi);
+        const double best = c.best;
         if (std::isnan(gs.best) || better(gs.direction, best, gs.best)) {
             gs.second = gs.best;
             gs.best = best;
@@ -273,9 +313,11 @@ Status Engine::evaluate(const std::vector<JobView>& jobs, const ClusterView& clu
             gs.second = best;
         }
     }
-    // forget trials that left the queue
-    for (auto it = m.cache.begin(); it != m.cache.end();) {
-        it = it->second.round == m.round ? std::next(it) : m.cache.erase(it);
+    // forget trials that left the queue (every cached trial was touched: none left)
+    if (m.cache.size() != trials) {
+        for (auto it = m.cache.begin(); it != m.cache.end();) {
+            it = it->second.round == m.round ? std::next(it) : m.cache.erase(it);
+        }
     }
 
     // --- utilities and the price ------------------------------------------------------------------
@@ -291,7 +333,7 @@ Status Engine::evaluate(const std::vector<JobView>& jobs, const ClusterView& clu
         a.prediction = c->final_metric;
         const double best_other = gs.best_key == jobs[j].key ? gs.second : gs.best;
         const double p_win = win_probability(c->final_metric, jobs[j].direction, best_other, m.z);
-        const double own = std::fabs(c->predictor.best_metric() - c->predictor.first_metric());
+        const double own = std::fabs(c->best - c->first);
         const double scale = gs.hi > gs.lo ? gs.hi - gs.lo : std::max(own, 1e-12);
         UtilityInputs in;
         in.gain = c->gain;
@@ -324,13 +366,25 @@ Status Engine::evaluate(const std::vector<JobView>& jobs, const ClusterView& clu
     const double price_now = priced ? price(load) : 0.0;
 
     // --- decisions and priorities -------------------------------------------------------------
+    std::array<double, 33> price_by_gpus;
+    price_by_gpus.fill(kNaN);
     for (std::size_t j = 0; j < n; ++j) {
         const JobView& job = jobs[j];
         Assessment& a = out[j];
         const TrialCache* c = m.trial_of[j];
         const double load_after =
             job.state == JobState::pending ? std::min(1.0, load + job.gpus / total) : load;
-        a.price = priced ? price(load_after) : 0.0;
+        if (!priced) {
+            a.price = 0.0;
+        } else if (job.state == JobState::running) {
+            a.price = price_now;
+        } else if (job.gpus < price_by_gpus.size()) {
+            double& memo = price_by_gpus[job.gpus];  // most jobs ask for a handful of GPUs
+            if (std::isnan(memo)) memo = price(load_after);
+            a.price = memo;
+        } else {
+            a.price = price(load_after);
+        }
         const double age = age_factor(cluster.now - job.submit_time, s.max_age_s);
         const double running_s =
             job.state == JobState::running && job.start_time > 0.0 ? cluster.now - job.start_time
@@ -370,8 +424,13 @@ Status Engine::evaluate(const std::vector<JobView>& jobs, const ClusterView& clu
             // No usable prediction (too few points, or no speed yet): successive halving on
             // the group's milestones decides, so a sweep still prunes before curves are long.
             a.state = TrialState::unknown;
-            const CurvePredictor& p = c->predictor;
-            const auto rungs = asha_rungs(job.milestones, job.max_steps, s);
+            TrialCache& cm = *m.trial_of[j];
+            const CurvePredictor& p = cm.predictor;
+            if (job.milestones.empty() && cm.rungs_for_max_steps != job.max_steps) {
+                cm.rungs = asha_rungs({}, job.max_steps, s);
+                cm.rungs_for_max_steps = job.max_steps;
+            }
+            const std::vector<double>& rungs = job.milestones.empty() ? cm.rungs : job.milestones;
             double reached = kNaN;
             for (double r : rungs) {
                 if (p.size() > 0 && p.last_step() >= r) reached = r;
@@ -383,7 +442,7 @@ Status Engine::evaluate(const std::vector<JobView>& jobs, const ClusterView& clu
                 a.decision = job.state == JobState::pending ? Decision::run : Decision::keep;
             } else {
                 const double v = metric_at(p.steps(), p.metrics(), reached);
-                const auto& values = m.values_at(m.group_of[j], reached, jobs);
+                const auto& values = m.values_at(m.group_of[j], reached);
                 const AshaRank r = asha_rank(v, values, job.direction, s.asha_reduction);
                 a.reason.code = r.promoted ? ReasonCode::asha_promoted : ReasonCode::asha_behind;
                 a.reason.a = reached;

@@ -43,6 +43,7 @@ Status validate(const EngineSettings& s) {
         in_range("min_points_to_fit", static_cast<double>(s.min_points_to_fit), 3, 1000),
         in_range("max_fit_points", static_cast<double>(s.max_fit_points), 8, 10000),
         in_range("refit_growth", s.refit_growth, 0.0, 10.0),
+        in_range("max_refits_per_round", static_cast<double>(s.max_refits_per_round), 0, 1e9),
         in_range("fit_recency_power", s.fit_recency_power, 0.0, 8.0),
         in_range("backtest_split", s.backtest_split, 0.1, 0.95),
         in_range("agreement_shrinkage", s.agreement_shrinkage, 0.0, 100.0),

@@ -1,0 +1,183 @@
+// Prediction-accuracy benchmark: every learning curve in the shared data set (../shared/data/
+// curves), observed to 10%, 25% and 50% of its points, predicted to its last step. Prints the mean
+// absolute error of the final metric relative to the curve's range, for the ensemble and for two
+// baselines run in the same process (last observed value; a single power-law fit), the ratios,
+// and the ensemble's interval coverage. Exit status 1 if the ensemble fails to beat both
+// baselines at some fraction (so a regression is visible), 2 on a data error.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "curve_csv.hpp"
+#include "curve_ensemble.hpp"
+#include "curve_fit.hpp"
+
+#ifndef EXPLSCHED_DATA_DIR
+#define EXPLSCHED_DATA_DIR "../shared/data"
+#endif
+
+namespace fs = std::filesystem;
+using namespace explsched;
+
+namespace {
+
+struct Curve {
+    std::string app;
+    std::string name;
+    Direction direction;
+    std::vector<CurvePoint> points;
+};
+
+// Baseline 2: one power law a - b x^-c, plain least squares (no robust loss, no prior), from the
+// same multi-start guesses; the last value when it cannot be fitted (fewer than 3 points).
+double power_law_baseline(const std::vector<CurvePoint>& points, std::size_t n, Direction dir,
+                          double horizon) {
+    const double last = points[n - 1].metric;
+    if (n < 3) return last;
+    const double sign = dir == Direction::maximize ? 1.0 : -1.0;
+    const double x_scale = points[n - 1].step > 0 ? points[n - 1].step : 1.0;
+    double lo = sign * points[0].metric, hi = lo;
+    for (std::size_t i = 0; i < n; ++i) {
+        lo = std::min(lo, sign * points[i].metric);
+        hi = std::max(hi, sign * points[i].metric);
+    }
+    const double off = sign * points[0].metric;
+    const double scale = std::max(hi - lo, 1e-9);
+    std::vector<double> x(n), y(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        x[i] = std::max(points[i].step / x_scale, 1e-9);
+        y[i] = (sign * points[i].metric - off) / scale;
+    }
+    std::array<Params, 3> guesses{};
+    const std::size_t g = initial_guesses(Family::pow3, x.data(), y.data(), n, guesses);
+    FitOptions options;
+    options.irls_rounds = 0;
+    options.prior_strength = 0.0;
+    options.max_evaluations = 400;
+    const FamilyFit fit = fit_family(Family::pow3, x.data(), y.data(), nullptr, n, guesses.data(),
+                                     g, options);
+    if (!fit.ok) return last;
+    const double f = evaluate(Family::pow3, fit.theta, horizon / x_scale);
+    if (!std::isfinite(f)) return last;
+    return sign * (f * scale + off);
+}
+
+struct Tally {
+    double ens = 0, last = 0, pow = 0, covered = 0, width = 0;
+    int count = 0;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::string data_dir = EXPLSCHED_DATA_DIR;
+    bool verbose = false;
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "-v") == 0) verbose = true;
+        else data_dir = argv[i];
+    }
+    const fs::path curves_dir = fs::path(data_dir) / "curves";
+    std::vector<Curve> curves;
+    std::error_code ec;
+    std::vector<fs::path> files;
+    for (const auto& app : fs::directory_iterator(curves_dir, ec)) {
+        if (!app.is_directory()) continue;
+        for (const auto& f : fs::directory_iterator(app.path())) {
+            const std::string name = f.path().filename().string();
+            if (name.rfind("validation-", 0) == 0 && f.path().extension() == ".csv") {
+                files.push_back(f.path());
+            }
+        }
+    }
+    if (ec || files.empty()) {
+        std::fprintf(stderr, "explsched: bench_prediction: no curves under %s\n",
+                     curves_dir.c_str());
+        return 2;
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& path : files) {
+        auto csv = read_curve_csv(path.string());
+        if (!csv) {
+            std::fprintf(stderr, "explsched: %s\n", csv.error().message.c_str());
+            return 2;
+        }
+        Curve c;
+        c.app = path.parent_path().filename().string();
+        c.name = c.app + "/" + path.filename().string();
+        // WER falls, accuracy and hit rate rise (data/README.md)
+        c.direction = c.app == "deepspeech2" ? Direction::minimize : Direction::maximize;
+        c.points = std::move(csv->points);
+        curves.push_back(std::move(c));
+    }
+
+    const double fractions[] = {0.10, 0.25, 0.50};
+    EngineSettings settings;
+    std::map<std::string, Tally> by_app[3];
+    Tally overall[3];
+    for (std::size_t fi = 0; fi < 3; ++fi) {
+        for (const Curve& c : curves) {
+            const std::size_t total = c.points.size();
+            const std::size_t n = std::max<std::size_t>(
+                1, static_cast<std::size_t>(std::ceil(fractions[fi] * static_cast<double>(total) - 1e-9)));
+            const double truth = c.points.back().metric;
+            const double horizon = c.points.back().step;
+            double lo = truth, hi = truth;
+            for (const auto& p : c.points) {
+                lo = std::min(lo, p.metric);
+                hi = std::max(hi, p.metric);
+            }
+            const double range = std::max(hi - lo, 1e-12);
+            std::vector<CurvePoint> observed(c.points.begin(),
+                                             c.points.begin() + static_cast<std::ptrdiff_t>(n));
+            auto pred = predict_curve(observed, c.direction, horizon, settings);
+            if (!pred) {
+                std::fprintf(stderr, "explsched: %s: %s\n", c.name.c_str(),
+                             pred.error().message.c_str());
+                return 2;
+            }
+            const double e_ens = std::fabs(pred->value - truth) / range;
+            const double e_last = std::fabs(observed.back().metric - truth) / range;
+            const double e_pow =
+                std::fabs(power_law_baseline(c.points, n, c.direction, horizon) - truth) / range;
+            const bool cov = truth >= pred->lower && truth <= pred->upper;
+            for (Tally* t : {&overall[fi], &by_app[fi][c.app]}) {
+                t->ens += e_ens;
+                t->last += e_last;
+                t->pow += e_pow;
+                t->covered += cov ? 1 : 0;
+                t->width += (pred->upper - pred->lower) / range;
+                t->count += 1;
+            }
+            if (verbose) {
+                std::printf("%-32s %3.0f%% n=%3zu truth=%8.4f pred=%8.4f [%8.4f,%8.4f] "
+                            "ens=%.3f last=%.3f pow=%.3f\n",
+                            c.name.c_str(), 100 * fractions[fi], n, truth, pred->value,
+                            pred->lower, pred->upper, e_ens, e_last, e_pow);
+            }
+        }
+    }
+    std::printf("prediction accuracy: %zu curves from %s, final metric, MAE relative to range\n",
+                curves.size(), curves_dir.c_str());
+    std::printf("%-12s %5s %9s %9s %9s %10s %10s %9s %9s\n", "app", "obs", "ensemble", "last",
+                "powerlaw", "ens/last", "ens/pow", "coverage", "width");
+    bool beats = true;
+    for (std::size_t fi = 0; fi < 3; ++fi) {
+        auto row = [&](const std::string& name, const Tally& t) {
+            const double k = t.count;
+            std::printf("%-12s %4.0f%% %9.4f %9.4f %9.4f %10.3f %10.3f %8.1f%% %9.3f\n",
+                        name.c_str(), 100 * fractions[fi], t.ens / k, t.last / k, t.pow / k,
+                        t.ens / t.last, t.ens / t.pow, 100 * t.covered / k, t.width / k);
+        };
+        for (const auto& [app, t] : by_app[fi]) row(app, t);
+        row("ALL", overall[fi]);
+        if (!(overall[fi].ens < overall[fi].last && overall[fi].ens < overall[fi].pow)) beats = false;
+    }
+    std::printf("interval level %.0f%%; ensemble beats both baselines at every fraction: %s\n",
+                100 * settings.interval_level, beats ? "yes" : "NO");
+    return beats ? 0 : 1;
+}

@@ -8,6 +8,7 @@ const char* version();
 
 int cmd_config(int argc, char** argv);
 int cmd_kstat(int argc, char** argv);
+int cmd_predict(int argc, char** argv);
 int cmd_report(int argc, char** argv);
 
 }  // namespace explsched::cli

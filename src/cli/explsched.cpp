@@ -19,6 +19,7 @@ struct Command {
 const Command kCommands[] = {
     {"config", explsched::cli::cmd_config, "check and print settings (PriorityParameters, plugstack.conf, explschedd.conf)"},
     {"kstat", explsched::cli::cmd_kstat, "per-job kernel scheduling statistics of this node's GPUs (explsched-kerneld)"},
+    {"predict", explsched::cli::cmd_predict, "extrapolate a learning curve from a CSV file (what the scheduler would predict)"},
     {"report", explsched::cli::cmd_report, "send a learning-curve point (step, metric) of a job to explschedd"},
 };
 

@@ -52,15 +52,41 @@ struct TrialCache {
     // ASHA rungs derived from the settings and max_steps (jobs without their own milestones)
     std::vector<double> rungs;
     double rungs_for_max_steps = -1.0;
+    std::uint64_t version = 0;          // bumped whenever the points change
+    // the metric at the last ASHA rung reached, for `asha_version`
+    double asha_rung = kNaN, asha_value = kNaN;
+    std::uint64_t asha_version = ~std::uint64_t{0};
     std::uint64_t round = 0;
 };
 
+// A group (sweep) persists across rounds so that what only changes when a member's curve
+// changes (the ASHA rung values) is not recomputed every round.
 struct GroupStats {
     Direction direction = Direction::maximize;
     double lo = kInf, hi = -kInf;             // observed metric range
     double best = kNaN, second = kNaN;        // best and second-best observed metric
     TrialKey best_key;
     std::size_t trials = 0;
+    std::uint64_t seen_round = 0;
+    bool changed = false;                     // a member's curve changed this round
+    std::uint64_t signature = 0, last_signature = 0;  // of the member set
+    std::vector<std::size_t> members;         // this round's jobs
+    // per rung reached: the sorted metrics of the members that reached it
+    std::vector<std::pair<double, std::vector<double>>> rung_values;
+
+    void start_round(std::uint64_t round, Direction d) {
+        direction = d;
+        lo = kInf;
+        hi = -kInf;
+        best = second = kNaN;
+        best_key = TrialKey{};
+        trials = 0;
+        seen_round = round;
+        changed = false;
+        last_signature = signature;
+        signature = 0;
+        members.clear();
+    }
 };
 
 }  // namespace
@@ -87,12 +113,11 @@ struct Engine::Impl {
     // scratch reused across rounds
     std::unordered_map<std::string, std::size_t> group_index;
     std::vector<GroupStats> groups;
+    std::size_t active_groups = 0;
     std::vector<TrialKey> keys;               // last round's jobs, in order
     std::vector<TrialCache*> trial_of;        // per job: its cache entry (null if none)
     std::vector<std::size_t> group_of;        // per job: its group (npos if none)
-    std::vector<std::vector<std::size_t>> members;  // per group: its jobs
     std::vector<double> scratch;
-    std::map<std::pair<std::size_t, double>, std::vector<double>> rung_values;
 
     void log(LogLevel level, const std::string& message) {
         if (logger != nullptr && logger->enabled(level)) logger->write(level, message);
@@ -168,16 +193,21 @@ void Engine::Impl::derive(const JobView& job, TrialCache& c) {
 }
 
 const std::vector<double>& Engine::Impl::values_at(std::size_t group, double rung) {
-    auto [it, inserted] = rung_values.try_emplace({group, rung});
-    if (!inserted) return it->second;
-    for (std::size_t j : members[group]) {
+    GroupStats& g = groups[group];
+    for (const auto& [r, values] : g.rung_values) {
+        if (r == rung) return values;
+    }
+    g.rung_values.emplace_back(rung, std::vector<double>());
+    std::vector<double>& values = g.rung_values.back().second;
+    for (std::size_t j : g.members) {
         if (trial_of[j] == nullptr) continue;
         const CurvePredictor& p = trial_of[j]->predictor;
         if (p.size() == 0 || p.last_step() < rung) continue;
         const double v = metric_at(p.steps(), p.metrics(), rung);
-        if (std::isfinite(v)) it->second.push_back(v);
+        if (std::isfinite(v)) values.push_back(v);
     }
-    return it->second;
+    std::sort(values.begin(), values.end());
+    return values;
 }
 
 Result<Engine> Engine::create(const EngineSettings& settings, ThroughputTable throughputs,
@@ -262,9 +292,13 @@ Status Engine::evaluate(const std::vector<JobView>& jobs, const ClusterView& clu
     // --- per-trial caches and group statistics -----------------------------------------------
     if (!same_keys) m.trial_of.assign(n, nullptr);
     m.group_of.assign(n, std::numeric_limits<std::size_t>::max());
-    m.group_index.clear();
-    m.groups.clear();
-    m.rung_values.clear();
+    // Groups persist; a sweep that ended leaves a stale entry, so start afresh once stale ones
+    // dominate (rare: their number is bounded by the sweeps seen since the last reset).
+    if (m.groups.size() > 2 * m.active_groups + 1024) {
+        m.group_index.clear();
+        m.groups.clear();
+    }
+    m.active_groups = 0;
     std::size_t fitted = 0, invalid = 0, trials = 0;
     std::size_t budget = s.max_refits_per_round;
     for (std::size_t j = 0; j < n; ++j) {
@@ -284,22 +318,28 @@ Status Engine::evaluate(const std::vector<JobView>& jobs, const ClusterView& clu
             cached = &it->second;
         }
         TrialCache& c = *cached;
+        const bool is_new = c.round == 0;
         c.round = m.round;
-        if (m.sync(job, c, budget)) ++fitted;
+        const bool changed = m.sync(job, c, budget);
+        if (changed) {
+            ++fitted;
+            ++c.version;
+        }
         if (!c.error.empty()) ++invalid;
         m.derive(job, c);
         m.trial_of[j] = &c;
 
         auto [g, inserted] = m.group_index.try_emplace(job.group, m.groups.size());
-        if (inserted) {
-            m.groups.emplace_back();
-            m.groups.back().direction = job.direction;
-            if (m.members.size() < m.groups.size()) m.members.emplace_back();
-            m.members[g->second].clear();
+        if (inserted) m.groups.emplace_back();
+        GroupStats& gs = m.groups[g->second];
+        if (gs.seen_round != m.round) {
+            gs.start_round(m.round, job.direction);
+            ++m.active_groups;
         }
         m.group_of[j] = g->second;
-        m.members[g->second].push_back(j);
-        GroupStats& gs = m.groups[g->second];
+        gs.members.push_back(j);
+        gs.changed = gs.changed || changed || is_new;
+        gs.signature += TrialKeyHash()(job.key) * 0x9E3779B97F4A7C15ULL + 1;
         ++gs.trials;
         if (c.predictor.size() == 0) continue;
         gs.lo = std::min(gs.lo, c.lo);
@@ -311,6 +351,12 @@ Status Engine::evaluate(const std::vector<JobView>& jobs, const ClusterView& clu
             gs.best_key = job.key;
         } else if (std::isnan(gs.second) || better(gs.direction, best, gs.second)) {
             gs.second = best;
+        }
+    }
+    // the rung values of a group hold until a member's curve changes or the members change
+    for (GroupStats& gs : m.groups) {
+        if (gs.seen_round == m.round && (gs.changed || gs.signature != gs.last_signature)) {
+            gs.rung_values.clear();
         }
     }
     // forget trials that left the queue (every cached trial was touched: none left)
@@ -435,15 +481,21 @@ Status Engine::evaluate(const std::vector<JobView>& jobs, const ClusterView& clu
             for (double r : rungs) {
                 if (p.size() > 0 && p.last_step() >= r) reached = r;
             }
+            if (!std::isnan(reached) &&
+                (cm.asha_version != cm.version || cm.asha_rung != reached)) {
+                cm.asha_rung = reached;
+                cm.asha_value = metric_at(p.steps(), p.metrics(), reached);
+                cm.asha_version = cm.version;
+            }
             if (std::isnan(reached)) {
                 a.reason.code = ReasonCode::too_few_points;
                 a.reason.a = static_cast<double>(p.size());
                 a.reason.b = static_cast<double>(s.min_points_to_fit);
                 a.decision = job.state == JobState::pending ? Decision::run : Decision::keep;
             } else {
-                const double v = metric_at(p.steps(), p.metrics(), reached);
                 const auto& values = m.values_at(m.group_of[j], reached);
-                const AshaRank r = asha_rank(v, values, job.direction, s.asha_reduction);
+                const AshaRank r =
+                    asha_rank_sorted(cm.asha_value, values, job.direction, s.asha_reduction);
                 a.reason.code = r.promoted ? ReasonCode::asha_promoted : ReasonCode::asha_behind;
                 a.reason.a = reached;
                 a.reason.b = static_cast<double>(r.rank);

@@ -83,6 +83,23 @@ AshaRank asha_rank(double value, const std::vector<double>& values_at_rung, Dire
     return r;
 }
 
+AshaRank asha_rank_sorted(double value, const std::vector<double>& sorted_values,
+                          Direction direction, double eta) {
+    AshaRank r;
+    r.of = sorted_values.size();
+    const std::size_t better =
+        direction == Direction::maximize
+            ? static_cast<std::size_t>(sorted_values.end() - std::upper_bound(sorted_values.begin(),
+                                                                              sorted_values.end(), value))
+            : static_cast<std::size_t>(std::lower_bound(sorted_values.begin(), sorted_values.end(),
+                                                        value) -
+                                       sorted_values.begin());
+    r.rank = better + 1;
+    const auto keep = static_cast<std::size_t>(std::ceil(static_cast<double>(r.of) / eta));
+    r.promoted = r.rank <= std::max<std::size_t>(keep, 1);
+    return r;
+}
+
 namespace {
 
 std::string num(double value) {

@@ -41,6 +41,10 @@ struct AshaRank {
 AshaRank asha_rank(double value, const std::vector<double>& values_at_rung, Direction direction,
                    double eta);
 
+// The same over values sorted ascending, in O(log n) (the engine ranks whole sweeps each round).
+AshaRank asha_rank_sorted(double value, const std::vector<double>& sorted_values,
+                          Direction direction, double eta);
+
 // Preemption between two assessed jobs (see Engine::can_preempt).
 PreemptVerdict preempt_verdict(const Assessment& preemptor, const Assessment& preemptee,
                                const EngineSettings& settings);

@@ -222,6 +222,16 @@ BOOST_AUTO_TEST_CASE(asha_decides_while_curves_are_short) {
     }
     BOOST_TEST(out[5].priority > out[0].priority);
     BOOST_TEST(explain(out[0]).find("outside the top 1/3") != std::string::npos);
+    // the same round again answers the same (from the group's memo) ...
+    std::vector<Assessment> again;
+    BOOST_REQUIRE(e.evaluate(jobs, cluster(5001, 16), again).ok());
+    for (std::size_t k = 0; k < 6; ++k) BOOST_TEST((again[k].reason.code == out[k].reason.code));
+    // ... and a trial whose curve changes is re-ranked: trial 1 now leads at the milestone
+    curves[0] = rising(3, 0.99);
+    jobs[0].points = curves[0];
+    BOOST_REQUIRE(e.evaluate(jobs, cluster(5002, 16), again).ok());
+    BOOST_TEST((again[0].reason.code == ReasonCode::asha_promoted));
+    BOOST_TEST((again[4].reason.code == ReasonCode::asha_behind));
     // before any milestone: too few points, runs to learn more
     auto one = rising(1, 0.9);
     std::vector<JobView> fresh = {view(50, "new", one, JobState::pending)};

@@ -1,6 +1,7 @@
 #define BOOST_TEST_MODULE test_common_policy
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include "policy.hpp"
@@ -78,6 +79,20 @@ BOOST_AUTO_TEST_CASE(asha_rank_keeps_the_top_third) {
     BOOST_TEST(third.of == 6u);
     BOOST_TEST(asha_rank(0.5, values, Direction::minimize, 3).promoted);
     BOOST_TEST(asha_rank(0.4, std::vector<double>{0.4}, Direction::maximize, 3).promoted);
+}
+
+BOOST_AUTO_TEST_CASE(sorted_rank_agrees_with_the_linear_one) {
+    std::vector<double> values = {0.5, 0.6, 0.7, 0.8, 0.9, 0.55, 0.7};
+    std::vector<double> sorted = values;
+    std::sort(sorted.begin(), sorted.end());
+    for (Direction d : {Direction::maximize, Direction::minimize}) {
+        for (double v : {0.4, 0.5, 0.55, 0.7, 0.75, 0.9, 1.0}) {
+            const AshaRank a = asha_rank(v, values, d, 3), b = asha_rank_sorted(v, sorted, d, 3);
+            BOOST_TEST(a.rank == b.rank);
+            BOOST_TEST(a.of == b.of);
+            BOOST_TEST(a.promoted == b.promoted);
+        }
+    }
 }
 
 BOOST_AUTO_TEST_CASE(metric_at_takes_the_last_point_at_or_before) {

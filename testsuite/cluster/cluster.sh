@@ -9,6 +9,7 @@
 # Options of up:  --nodes N (4)  --gpus M (4)  --cpus C (8)  --priority TYPE (priority/explsched)
 #                 --preempt TYPE (preempt/explsched)  --params 'k=v,...' (PriorityParameters)
 #                 --spank-args 'k=v ...'  --no-spank  --debug
+#                 --explschedd (start the report collector; PriorityParameters gets its report_db)
 # After up, DIR/env.sh exports SLURM_CONF, EXPLSCHED_CLUSTER_DIR, EXPLSCHED_MUNGE_SOCKET and
 # EXPLSCHED_REPORT_PORT for clients; source it.
 #
@@ -57,7 +58,7 @@ _cluster_plugindir() {
 cluster_up() {
     local dir=$1; shift
     local nodes=4 gpus=4 cpus=8 priority=priority/explsched preempt=preempt/explsched
-    local params="" spank_args="" spank=yes debug=info
+    local params="" spank_args="" spank=yes debug=info explschedd=no
     while [ $# -gt 0 ]; do
         case $1 in
             --nodes) nodes=$2; shift ;;
@@ -69,6 +70,7 @@ cluster_up() {
             --spank-args) spank_args=$2; shift ;;
             --no-spank) spank=no ;;
             --debug) debug=debug2 ;;
+            --explschedd) explschedd=yes ;;
             *) cluster_die "unknown option $1"; return 1 ;;
         esac
         shift
@@ -101,6 +103,12 @@ cluster_up() {
     local ctld_port=$base report_port=$((base + 1))
 
     local b=$top_builddir
+    if [ $explschedd = yes ]; then
+        [ -x "$b/src/daemon/explschedd" ] || { cluster_die "explschedd not built"; return 1; }
+        case ",$params," in *,report_db=*) ;; *) params="${params:+$params,}report_db=$dir/state/reports.db" ;; esac
+        printf 'report_host=127.0.0.1\nreport_port=%s\nreport_db=%s\nmunge_socket=%s\n' \
+            "$report_port" "$dir/state/reports.db" "$dir/munge/munge.sock" >"$dir/explschedd.conf"
+    fi
     local plugindir="$b/src/plugins/priority/explsched/.libs:$b/src/plugins/preempt/explsched/.libs:$sysplugins"
 
     # Fake GPUs: gres.conf File= must name character devices; NVIDIA's major is 195.
@@ -175,6 +183,7 @@ export EXPLSCHED_CLUSTER_DIR=$dir
 export EXPLSCHED_MUNGE_SOCKET=$dir/munge/munge.sock
 export EXPLSCHED_REPORT_PORT=$report_port
 EOF
+    [ $explschedd = yes ] && echo "export EXPLSCHED_CONF=$dir/explschedd.conf" >>"$dir/env.sh"
     echo "$nodes" >"$dir/nodes"
 
     export SLURM_CONF=$dir/slurm.conf
@@ -185,7 +194,30 @@ EOF
             || { cluster_die "slurmd -N n$n failed:"; tail -20 "$dir/log/slurmd.n$n.log" >&2; return 1; }
     done
     cluster_wait_idle "$dir" 60 || return 1
+    if [ $explschedd = yes ]; then cluster_start_explschedd "$dir" || return 1; fi
     cluster_log "up: $nodes nodes x $gpus GPUs in $dir (slurmctld port $ctld_port)"
+}
+
+# Starts explschedd for the cluster (its config in DIR/explschedd.conf) and waits until it listens.
+cluster_start_explschedd() {
+    local dir=$1 port
+    port=$(sed -n 's/^report_port=//p' "$dir/explschedd.conf")
+    "$top_builddir/src/daemon/explschedd" -f "$dir/explschedd.conf" --pid-file "$dir/run/explschedd.pid" \
+        --slurm-conf "$dir/slurm.conf" >>"$dir/log/explschedd.log" 2>&1 \
+        || { cluster_die "explschedd failed to start"; tail -5 "$dir/log/explschedd.log" >&2; return 1; }
+    local deadline=$((SECONDS + 20))
+    while [ $SECONDS -lt $deadline ]; do
+        (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
+        sleep 0.1
+    done
+    cluster_die "explschedd not listening on $port"
+}
+
+cluster_kill_explschedd() {  # SIGKILL, as a crash would
+    local pid
+    pid=$(cat "$1/run/explschedd.pid" 2>/dev/null) && kill -KILL "$pid" 2>/dev/null
+    sleep 0.2
+    rm -f "$1/run/explschedd.pid"
 }
 
 # Waits until every node is idle (or mixed/allocated: up and responding).
@@ -251,6 +283,7 @@ cluster_down() {
     nodes=$(cat "$dir/nodes" 2>/dev/null || echo 0)
     _cluster_kill_pidfile "$dir/run/slurmctld.pid"
     for ((n = 1; n <= nodes; n++)); do _cluster_kill_pidfile "$dir/run/slurmd.n$n.pid"; done
+    _cluster_kill_pidfile "$dir/run/explschedd.pid"
     # Steps still running (slurmstepd and the tasks under it) and helpers started for the cluster.
     for pid in $(_cluster_pids "$dir"); do kill -TERM "$pid" 2>/dev/null; done
     sleep 0.3

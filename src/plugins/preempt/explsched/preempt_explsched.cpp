@@ -95,6 +95,8 @@ EXPLSCHED_EXPORT bool preempt_p_job_preempt_check(job_queue_rec_t* preemptor, jo
 
 EXPLSCHED_EXPORT bool preempt_p_preemptable(job_record_t* preemptee, job_record_t* preemptor) {
     try {
+        // Only running (or suspended) jobs hold resources worth preempting.
+        if (!IS_JOB_RUNNING(preemptee) && !IS_JOB_SUSPENDED(preemptee)) return false;
         if (preemptee->part_ptr != nullptr && preemptee->part_ptr->preempt_mode == PREEMPT_MODE_OFF) return false;
         const PreemptVerdict v =
             preempt_verdict(assessment_of(preemptor), assessment_of(preemptee), current_settings().engine);

@@ -134,7 +134,9 @@ bool job_view(const job_record_t* job, JobView& view) {
         view.group = std::to_string(job->user_id) + ":" + spec->group;
         view.direction = spec->direction == MetricDirection::max ? Direction::maximize : Direction::minimize;
         view.max_steps = spec->max_steps ? static_cast<double>(*spec->max_steps) : 0.0;
+        view.has_hopeless_action = spec->on_hopeless.has_value();
         view.hopeless_action = spec->on_hopeless.value_or(g_state.settings.engine.hopeless_action);
+        view.milestones.assign(spec->milestones.begin(), spec->milestones.end());
         const auto it = g_state.curves.find(job->job_id);
         if (it != g_state.curves.end()) view.points = PointSpan(it->second);
     }
@@ -161,8 +163,10 @@ void write_factors(job_record_t* job, const JobView& view, const Assessment& a, 
     const PriorityTerms t = priority_terms(view, a, now, g_state.settings.engine);
     job->prio_factors->priority_age = t.age;
     job->prio_factors->priority_part = t.partition;
-    // sprio's SITE column: the utility-versus-price term (ExplSched's own factor).
-    job->prio_factors->priority_site = static_cast<uint32_t>(std::max(0.0, std::round(t.value)));
+    // sprio's SITE column: the utility-versus-price term (ExplSched's own factor). Slurm stores
+    // the site factor offset by NICE_OFFSET, as nice, so that it can be negative.
+    job->prio_factors->priority_site =
+        static_cast<uint32_t>(std::max(0.0, std::round(t.value))) + static_cast<uint32_t>(NICE_OFFSET);
     job->prio_factors->nice = static_cast<uint32_t>(view.nice + NICE_OFFSET);
 }
 

@@ -10,8 +10,9 @@
 // and the ratio. Clients run as root (privileged: no slurmctld needed).
 //
 // usage: explschedd-bench --explschedd PATH --munge-socket PATH --dir DIR [--clients N]
-//                         [--seconds S] [--port P]
+//                         [--seconds S] [--port P] [--munged-pid PID]
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,6 +24,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -38,6 +40,7 @@ struct Args {
     int clients = 32;
     double seconds = 5.0;
     int port = 0;
+    pid_t munged = 0;  // when known, its CPU time is counted too
 };
 
 struct Run {
@@ -45,7 +48,30 @@ struct Run {
     uint64_t acked = 0, in_db = 0, errors = 0;
     std::string first_error;
     std::string stats;  // explschedd's final stats line
+    double cpu_daemon = 0, cpu_munged = 0, cpu_clients = 0;  // CPU seconds during the timed run
 };
+
+// utime + stime of a process, in seconds (0 when it cannot be read).
+double process_cpu(pid_t pid) {
+    if (pid <= 0) return 0.0;
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto close = text.rfind(')');
+    if (close == std::string::npos) return 0.0;
+    std::istringstream fields(text.substr(close + 2));
+    std::string f;
+    double ticks = 0;
+    for (int i = 3; i <= 15 && fields >> f; ++i)
+        if (i == 14 || i == 15) ticks += std::atof(f.c_str());
+    return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+double self_cpu() {
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
 
 [[noreturn]] void die(const std::string& why) {
     std::fprintf(stderr, "explschedd-bench: %s\n", why.c_str());
@@ -129,16 +155,21 @@ Run run_mode(const Args& a, bool single) {
         });
     }
     const auto t0 = std::chrono::steady_clock::now();
+    const double daemon0 = process_cpu(daemon), munged0 = process_cpu(a.munged), self0 = self_cpu();
     std::this_thread::sleep_for(std::chrono::duration<double>(a.seconds));
     stop = true;
     for (auto& t : threads) t.join();
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double daemon1 = process_cpu(daemon), munged1 = process_cpu(a.munged), self1 = self_cpu();
 
     kill(daemon, SIGTERM);
     int status = 0;
     waitpid(daemon, &status, 0);
 
     Run run;
+    run.cpu_daemon = daemon1 - daemon0;
+    run.cpu_munged = munged1 - munged0;
+    run.cpu_clients = self1 - self0;
     run.acked = acked.load();
     run.errors = errors.load();
     run.first_error = first_error;
@@ -169,6 +200,7 @@ int main(int argc, char** argv) {
         else if (arg == "--clients") a.clients = std::atoi(v);
         else if (arg == "--seconds") a.seconds = std::atof(v);
         else if (arg == "--port") a.port = std::atoi(v);
+        else if (arg == "--munged-pid") a.munged = static_cast<pid_t>(std::atoi(v));
         else die("unknown option " + arg);
     }
     if (a.daemon.empty() || a.munge_socket.empty() || a.dir.empty()) die("--explschedd, --munge-socket and --dir are required");
@@ -185,6 +217,14 @@ int main(int argc, char** argv) {
                     static_cast<unsigned long long>(r.acked), static_cast<unsigned long long>(r.in_db),
                     static_cast<unsigned long long>(r.errors));
         if (!r.stats.empty()) std::printf("  %s\n", r.stats.c_str());
+        if (r.acked > 0) {
+            const double per = 1e6 / static_cast<double>(r.acked);
+            const double total = (r.cpu_daemon + r.cpu_munged + r.cpu_clients) * per;
+            std::printf("  CPU per report: %.0f us (explschedd %.0f, munged %.0f%s, clients %.0f)"
+                        " -> %.0f reports/s if 2 cores were ours alone\n",
+                        total, r.cpu_daemon * per, r.cpu_munged * per, a.munged > 0 ? "" : " (not measured)",
+                        r.cpu_clients * per, total > 0 ? 2e6 / total : 0.0);
+        }
         if (r.errors > 0) std::printf("  first error: %s\n", r.first_error.c_str());
         // Clients wait for each reply, so the database holds exactly the acknowledged reports.
         if (r.in_db != r.acked || r.errors > 0) ok = false;

@@ -31,4 +31,4 @@ runuser -u munge -- "$munged" --socket="$dir/munge/munge.sock" --pid-file="$dir/
     --num-threads="$threads"
 echo "munged: $threads threads; machine: $(nproc) cores"
 "$builddir/explschedd-bench" --explschedd "$builddir/explschedd" --munge-socket "$dir/munge/munge.sock" \
-    --dir "$dir" "${args[@]}"
+    --dir "$dir" --munged-pid "$(cat "$dir/munge/munged.pid")" "${args[@]}"

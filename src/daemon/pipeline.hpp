@@ -99,6 +99,7 @@ public:
     int fd() const { return fd_; }
 
     void post(std::vector<Completion> batch) {
+        if (batch.empty()) return;
         bool wake;
         {
             std::lock_guard<std::mutex> lock(mutex_);

@@ -1,6 +1,8 @@
 // explsched: the production engine (src/common/engine.hpp), unchanged, driven the way the
-// slurmctld plugins drive it. Each round every queued and running trial is handed to
-// Engine::evaluate; then, as Slurm would act on the plugins' answers:
+// slurmctld plugins drive it. Every rerank period (PriorityCalcPeriod) every queued and running
+// trial is handed to Engine::evaluate; each scheduling round then acts on the last answers as
+// Slurm acts on the plugins' (a trial queued since the last re-ranking has the provisional
+// assessment priority_p_set gives it at submit):
 //  - terminate / requeue_hold (hopeless or diverged trials) → the trial is stopped for good
 //    (a held job never runs again in the simulation);
 //  - pending trials start in the engine's priority order while GPUs are free (Slurm starts any
@@ -14,6 +16,7 @@
 #include <unordered_map>
 
 #include "engine.hpp"
+#include "job_summary.hpp"
 #include "sim_policy.hpp"
 
 namespace explsched::sim {
@@ -49,49 +52,54 @@ public:
     std::string_view name() const override { return "explsched"; }
 
     Status schedule(const RoundInput& input, RoundPlan& plan) override {
-        views_.clear();
         trials_.clear();
-        const auto add = [&](ObservedTrial* t, JobState state) {
-            JobView v;
-            v.key.job_id = t->id;
-            v.group = *t->group;
-            v.direction = t->direction;
-            v.max_steps = t->max_step;
-            v.has_hopeless_action = true;
-            v.hopeless_action = HopelessAction::terminate;
-            v.gpus = t->gpus;
-            v.gpu_type = state == JobState::running ? t->gpu_type : std::string();
-            v.job_type = *t->job_type;
-            v.state = state;
-            v.submit_time = kEpoch + t->queued_at;
-            v.start_time = state == JobState::running ? kEpoch + t->started_at : 0.0;
-            v.points = PointSpan(t->points);
-            views_.push_back(std::move(v));
-            trials_.push_back(t);
-        };
-        for (ObservedTrial* t : input.running) add(t, JobState::running);
-        for (ObservedTrial* t : input.pending) add(t, JobState::pending);
-        for (ObservedTrial* t : input.waiting) add(t, JobState::pending);
-        ClusterView cluster;
-        cluster.now = kEpoch + input.now;
-        cluster.total_gpus = input.cluster->total_gpus();
-        if (auto ok = engine_.evaluate(views_, cluster, assessments_); !ok) {
-            return make_error("policy explsched: " + ok.error().message);
-        }
-        if (context_.settings.record) {
-            for (std::size_t j = 0; j < trials_.size(); ++j) last_[trials_[j]->id] = assessments_[j];
+        for (ObservedTrial* t : input.running) trials_.push_back(t);
+        for (ObservedTrial* t : input.pending) trials_.push_back(t);
+        for (ObservedTrial* t : input.waiting) trials_.push_back(t);
+        const std::size_t n_running = input.running.size();
+        const bool rerank = last_rerank_ < 0.0 || input.now - last_rerank_ >= context_.settings.rerank_period_s;
+        if (rerank) {
+            last_rerank_ = input.now;
+            views_.clear();
+            for (std::size_t j = 0; j < trials_.size(); ++j) {
+                views_.push_back(view_of(*trials_[j], j < n_running ? JobState::running : JobState::pending));
+            }
+            ClusterView cluster;
+            cluster.now = kEpoch + input.now;
+            cluster.total_gpus = input.cluster->total_gpus();
+            if (auto ok = engine_.evaluate(views_, cluster, assessments_); !ok) {
+                return make_error("policy explsched: " + ok.error().message);
+            }
+            if (context_.settings.record) {
+                for (std::size_t j = 0; j < trials_.size(); ++j) last_[trials_[j]->id] = assessments_[j];
+            }
+        } else {
+            // Between re-rankings the last round's assessments stand (what the plugins read);
+            // a trial queued since gets the provisional assessment priority_p_set gives at submit.
+            assessments_.resize(trials_.size());
+            for (std::size_t j = 0; j < trials_.size(); ++j) {
+                TrialKey key;
+                key.job_id = trials_[j]->id;
+                if (const Assessment* a = engine_.find(key)) {
+                    assessments_[j] = *a;
+                } else {
+                    const JobView v = view_of(*trials_[j], j < n_running ? JobState::running : JobState::pending);
+                    assessments_[j] = provisional_assessment(v, engine_.settings().unknown_value, engine_.settings());
+                }
+            }
         }
 
         FreeGpus free(*input.cluster);
-        const std::size_t n_running = input.running.size();
         std::vector<char> gone(trials_.size(), 0);  // stopped or preempted this round
-        for (std::size_t j = 0; j < trials_.size(); ++j) {
-            const Decision d = assessments_[j].decision;
-            if (d != Decision::terminate && d != Decision::requeue_hold) continue;
-            plan.stop.push_back(trials_[j]->id);
-            note(plan, j);
-            gone[j] = 1;
-            if (j < n_running) free.give(trials_[j]->gpu_type, trials_[j]->gpus);
+        if (rerank) {
+            for (std::size_t j = 0; j < trials_.size(); ++j) {
+                const Decision d = assessments_[j].decision;
+                if (d != Decision::terminate && d != Decision::requeue_hold) continue;
+                plan.stop.push_back(trials_[j]->id);
+                note(plan, j);
+                gone[j] = 1;
+                if (j < n_running) free.give(trials_[j]->gpu_type, trials_[j]->gpus);
+            }
         }
         // Eligible pending trials by the engine's priority (ties: queued earlier, lower id).
         std::vector<std::size_t> order;
@@ -129,6 +137,24 @@ public:
     }
 
 private:
+    static JobView view_of(const ObservedTrial& t, JobState state) {
+        JobView v;
+        v.key.job_id = t.id;
+        v.group = *t.group;
+        v.direction = t.direction;
+        v.max_steps = t.max_step;
+        v.has_hopeless_action = true;
+        v.hopeless_action = HopelessAction::terminate;
+        v.gpus = t.gpus;
+        v.gpu_type = state == JobState::running ? t.gpu_type : std::string();
+        v.job_type = *t.job_type;
+        v.state = state;
+        v.submit_time = kEpoch + t.queued_at;
+        v.start_time = state == JobState::running ? kEpoch + t.started_at : 0.0;
+        v.points = PointSpan(t.points);
+        return v;
+    }
+
     void note(RoundPlan& plan, std::size_t j) const {
         if (context_.settings.record) plan.notes.emplace_back(trials_[j]->id, explain(assessments_[j]));
     }
@@ -177,6 +203,7 @@ private:
     std::vector<ObservedTrial*> trials_;
     std::vector<Assessment> assessments_;
     std::unordered_map<std::uint32_t, Assessment> last_;
+    double last_rerank_ = -1.0;
 };
 
 }  // namespace

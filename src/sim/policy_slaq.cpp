@@ -4,7 +4,7 @@
 // and normalised by the reduction the trial has achieved so far, so jobs with different metrics
 // compare. GPUs go to the largest predicted normalised reduction per GPU; trials too young to
 // predict come first (their loss falls fastest). Running trials outside the chosen set are
-// preempted once they ran settings.min_run_s. SLAQ knows nothing of sweeps and never stops a
+// preempted once they ran settings.min_run_s. Predictions are refreshed every rerank period. SLAQ knows nothing of sweeps and never stops a
 // trial early.
 #include <algorithm>
 #include <cmath>
@@ -31,8 +31,10 @@ public:
             double score;
         };
         std::vector<Ranked> all;
-        for (ObservedTrial* t : input.running) all.push_back({t, score(*t)});
-        for (ObservedTrial* t : input.pending) all.push_back({t, score(*t)});
+        const bool rerank = last_rerank_ < 0.0 || input.now - last_rerank_ >= context_.settings.rerank_period_s;
+        if (rerank) last_rerank_ = input.now;
+        for (ObservedTrial* t : input.running) all.push_back({t, cached_score(*t, rerank)});
+        for (ObservedTrial* t : input.pending) all.push_back({t, cached_score(*t, rerank)});
         std::stable_sort(all.begin(), all.end(), [](const Ranked& a, const Ranked& b) {
             if (a.score != b.score) return a.score > b.score;
             if (a.trial->queued_at != b.trial->queued_at) return a.trial->queued_at < b.trial->queued_at;
@@ -71,10 +73,21 @@ public:
     }
 
     void on_end(const ObservedTrial& trial) override {
-        if (trial.status == TrialStatus::finished || trial.status == TrialStatus::stopped) predictors_.erase(trial.id);
+        if (trial.status == TrialStatus::finished || trial.status == TrialStatus::stopped) {
+            predictors_.erase(trial.id);
+            scores_.erase(trial.id);
+        }
     }
 
 private:
+    // Scores are refreshed every rerank period (as explsched's assessments are); a trial not yet
+    // scored is scored at once.
+    double cached_score(const ObservedTrial& t, bool rerank) {
+        auto it = scores_.find(t.id);
+        if (rerank || it == scores_.end()) it = scores_.insert_or_assign(t.id, score(t)).first;
+        return it->second;
+    }
+
     // Predicted normalised metric reduction per GPU over the horizon; +inf for a trial with too
     // few points to predict, 0 for a diverged one.
     double score(const ObservedTrial& t) {
@@ -112,6 +125,8 @@ private:
     };
     PolicyContext context_;
     std::unordered_map<std::uint32_t, Entry> predictors_;
+    std::unordered_map<std::uint32_t, double> scores_;
+    double last_rerank_ = -1.0;
 };
 
 }  // namespace

@@ -227,6 +227,8 @@ nlohmann::json trials_json(const Workload& workload, const CurveLibrary& library
         j["arrival"] = t.arrival;
         j["max_step"] = t.max_step;
         j["sweep_best"] = workload.sweeps[t.sweep].best_trial == i;
+        j["truth"] = {{"g", t.g}, {"r", t.r}, {"diverges", t.diverges}, {"best_quality", t.best_quality},
+                      {"final_quality", t.final_quality}, {"duration_s", t.duration}};
         j["status"] = to_string(o.status);
         j["end"] = number(o.end);
         j["gpu_hours"] = o.gpu_seconds / 3600.0;

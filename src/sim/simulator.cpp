@@ -207,12 +207,15 @@ void Simulation::advance(double from, double to) {
         const double run0 = o.run_seconds;
         const double available = dt - penalty;
         const double need = (t.max_step - progress0) / rt.rate;
-        const bool finishes = need <= available;
+        // Floating-point progress: a finish within a hair of the round boundary happens in it.
+        const bool finishes = need <= available + 1e-9 * (t.max_step / rt.rate);
         const double used = finishes ? penalty + need : dt;
         rt.progress = finishes ? t.max_step : progress0 + available * rt.rate;
         o.run_seconds += used;
         o.gpu_seconds += used * o.gpus;
-        while (rt.reported < t.steps.size() && t.steps[rt.reported] <= rt.progress * (1.0 + 1e-12)) {
+        // Progress accumulates in floating point: a report within a hair of it counts as passed.
+        const double slack = 1e-9 * t.max_step;
+        while (rt.reported < t.steps.size() && t.steps[rt.reported] <= rt.progress + slack) {
             const double offset = penalty + std::max(0.0, t.steps[rt.reported] - progress0) / rt.rate;
             report(i, from + offset, run0 + offset);
         }

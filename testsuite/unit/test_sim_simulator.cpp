@@ -1,0 +1,172 @@
+#define BOOST_TEST_MODULE sim_simulator
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <functional>
+#include <string>
+
+#include "sim_test_support.hpp"
+
+using namespace simtest;
+
+namespace {
+
+// A policy that follows a script: at each round it calls `step` with the input and the plan.
+class ScriptedPolicy final : public Policy {
+public:
+    explicit ScriptedPolicy(std::function<void(const RoundInput&, RoundPlan&)> step) : step_(std::move(step)) {}
+    std::string_view name() const override { return "scripted"; }
+    Status schedule(const RoundInput& input, RoundPlan& plan) override {
+        step_(input, plan);
+        return {};
+    }
+
+private:
+    std::function<void(const RoundInput&, RoundPlan&)> step_;
+};
+
+bool has_pending(const RoundInput& in, std::uint32_t id) {
+    for (const ObservedTrial* t : in.pending) {
+        if (t->id == id) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(sim_simulator)
+
+BOOST_AUTO_TEST_CASE(fifo_by_hand) {
+    const CurveLibrary lib = toy_library();
+    const Workload w = make_workload(lib, {{0, 2, 100, "good", ""}, {0, 1, 100, "good", ""}, {10, 1, 100, "mid", ""}});
+    const ClusterSpec cluster = homogeneous_cluster(2, "v100", 2);
+    SimSettings settings = small_settings();
+    settings.record = true;
+    const Run run = run_policy("fifo", lib, w, cluster, settings);
+    const auto& t = run.result.trials;
+    BOOST_TEST(t[0].first_start == 0.0);
+    BOOST_TEST(t[0].end == 100.0, boost::test_tools::tolerance(1e-6));
+    BOOST_TEST(t[1].first_start == 100.0);
+    BOOST_TEST(t[2].first_start == 100.0);
+    BOOST_TEST(t[1].end == 200.0, boost::test_tools::tolerance(1e-6));
+    BOOST_TEST(t[2].end == 200.0, boost::test_tools::tolerance(1e-6));
+    for (const TrialOutcome& o : t) {
+        BOOST_TEST(static_cast<int>(o.status) == static_cast<int>(TrialStatus::finished));
+        BOOST_TEST(o.reported == 10u);
+        BOOST_TEST(o.points.size() == 10u);
+    }
+    // reports carry the trial's own run time and its measured speed (10 steps / 100 s)
+    BOOST_TEST(t[1].points[0].wall_time == 10.0, boost::test_tools::tolerance(1e-6));
+    BOOST_TEST(t[1].points[0].throughput == 0.1, boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(run.metrics.gpu_hours == 400.0 / 3600.0, boost::test_tools::tolerance(1e-6));
+    BOOST_TEST(run.metrics.jct_mean_h == (100.0 + 200.0 + 190.0) / 3.0 / 3600.0, boost::test_tools::tolerance(1e-6));
+    BOOST_TEST(run.metrics.makespan_h == 200.0 / 3600.0, boost::test_tools::tolerance(1e-6));
+    // every trial is its own sweep; mid's best is below the application's best
+    BOOST_TEST(run.metrics.profit == 2.0 + w.trials[2].best_quality, boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(run.metrics.profit == run.metrics.profit_bound, boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(run.metrics.non_best_gpu_hours == 0.0);
+    BOOST_TEST(run.metrics.preemptions == 0u);
+    BOOST_TEST(run.result.trials[0].marks.front().what == "start");
+    BOOST_TEST(run.result.trials[0].marks.back().what == "finish");
+}
+
+BOOST_AUTO_TEST_CASE(preemption_keeps_progress_and_costs_requeue_delay_and_restart) {
+    const CurveLibrary lib = toy_library();
+    const Workload w = make_workload(lib, {{0, 1, 100, "good", ""}});
+    const ClusterSpec cluster = homogeneous_cluster(1);
+    ScriptedPolicy policy([](const RoundInput& in, RoundPlan& plan) {
+        if (in.now == 0.0 || (in.now >= 60.0 && has_pending(in, 1))) plan.start.push_back({1, ""});
+        if (in.now == 50.0) plan.preempt.push_back(1);
+    });
+    auto result = simulate(w, lib, ThroughputTable{}, cluster, policy, small_settings());
+    BOOST_REQUIRE_MESSAGE(result.ok(), (result.ok() ? std::string() : result.error().message));
+    const TrialOutcome& o = result->trials[0];
+    // 50 s of work, preempted at 50, eligible again at 60, 20 s restart, 50 s more work
+    BOOST_TEST(o.end == 130.0, boost::test_tools::tolerance(1e-6));
+    BOOST_TEST(o.gpu_seconds == 120.0, boost::test_tools::tolerance(1e-6));
+    BOOST_TEST(o.preemptions == 1u);
+    BOOST_TEST(o.reported == 10u);
+}
+
+BOOST_AUTO_TEST_CASE(bad_plans_are_errors_not_crashes) {
+    const CurveLibrary lib = toy_library();
+    const Workload w = make_workload(lib, {{0, 1, 100, "good", ""}, {0, 1, 100, "good", ""}});
+    const ClusterSpec cluster = homogeneous_cluster(1);
+    ScriptedPolicy too_many([](const RoundInput&, RoundPlan& plan) {
+        plan.start.push_back({1, ""});
+        plan.start.push_back({2, ""});
+    });
+    auto r1 = simulate(w, lib, ThroughputTable{}, cluster, too_many, small_settings());
+    BOOST_REQUIRE(!r1.ok());
+    BOOST_TEST(r1.error().message.find("job 2: start without enough free GPUs") != std::string::npos,
+               r1.error().message);
+    ScriptedPolicy early([](const RoundInput& in, RoundPlan& plan) {
+        if (in.now == 0.0) plan.start.push_back({1, ""});
+        if (in.now == 10.0) plan.preempt.push_back(1);
+        if (in.now == 10.0) plan.start.push_back({1, ""});
+    });
+    auto r2 = simulate(w, lib, ThroughputTable{}, cluster, early, small_settings());
+    BOOST_REQUIRE(!r2.ok());
+    BOOST_TEST(r2.error().message.find("requeue delay") != std::string::npos, r2.error().message);
+    ScriptedPolicy unknown([](const RoundInput&, RoundPlan& plan) { plan.stop.push_back(99); });
+    BOOST_TEST(!simulate(w, lib, ThroughputTable{}, cluster, unknown, small_settings()).ok());
+    const Workload big = make_workload(lib, {{0, 4, 100, "good", ""}});
+    ScriptedPolicy idle([](const RoundInput&, RoundPlan&) {});
+    auto r3 = simulate(big, lib, ThroughputTable{}, cluster, idle, small_settings());
+    BOOST_REQUIRE(!r3.ok());
+    BOOST_TEST(r3.error().message.find("asks for 4 GPUs, the cluster has 1") != std::string::npos,
+               r3.error().message);
+}
+
+BOOST_AUTO_TEST_CASE(same_seed_same_result_for_every_policy) {
+    const CurveLibrary lib = toy_library();
+    std::vector<Row> rows;
+    for (int i = 0; i < 24; ++i) rows.push_back({37.0 * i, static_cast<std::uint32_t>(1 + i % 2), 900.0 + 50 * i, "", ""});
+    Trace trace = make_trace(rows);
+    for (TraceJob& j : trace.jobs) j.variant.clear();
+    WorkloadOptions options;
+    options.seed = 11;
+    options.sweep_size = 6;
+    const Workload w = *build_workload(trace, lib, options);
+    const ClusterSpec cluster = homogeneous_cluster(4, "v100", 4);
+    for (const std::string& name : policy_names()) {
+        const Run a = run_policy(name, lib, w, cluster, small_settings());
+        const Run b = run_policy(name, lib, w, cluster, small_settings());
+        BOOST_TEST_CONTEXT("policy " << name) {
+            BOOST_TEST(a.metrics.profit == b.metrics.profit);
+            BOOST_TEST(a.metrics.gpu_hours == b.metrics.gpu_hours);
+            BOOST_TEST(a.metrics.preemptions == b.metrics.preemptions);
+            for (std::size_t i = 0; i < w.trials.size(); ++i) {
+                BOOST_TEST(static_cast<int>(a.result.trials[i].status) == static_cast<int>(b.result.trials[i].status));
+                BOOST_TEST(a.result.trials[i].gpu_seconds == b.result.trials[i].gpu_seconds);
+                BOOST_TEST((a.result.trials[i].end == b.result.trials[i].end ||
+                            (std::isnan(a.result.trials[i].end) && std::isnan(b.result.trials[i].end))));
+            }
+            // nothing is left behind when the clock runs to the end
+            BOOST_TEST(a.metrics.unfinished == 0u);
+            BOOST_TEST(a.metrics.finished + a.metrics.stopped == w.trials.size());
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(max_time_cuts_the_clock) {
+    const CurveLibrary lib = toy_library();
+    const Workload w = make_workload(lib, {{0, 1, 1000, "good", ""}, {5000, 1, 100, "good", ""}});
+    SimSettings settings = small_settings();
+    settings.max_time_s = 500.0;
+    const Run run = run_policy("fifo", lib, w, homogeneous_cluster(1), settings);
+    BOOST_TEST(run.metrics.unfinished == 2u);
+    BOOST_TEST(run.result.trials[0].gpu_seconds == 500.0, boost::test_tools::tolerance(1e-6));
+    BOOST_TEST(run.result.trials[0].reported == 5u);
+    BOOST_TEST(static_cast<int>(run.result.trials[1].status) == static_cast<int>(TrialStatus::future));
+}
+
+BOOST_AUTO_TEST_CASE(idle_gaps_are_skipped_without_changing_times) {
+    const CurveLibrary lib = toy_library();
+    const Workload w = make_workload(lib, {{0, 1, 100, "good", ""}, {1000005, 1, 100, "good", ""}});
+    const Run run = run_policy("fifo", lib, w, homogeneous_cluster(1), small_settings());
+    BOOST_TEST(run.result.trials[1].first_start == 1000010.0);  // the first round after it arrived
+    BOOST_TEST(run.result.rounds < 40u);                         // not 100,000 empty rounds
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -197,8 +197,15 @@ Status ReportServer::run(int signal_fd) {
                     close_connection(key);
                     continue;
                 }
-                if (events[i].events & (EPOLLIN | EPOLLHUP)) on_readable(c);
+                if (events[i].events & EPOLLIN) on_readable(c);
                 if (conns_.count(key) == 0) continue;
+                if (events[i].events & EPOLLHUP) {
+                    // Both directions are shut: nobody will read a reply, and a level-triggered
+                    // HUP would wake this loop until the reports in flight finish. Those still
+                    // complete (and are stored); their replies are dropped.
+                    close_connection(key);
+                    continue;
+                }
                 if (events[i].events & EPOLLOUT) after_activity(c);
             }
         }

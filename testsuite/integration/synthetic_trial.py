@@ -1,0 +1,56 @@
+#!/usr/bin/python3
+"""A trial for integration tests: reports loss = a + b * step^-c every --every seconds up to
+--steps, through the explsched Python module (contrib/python). Like a real training program it
+checkpoints (the last step) on SIGTERM, Slurm's preemption signal, and every step, and resumes
+from the checkpoint when requeued. Prints one line per event."""
+import argparse
+import os
+import signal
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "contrib", "python"))
+import explsched  # noqa: E402
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--a", type=float, required=True)
+ap.add_argument("--b", type=float, required=True)
+ap.add_argument("--c", type=float, default=0.5)
+ap.add_argument("--steps", type=int, default=1000)
+ap.add_argument("--stride", type=int, default=10)
+ap.add_argument("--every", type=float, default=0.2)
+ap.add_argument("--checkpoint", required=True)
+args = ap.parse_args()
+
+step = 0
+if os.path.exists(args.checkpoint):
+    with open(args.checkpoint) as f:
+        step = int(f.read().strip() or 0)
+    print("resumed from step %d (restart %s)" % (step, os.environ.get("SLURM_RESTART_COUNT", "?")), flush=True)
+else:
+    print("started", flush=True)
+
+stop = False
+
+
+def on_term(signum, frame):
+    global stop
+    stop = True
+
+
+signal.signal(signal.SIGTERM, on_term)
+while step < args.steps and not stop:
+    step += args.stride
+    loss = args.a + args.b * step ** (-args.c)
+    try:
+        explsched.report(step, loss, throughput=args.stride / args.every)
+    except explsched.ReportRefused as e:
+        print("refused at step %d: %s" % (step, e), flush=True)
+    with open(args.checkpoint + ".tmp", "w") as f:
+        f.write(str(step))
+    os.replace(args.checkpoint + ".tmp", args.checkpoint)
+    time.sleep(args.every)
+if stop:
+    print("checkpointed at step %d" % step, flush=True)
+else:
+    print("done at step %d" % step, flush=True)

@@ -14,6 +14,9 @@ constexpr double kEps = 1e-9;
 constexpr std::uint64_t kLostFactor = 4;
 // Successor tables are bounded: a job that never repeats its kernels must not grow memory.
 constexpr std::size_t kMaxSuccessors = 1 << 16;
+// So is the in-flight list of a client whose completions never come (untracked launches far
+// faster than their estimated durations): the oldest entries are dropped as expired.
+constexpr std::size_t kMaxInflight = 4096;
 
 std::uint64_t context_key(std::uint64_t prev, std::uint64_t last) {
     return (prev * 0x9E3779B97F4A7C15ULL) ^ (last + 0x632BE59BD9B4E019ULL + (prev << 6));
@@ -73,6 +76,10 @@ void KernelAdmission::start(Client& c, const AdmissionRequest& r, std::uint64_t 
     k.demand = r.demand;
     k.admitted_ns = now_ns;
     k.tracked = r.tracked;
+    if (c.inflight.size() >= kMaxInflight) {
+        c.inflight.pop_front();
+        c.stats.expired += 1;
+    }
     c.inflight.push_back(k);
     c.stats.admitted += 1;
     c.last_activity_ns = std::max(c.last_activity_ns, now_ns);
@@ -97,8 +104,8 @@ void KernelAdmission::note_running(const AdmissionRequest& r, std::uint64_t now_
     start(c, r, now_ns);
 }
 
-void KernelAdmission::predict_client(const Client& c, std::uint64_t now_ns,
-                                     std::uint64_t window_ns, ProtectedForecast& f) const {
+KernelAdmission::WindowDemand KernelAdmission::inflight_demand(const Client& c, std::uint64_t now_ns,
+                                                               std::uint64_t window_ns) {
     const std::uint64_t window_end = now_ns + window_ns;
     struct StreamWalk {
         std::uint64_t stream;
@@ -124,16 +131,26 @@ void KernelAdmission::predict_client(const Client& c, std::uint64_t now_ns,
         }
         // A kernel past its expected end is still running: it ends "now" at the earliest.
         w->t = std::max(begin + k.demand.duration_ns, now_ns);
-        f.busy = true;
     }
-    double sms = 0.0;
-    double bw = 0.0;
-    std::uint64_t known_until = now_ns;
+    // Streams run concurrently; within a stream only one kernel runs at a time.
+    WindowDemand d;
+    d.until_ns = now_ns;
     for (const StreamWalk& w : walks) {
-        sms += w.sms;
-        bw += w.bw;
-        known_until = std::max(known_until, w.t);
+        d.sms += w.sms;
+        d.bw += w.bw;
+        d.until_ns = std::max(d.until_ns, w.t);
     }
+    return d;
+}
+
+void KernelAdmission::predict_client(const Client& c, std::uint64_t now_ns,
+                                     std::uint64_t window_ns, ProtectedForecast& f) const {
+    const std::uint64_t window_end = now_ns + window_ns;
+    const WindowDemand queued = inflight_demand(c, now_ns, window_ns);
+    if (!c.inflight.empty()) f.busy = true;
+    double sms = queued.sms;
+    double bw = queued.bw;
+    const std::uint64_t known_until = queued.until_ns;
 
     const bool active =
         !c.inflight.empty() ||
@@ -190,12 +207,11 @@ bool KernelAdmission::fits(const AdmissionRequest& r, std::uint64_t now_ns) cons
     std::uint64_t be_outstanding = 0;
     const double top = top_priority();
     for (const auto& [id, c] : clients_) {
-        if (c.priority >= top - kEps) continue;
-        for (const Inflight& k : c.inflight) {
-            be_sms += k.demand.sms;
-            be_bw += k.demand.bw;
-            be_outstanding += k.demand.duration_ns;
-        }
+        if (c.priority >= top - kEps || c.inflight.empty()) continue;
+        const WindowDemand d = inflight_demand(c, now_ns, window);
+        be_sms += d.sms;
+        be_bw += d.bw;
+        for (const Inflight& k : c.inflight) be_outstanding += k.demand.duration_ns;
     }
     if (be_sms + f.sms + r.demand.sms > config_.sm_cap + kEps) return false;
     if (be_bw + f.bw + r.demand.bw > config_.bw_cap + kEps) return false;
@@ -273,24 +289,60 @@ std::optional<Completion> KernelAdmission::complete(std::uint32_t client, std::u
         begin = std::max(begin, d->second);
     c.stream_done_ns[k->stream] = std::max(now_ns, begin);
     const Completion done{now_ns > begin ? now_ns - begin : 0, k->key};
+    const std::uint64_t stream = k->stream;
     c.inflight.erase(k);
     c.stats.completed += 1;
+    // A stream runs its kernels in order: everything launched on it before this one is done too
+    // (launches whose completion was not tracked, or whose report was lost).
+    for (auto e = c.inflight.begin(); e != c.inflight.end();) {
+        if (e->stream == stream && e->seq < seq) {
+            e = c.inflight.erase(e);
+            c.stats.completed += 1;
+        } else {
+            ++e;
+        }
+    }
     c.last_activity_ns = std::max(c.last_activity_ns, now_ns);
     return done;
+}
+
+// Expected end of each in-flight kernel: kernels of one stream run one after another, so a
+// kernel starts when it was admitted or when the one before it on its stream is expected to end.
+std::vector<std::uint64_t> KernelAdmission::expected_ends(const Client& c) {
+    std::vector<std::uint64_t> ends;
+    ends.reserve(c.inflight.size());
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> stream_t;  // stream -> time it frees
+    for (const Inflight& k : c.inflight) {
+        auto it = std::find_if(stream_t.begin(), stream_t.end(), [&](const auto& p) { return p.first == k.stream; });
+        if (it == stream_t.end()) {
+            std::uint64_t t0 = 0;
+            if (auto d = c.stream_done_ns.find(k.stream); d != c.stream_done_ns.end()) t0 = d->second;
+            stream_t.emplace_back(k.stream, t0);
+            it = stream_t.end() - 1;
+        }
+        const std::uint64_t end = std::max(it->second, k.admitted_ns) + k.demand.duration_ns;
+        it->second = end;
+        ends.push_back(end);
+    }
+    return ends;
 }
 
 std::size_t KernelAdmission::expire(std::uint64_t now_ns) {
     std::size_t released = 0;
     for (auto& [id, c] : clients_) {
-        for (auto k = c.inflight.begin(); k != c.inflight.end();) {
-            const std::uint64_t expected_end = k->admitted_ns + k->demand.duration_ns;
-            const bool untracked_done = !k->tracked && now_ns >= expected_end;
+        if (c.inflight.empty()) continue;
+        const std::vector<std::uint64_t> ends = expected_ends(c);
+        std::size_t i = 0;
+        for (auto k = c.inflight.begin(); k != c.inflight.end(); ++i) {
+            const bool untracked_done = !k->tracked && now_ns >= ends[i];
             const bool lost = k->tracked && now_ns >= k->admitted_ns +
                                                          kLostFactor * k->demand.duration_ns +
                                                          config_.lost_completion_ns;
             if (untracked_done || lost) {
                 if (lost) c.stats.expired += 1;
                 else c.stats.completed += 1;
+                // The stream has reached this kernel's end: later kernels start from here.
+                if (untracked_done) c.stream_done_ns[k->stream] = std::max(c.stream_done_ns[k->stream], ends[i]);
                 k = c.inflight.erase(k);
                 ++released;
             } else {
@@ -310,9 +362,12 @@ std::optional<std::uint64_t> KernelAdmission::next_timer_ns(std::uint64_t now_ns
     for (const auto& [id, c] : clients_) {
         if (c.priority >= top - kEps && c.inflight.empty() && c.has_last)
             consider(c.last_activity_ns + config_.protected_idle_ns);
+        const std::vector<std::uint64_t> ends = expected_ends(c);
+        std::size_t i = 0;
         for (const Inflight& k : c.inflight) {
-            if (!k.tracked) consider(k.admitted_ns + k.demand.duration_ns);
+            if (!k.tracked) consider(ends[i]);
             else consider(k.admitted_ns + kLostFactor * k.demand.duration_ns + config_.lost_completion_ns);
+            ++i;
         }
     }
     return next;

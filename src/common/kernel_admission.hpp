@@ -155,6 +155,15 @@ private:
         std::unordered_map<std::uint64_t, Successor> successors;
     };
 
+    struct WindowDemand {
+        double sms = 0.0;
+        double bw = 0.0;
+        std::uint64_t until_ns = 0;  // when the known in-flight work is expected to drain
+    };
+    // Demand of a client's in-flight kernels over [now, now + window]: per stream the largest
+    // kernel expected to run in the window, summed over streams.
+    static WindowDemand inflight_demand(const Client& c, std::uint64_t now_ns, std::uint64_t window_ns);
+    static std::vector<std::uint64_t> expected_ends(const Client& c);
     void start(Client& c, const AdmissionRequest& r, std::uint64_t now_ns);
     void learn_sequence(Client& c, const AdmissionRequest& r);
     bool fits(const AdmissionRequest& r, std::uint64_t now_ns) const;

@@ -103,6 +103,18 @@ std::uint64_t KernelProfileStore::expected_duration_ns(std::uint64_t key,
     return default_duration_ns_;
 }
 
+std::uint64_t KernelProfileStore::expected_duration_ns(std::uint64_t key, std::uint64_t fallback_ns) const {
+    if (auto it = learned_.find(key); it != learned_.end() && it->second.samples > 0) {
+        return static_cast<std::uint64_t>(it->second.duration_ns + 0.5);
+    }
+    return fallback_ns;
+}
+
+std::uint64_t KernelProfileStore::imported_duration_ns(std::string_view name) const {
+    if (auto it = by_name_.find(std::string(name)); it != by_name_.end()) return it->second.median_ns;
+    return default_duration_ns_;
+}
+
 KernelClass KernelProfileStore::kernel_class(std::string_view name) const {
     if (auto it = by_name_.find(std::string(name)); it != by_name_.end()) {
         if (it->second.cls != KernelClass::unknown) return it->second.cls;

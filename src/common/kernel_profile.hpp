@@ -41,7 +41,7 @@ double bandwidth_demand(KernelClass cls, double sms, std::uint32_t sm_count);
 KernelClass classify_kernel_name(std::string_view name);
 
 // 64-bit FNV-1a: stable across processes and runs, so the daemon and tools agree on keys.
-std::uint64_t fnv1a64(std::string_view text, std::uint64_t seed = 1469598103934665603ULL);
+std::uint64_t fnv1a64(std::string_view text, std::uint64_t seed = 0xcbf29ce484222325ULL);
 
 // One kernel profile from an offline profiler.
 struct KernelProfile {
@@ -72,6 +72,10 @@ public:
     void observe_duration(std::uint64_t key, std::uint64_t duration_ns);
     // Learned duration of `key`, else the imported median for `name`, else the default.
     std::uint64_t expected_duration_ns(std::uint64_t key, std::string_view name) const;
+    // Learned duration of `key`, else `fallback_ns` (the caller's cached imported_duration_ns).
+    std::uint64_t expected_duration_ns(std::uint64_t key, std::uint64_t fallback_ns) const;
+    // Imported median duration for `name`, else the default.
+    std::uint64_t imported_duration_ns(std::string_view name) const;
     // Imported majority class for `name`, else the name heuristic.
     KernelClass kernel_class(std::string_view name) const;
     const Learned* learned(std::uint64_t key) const;

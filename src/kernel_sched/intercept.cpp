@@ -39,7 +39,13 @@ struct Endpoint {
 Endpoint g_endpoints[kMaxEndpoints];
 int g_endpoint_count = 0;           // written before g_state publishes a mode
 es::ClientMode g_mode = es::ClientMode::observe;
-bool g_track = true;                // enforce: report completions with a host function
+// Enforce mode reports kernel completions with a host function queued behind the kernel: always
+// for launches that waited for admission (their completion frees capacity), one in
+// g_track_every for a protected job's launches (enough to learn durations; a host function per
+// launch costs microseconds in the driver). EXPLSCHED_KSCHED_TRACK: 0 never, N one in N.
+bool g_track = true;
+std::uint32_t g_track_every = 16;
+thread_local std::uint32_t t_track_count = 0;
 std::uint64_t g_max_wait_ns = 0;    // enforce: 0 = wait as long as the daemon lives
 std::mutex g_register_mutex;
 
@@ -161,30 +167,41 @@ void mark_dead(Endpoint& ep) {
 
 void ring_doorbell(es::Segment* seg);
 
-// The ring is full: the daemon is asleep, descheduled or gone. Wake it and wait a little for
-// room rather than lose the record; past kFullWaitNs (or if the daemon is dead) drop and count.
-constexpr std::uint64_t kFullWaitNs = 2000000;
-__attribute__((noinline)) es::Record* claim_when_full(Endpoint& ep, std::uint64_t& pos) {
+// The ring is full: the daemon is asleep, descheduled or gone. Wake it and wait for room rather
+// than lose the record; if the daemon is dead (or, observing, after a bound) drop and count.
+// Observe mode gives up after kObserveFullWaitNs (a starved daemon must not stall the
+// application); enforce mode waits as long as the daemon's heartbeat is fresh.
+constexpr std::uint64_t kObserveFullWaitNs = 50000000;
+struct Claim {
+    es::Record* record;
+    std::uint64_t pos;
+};
+__attribute__((noinline)) Claim claim_when_full(Endpoint& ep) {
     const std::uint64_t start = es::monotonic_ns();
+    std::uint64_t pos = 0;
     for (;;) {
         ring_doorbell(ep.seg);
         sched_yield();
-        if (es::Record* r = es::ring_claim(*ep.slot, pos)) return r;
+        if (es::Record* r = es::ring_claim(*ep.slot, pos)) return Claim{r, pos};
         const std::uint64_t now = es::monotonic_ns();
         if (now > ep.seg->header.heartbeat_ns.load(std::memory_order_relaxed) + es::kDeadAfterNs) {
             mark_dead(ep);
             break;
         }
-        if (now - start > kFullWaitNs) break;
+        if (g_mode == es::ClientMode::observe && now - start > kObserveFullWaitNs) break;
     }
     ep.slot->dropped.fetch_add(1, std::memory_order_relaxed);
-    return nullptr;
+    return Claim{nullptr, 0};
 }
 
 inline bool post(Endpoint& ep, es::RecordType type, const Launch& l, std::uint32_t func_index,
                  std::uint64_t& pos) {
     es::Record* r = es::ring_claim(*ep.slot, pos);
-    if (r == nullptr) r = claim_when_full(ep, pos);
+    if (r == nullptr) {
+        const Claim c = claim_when_full(ep);
+        r = c.record;
+        pos = c.pos;
+    }
     if (r == nullptr) return false;
     r->type = type;
     r->entry = l.entry;
@@ -248,10 +265,15 @@ void ring_doorbell(es::Segment* seg) {
 bool wait_grant(Endpoint& ep, std::uint64_t seq) {
     es::ClientSlot& s = *ep.slot;
     const std::uint64_t start = es::monotonic_ns();
-    // Grants usually come within microseconds: spin briefly before sleeping.
+    // Grants usually come within microseconds: spin briefly, then keep polling but yield the
+    // CPU (the daemon may need it on a busy node), then sleep on the grant futex.
     for (int i = 0;; ++i) {
         if (s.granted_upto.load(std::memory_order_acquire) >= seq) return true;
-        if ((i & 63) == 63 && es::monotonic_ns() - start > 50000) break;
+        if ((i & 63) == 63) {
+            const std::uint64_t waited = es::monotonic_ns() - start;
+            if (waited > 50000) break;
+            if (waited > 3000) sched_yield();
+        }
         es::cpu_relax();
     }
     s.waiters.fetch_add(1, std::memory_order_seq_cst);
@@ -298,9 +320,9 @@ __attribute__((noinline)) es_CUresult enforce_launch(const Launch& launch, Call&
         return call();
     }
     auto host_func = real_fn<LaunchHostFunc>(kId_cuLaunchHostFunc);
-    const bool track = g_track && host_func != nullptr;
-    if (!track) l.flags |= es::kFlagUntracked;
     const bool bypass = ep->slot->bypass.load(std::memory_order_relaxed) != 0;
+    const bool track = g_track && host_func != nullptr && (!bypass || t_track_count++ % g_track_every == 0);
+    if (!track) l.flags |= es::kFlagUntracked;
     std::uint64_t pos = 0;
     if (!post(*ep, bypass ? es::RecordType::started : es::RecordType::request, l,
               launch_function_index(l), pos)) {
@@ -334,8 +356,11 @@ void register_client() {
         return;
     }
     g_mode = state == kEnforce ? es::ClientMode::enforce : es::ClientMode::observe;
-    const char* track = getenv("EXPLSCHED_KSCHED_TRACK");
-    g_track = !(track != nullptr && std::strcmp(track, "0") == 0);
+    if (const char* track = getenv("EXPLSCHED_KSCHED_TRACK"); track != nullptr) {
+        const unsigned long every = std::strtoul(track, nullptr, 10);
+        g_track = every != 0;
+        g_track_every = every == 0 ? 1 : static_cast<std::uint32_t>(std::min(every, 1UL << 20));
+    }
     if (const char* w = getenv("EXPLSCHED_KSCHED_MAX_WAIT_MS"); w != nullptr)
         g_max_wait_ns = std::strtoull(w, nullptr, 10) * 1000000ULL;
     double priority = 0.0;
@@ -427,21 +452,59 @@ __attribute__((noinline)) void start() {
     if (st == kUninit || st == kReregister) register_client();
 }
 
+// Observe mode's per-launch path, inlined into each exported hook: one acquire load of the
+// process state (a plain load on x86) and a branch, a function-cache probe, one ring record.
+// Returns false when the launch must take the slow path (any other state). The hook then
+// tail-calls the driver, so the driver sees the application's own stack arguments.
+__attribute__((always_inline)) inline bool observe_fast(es::Entry entry, std::uint16_t flags, es_CUfunction f,
+                                                         std::uint64_t graph, unsigned gx, unsigned gy, unsigned gz,
+                                                         unsigned bx, unsigned by, unsigned bz, unsigned smem,
+                                                         es_CUstream stream) {
+    if (g_state.load(std::memory_order_acquire) != kObserve) return false;
+    Endpoint* ep = endpoint_for_launch();
+    if (ep == nullptr) return true;  // this device is not scheduled: launch directly
+    std::uint32_t index = es::kGraphFunc;
+    if (f != nullptr && !cache_find(reinterpret_cast<std::uintptr_t>(f), index)) index = register_function(f);
+    std::uint64_t pos = 0;
+    es::Record* r = es::ring_claim(*ep->slot, pos);
+    if (r == nullptr) {
+        const Claim c = claim_when_full(*ep);
+        if (c.record == nullptr) return true;
+        r = c.record;
+        pos = c.pos;
+    }
+    r->type = es::RecordType::launch;
+    r->entry = entry;
+    r->flags = flags;
+    r->func_index = index;
+    r->grid_x = gx;
+    r->grid_y = gy;
+    r->grid_z = gz;
+    r->block_x = static_cast<std::uint16_t>(bx);
+    r->block_y = static_cast<std::uint16_t>(by);
+    r->block_z = bz;
+    r->smem_dynamic = smem;
+    r->stream = reinterpret_cast<std::uintptr_t>(stream);
+    r->arg = graph;
+    r->time_ns = 0;
+    es::ring_publish(*r, pos);
+    return true;
+}
+
+// Every state but the observe fast path: first launch (start), enforce, pass-through.
 template <typename Call>
-inline es_CUresult dispatch(const Launch& l, Call&& call) {
+__attribute__((noinline)) es_CUresult dispatch_slow(const Launch& l, Call&& call) {
     std::uint32_t st = g_state.load(std::memory_order_acquire);
+    if (st == kUninit || st == kReregister) {
+        start();
+        st = g_state.load(std::memory_order_acquire);
+    }
     if (st == kObserve) {
         if (Endpoint* ep = endpoint_for_launch()) {
             std::uint64_t pos = 0;
             post(*ep, es::RecordType::launch, l, launch_function_index(l), pos);
         }
         return call();
-    }
-    if (st == kPassthrough) return call();
-    if (st == kUninit || st == kReregister) {
-        start();
-        st = g_state.load(std::memory_order_acquire);
-        if (st == kObserve) return dispatch(l, call);
     }
     if (st == kEnforce) return enforce_launch(l, call);
     return call();
@@ -499,48 +562,100 @@ es_CUresult hook_procaddr_v2(es::Entry, bool, const char* symbol, void** pfn, in
 }
 
 template <int Id>
-es_CUresult hook_launch(es::Entry entry, bool ptds, es_CUfunction f, unsigned gx, unsigned gy,
-                        unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned smem,
-                        es_CUstream stream, void** params, void** extra) {
+__attribute__((noinline)) es_CUresult launch_slow(es::Entry entry, bool ptds, es_CUfunction f, unsigned gx,
+                                                  unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                                                  unsigned smem, es_CUstream stream, void** params, void** extra) {
     auto real = real_or_resolve<decltype(&::cuLaunchKernel)>(Id);
     if (real == nullptr) return ei::missing_driver();
     const ei::Launch l{entry, ptds, 0, f, 0, gx, gy, gz, bx, by, bz, smem, stream};
-    return ei::dispatch(l, [&] { return real(f, gx, gy, gz, bx, by, bz, smem, stream, params, extra); });
+    return ei::dispatch_slow(l, [&] { return real(f, gx, gy, gz, bx, by, bz, smem, stream, params, extra); });
 }
 
 template <int Id>
-es_CUresult hook_launch_coop(es::Entry entry, bool ptds, es_CUfunction f, unsigned gx,
-                             unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                             unsigned smem, es_CUstream stream, void** params) {
+__attribute__((always_inline)) inline es_CUresult hook_launch(es::Entry entry, bool ptds, es_CUfunction f,
+                                                              unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                                                              unsigned by, unsigned bz, unsigned smem,
+                                                              es_CUstream stream, void** params, void** extra) {
+    auto real = ei::real_fn<decltype(&::cuLaunchKernel)>(Id);
+    if (real != nullptr && ei::observe_fast(entry, 0, f, 0, gx, gy, gz, bx, by, bz, smem, stream))
+        return real(f, gx, gy, gz, bx, by, bz, smem, stream, params, extra);
+    return launch_slow<Id>(entry, ptds, f, gx, gy, gz, bx, by, bz, smem, stream, params, extra);
+}
+
+template <int Id>
+__attribute__((noinline)) es_CUresult launch_coop_slow(es::Entry entry, bool ptds, es_CUfunction f, unsigned gx,
+                                                       unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                                                       unsigned bz, unsigned smem, es_CUstream stream,
+                                                       void** params) {
     auto real = real_or_resolve<decltype(&::cuLaunchCooperativeKernel)>(Id);
     if (real == nullptr) return ei::missing_driver();
     const ei::Launch l{entry, ptds, es::kFlagCooperative, f, 0, gx, gy, gz, bx, by, bz, smem, stream};
-    return ei::dispatch(l, [&] { return real(f, gx, gy, gz, bx, by, bz, smem, stream, params); });
+    return ei::dispatch_slow(l, [&] { return real(f, gx, gy, gz, bx, by, bz, smem, stream, params); });
 }
 
 template <int Id>
-es_CUresult hook_launch_ex(es::Entry entry, bool ptds, const es_CUlaunchConfig* c,
-                           es_CUfunction f, void** params, void** extra) {
-    auto real = real_or_resolve<decltype(&::cuLaunchKernelEx)>(Id);
-    if (real == nullptr) return ei::missing_driver();
-    if (c == nullptr) return real(c, f, params, extra);  // let the driver report the error
+__attribute__((always_inline)) inline es_CUresult hook_launch_coop(es::Entry entry, bool ptds, es_CUfunction f,
+                                                                   unsigned gx, unsigned gy, unsigned gz,
+                                                                   unsigned bx, unsigned by, unsigned bz,
+                                                                   unsigned smem, es_CUstream stream,
+                                                                   void** params) {
+    auto real = ei::real_fn<decltype(&::cuLaunchCooperativeKernel)>(Id);
+    if (real != nullptr &&
+        ei::observe_fast(entry, es::kFlagCooperative, f, 0, gx, gy, gz, bx, by, bz, smem, stream))
+        return real(f, gx, gy, gz, bx, by, bz, smem, stream, params);
+    return launch_coop_slow<Id>(entry, ptds, f, gx, gy, gz, bx, by, bz, smem, stream, params);
+}
+
+std::uint16_t launch_ex_flags(const es_CUlaunchConfig* c) {
     std::uint16_t flags = 0;
     for (unsigned i = 0; c->attrs != nullptr && i < c->numAttrs; ++i) {
         if (c->attrs[i].id == cu::kLaunchAttributeCooperative && c->attrs[i].value.cooperative != 0)
             flags |= es::kFlagCooperative;
     }
-    const ei::Launch l{entry, ptds, flags, f, 0, c->gridDimX, c->gridDimY, c->gridDimZ,
-                       c->blockDimX, c->blockDimY, c->blockDimZ, c->sharedMemBytes, c->hStream};
-    return ei::dispatch(l, [&] { return real(c, f, params, extra); });
+    return flags;
 }
 
 template <int Id>
-es_CUresult hook_graph(es::Entry entry, bool ptds, es_CUgraphExec graph, es_CUstream stream) {
+__attribute__((noinline)) es_CUresult launch_ex_slow(es::Entry entry, bool ptds, const es_CUlaunchConfig* c,
+                                                     es_CUfunction f, void** params, void** extra) {
+    auto real = real_or_resolve<decltype(&::cuLaunchKernelEx)>(Id);
+    if (real == nullptr) return ei::missing_driver();
+    if (c == nullptr) return real(c, f, params, extra);  // let the driver report the error
+    const ei::Launch l{entry, ptds, launch_ex_flags(c), f, 0, c->gridDimX, c->gridDimY, c->gridDimZ,
+                       c->blockDimX, c->blockDimY, c->blockDimZ, c->sharedMemBytes, c->hStream};
+    return ei::dispatch_slow(l, [&] { return real(c, f, params, extra); });
+}
+
+template <int Id>
+__attribute__((always_inline)) inline es_CUresult hook_launch_ex(es::Entry entry, bool ptds,
+                                                                 const es_CUlaunchConfig* c, es_CUfunction f,
+                                                                 void** params, void** extra) {
+    auto real = ei::real_fn<decltype(&::cuLaunchKernelEx)>(Id);
+    if (real != nullptr && c != nullptr &&
+        ei::observe_fast(entry, launch_ex_flags(c), f, 0, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX,
+                         c->blockDimY, c->blockDimZ, c->sharedMemBytes, c->hStream))
+        return real(c, f, params, extra);
+    return launch_ex_slow<Id>(entry, ptds, c, f, params, extra);
+}
+
+template <int Id>
+__attribute__((noinline)) es_CUresult graph_slow(es::Entry entry, bool ptds, es_CUgraphExec graph,
+                                                 es_CUstream stream) {
     auto real = real_or_resolve<decltype(&::cuGraphLaunch)>(Id);
     if (real == nullptr) return ei::missing_driver();
     const ei::Launch l{entry, ptds, 0, nullptr, reinterpret_cast<std::uintptr_t>(graph),
                        1, 1, 1, 1, 1, 1, 0, stream};
-    return ei::dispatch(l, [&] { return real(graph, stream); });
+    return ei::dispatch_slow(l, [&] { return real(graph, stream); });
+}
+
+template <int Id>
+__attribute__((always_inline)) inline es_CUresult hook_graph(es::Entry entry, bool ptds, es_CUgraphExec graph,
+                                                             es_CUstream stream) {
+    auto real = ei::real_fn<decltype(&::cuGraphLaunch)>(Id);
+    if (real != nullptr &&
+        ei::observe_fast(entry, 0, nullptr, reinterpret_cast<std::uintptr_t>(graph), 1, 1, 1, 1, 1, 1, 0, stream))
+        return real(graph, stream);
+    return graph_slow<Id>(entry, ptds, graph, stream);
 }
 
 }  // namespace

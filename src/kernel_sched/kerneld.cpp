@@ -6,6 +6,8 @@
 #include <cstring>
 #include <fstream>
 
+#include <sched.h>
+
 #include <nlohmann/json.hpp>
 #include <sys/types.h>
 
@@ -174,6 +176,7 @@ const KernelDaemon::FuncMeta* KernelDaemon::function(Client& c, ClientSlot& slot
         m.static_smem = fi.static_smem;
         m.name_hash = fnv1a64(m.name);
         m.cls = profiles_.kernel_class(m.name);
+        m.prior_ns = profiles_.imported_duration_ns(m.name);
         m.known = true;
     }
     return &m;
@@ -188,11 +191,10 @@ AdmissionRequest KernelDaemon::describe(std::uint32_t id, Client& c, ClientSlot&
     q.submitted_ns = now_ns;
     q.tracked = (r.flags & kFlagUntracked) == 0;
     const GpuLimits& g = c.limits;
-    std::string_view name = "?";
+    std::uint64_t prior_ns = config_.default_kernel_ns;
     if (r.func_index == kGraphFunc) {
         // A graph is many kernels in one call; without walking it, assume it fills the GPU.
-        name = "cuGraphLaunch";
-        q.key = fnv1a64(name) ^ r.arg;
+        q.key = fnv1a64("cuGraphLaunch") ^ r.arg;
         q.demand.sms = g.sm_count;
         q.demand.cls = KernelClass::unknown;
     } else {
@@ -204,11 +206,11 @@ AdmissionRequest KernelDaemon::describe(std::uint32_t id, Client& c, ClientSlot&
             m != nullptr ? m->regs : 0, std::uint64_t{m != nullptr ? m->static_smem : 0} + r.smem_dynamic);
         q.demand.sms = sms_needed(g, blocks, per_sm);
         q.demand.cls = m != nullptr ? m->cls : KernelClass::unknown;
-        if (m != nullptr) name = m->name;
+        if (m != nullptr) prior_ns = m->prior_ns;
         q.key = (m != nullptr ? m->name_hash : 0) ^ shape_hash(r);
     }
     q.demand.bw = bandwidth_demand(q.demand.cls, q.demand.sms, g.sm_count);
-    q.demand.duration_ns = profiles_.expected_duration_ns(q.key, name);
+    q.demand.duration_ns = profiles_.expected_duration_ns(q.key, prior_ns);
     return q;
 }
 
@@ -261,7 +263,11 @@ bool KernelDaemon::poll_once(std::uint64_t now_ns) {
             activity = true;
         }
     }
-    admission_.expire(now_ns);
+    // Expiry walks every in-flight list: at most every 10 us, it only releases estimates.
+    if (activity || now_ns >= last_expire_ns_ + 10000) {
+        admission_.expire(now_ns);
+        last_expire_ns_ = now_ns;
+    }
     grants_.clear();
     admission_.admit(now_ns, grants_);
     for (const Grant& g : grants_) {
@@ -362,6 +368,7 @@ void KernelDaemon::publish_jobs() {
 void KernelDaemon::run(const std::atomic<bool>& stop) {
     SegmentHeader& h = map_->header;
     std::uint64_t last_activity = monotonic_ns();
+    std::uint32_t spins = 0;
     while (!stop.load(std::memory_order_relaxed)) {
         const std::uint64_t now = monotonic_ns();
         h.heartbeat_ns.store(now, std::memory_order_relaxed);
@@ -370,7 +377,9 @@ void KernelDaemon::run(const std::atomic<bool>& stop) {
             continue;
         }
         if (now < last_activity + config_.spin_ns) {
-            cpu_relax();
+            // Poll for the next request; yield now and then so a busy node's clients can run.
+            if ((++spins & 255) == 0) sched_yield();
+            else cpu_relax();
             continue;
         }
         // Sleep until a client rings (enforce requests do when they see us asleep) or the

@@ -67,6 +67,7 @@ private:
         std::string name;
         std::uint64_t name_hash = 0;
         KernelClass cls = KernelClass::unknown;
+        std::uint64_t prior_ns = 0;  // imported (or default) duration for the name
         std::uint32_t regs = 0, static_smem = 0;
     };
     struct Client {
@@ -114,6 +115,7 @@ private:
     std::vector<std::array<std::uint64_t, static_cast<std::size_t>(Entry::count)>> entry_totals_;
     std::vector<Grant> grants_;
     std::uint64_t last_housekeeping_ns_ = 0;
+    std::uint64_t last_expire_ns_ = 0;
     std::FILE* trace_ = nullptr;
 };
 

@@ -55,6 +55,7 @@ const char* const kEntryNames[kEntries] = {
 
 std::atomic<std::uint64_t> g_counts[kEntries];
 std::atomic<bool> g_initialized{false};
+std::atomic<int> g_capturing_streams{0};  // lets cuStreamIsCapturing skip the lock when none
 thread_local int t_device = 0;
 
 std::uint64_t now_ns() {
@@ -187,7 +188,9 @@ FAKE_EXPORT const char* fakecuda_entry_name(int entry) {
 }
 FAKE_EXPORT void fakecuda_set_capturing(es_CUstream stream, int on) {
     std::lock_guard<std::mutex> lock(g_gpu->mu);
-    g_gpu->capturing[reinterpret_cast<std::uintptr_t>(stream)] = on != 0;
+    bool& flag = g_gpu->capturing[reinterpret_cast<std::uintptr_t>(stream)];
+    if (flag != (on != 0)) g_capturing_streams.fetch_add(on != 0 ? 1 : -1);
+    flag = on != 0;
 }
 FAKE_EXPORT void fakecuda_set_device(int device) { t_device = device; }
 
@@ -274,6 +277,10 @@ FAKE_EXPORT es_CUresult cuCtxGetDevice(es_CUdevice* device) {
 }
 FAKE_EXPORT es_CUresult cuStreamIsCapturing(es_CUstream stream, es_CUstreamCaptureStatus* status) {
     if (status == nullptr) return explsched::cuda::kErrorInvalidValue;
+    if (g_capturing_streams.load(std::memory_order_relaxed) == 0) {
+        *status = explsched::cuda::kStreamCaptureStatusNone;
+        return explsched::cuda::kSuccess;
+    }
     std::lock_guard<std::mutex> lock(g_gpu->mu);
     auto it = g_gpu->capturing.find(reinterpret_cast<std::uintptr_t>(stream));
     *status = it != g_gpu->capturing.end() && it->second ? 1 : 0;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <vector>
 
 namespace explsched {
 
@@ -11,24 +13,23 @@ double observed_speed(PointSpan points, std::size_t window) {
         if (std::isfinite(t) && t > 0.0) return t;
         if (points.size - i >= window) break;  // only a recent throughput counts
     }
-    // least-squares slope of step on wall time over the last `window` timed points
-    double st = 0, ss = 0, stt = 0, sts = 0;
-    std::size_t n = 0;
-    for (std::size_t i = points.size; i > 0 && n < window; --i) {
+    // Median of the speeds between consecutive timed points among the last `window`: a gap in
+    // wall time (the trial was preempted and requeued) or one slow evaluation does not drag it.
+    std::vector<double> rates;
+    rates.reserve(window);
+    const CurvePoint* next = nullptr;
+    for (std::size_t i = points.size; i > 0 && rates.size() < window; --i) {
         const CurvePoint& p = points[i - 1];
         if (!std::isfinite(p.wall_time)) continue;
-        st += p.wall_time;
-        ss += p.step;
-        stt += p.wall_time * p.wall_time;
-        sts += p.wall_time * p.step;
-        ++n;
+        if (next != nullptr && next->wall_time > p.wall_time && next->step > p.step) {
+            rates.push_back((next->step - p.step) / (next->wall_time - p.wall_time));
+        }
+        next = &p;
     }
-    if (n < 2) return std::numeric_limits<double>::quiet_NaN();
-    const double k = static_cast<double>(n);
-    const double var = stt - st * st / k;
-    if (!(var > 0.0)) return std::numeric_limits<double>::quiet_NaN();
-    const double slope = (sts - st * ss / k) / var;
-    return slope > 0.0 ? slope : std::numeric_limits<double>::quiet_NaN();
+    if (rates.empty()) return std::numeric_limits<double>::quiet_NaN();
+    auto mid = rates.begin() + static_cast<std::ptrdiff_t>(rates.size() / 2);
+    std::nth_element(rates.begin(), mid, rates.end());
+    return *mid;
 }
 
 double normal_cdf(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }

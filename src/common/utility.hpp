@@ -14,8 +14,8 @@
 
 namespace explsched {
 
-// Steps per second: the latest reported throughput if any, else the slope of step against wall
-// time over the last `window` points that carry a wall time. NaN when neither is known.
+// Steps per second: the latest reported throughput if any, else the median speed between
+// consecutive points with a wall time among the last `window`. NaN when neither is known.
 double observed_speed(PointSpan points, std::size_t window = 8);
 
 // Standard normal CDF.

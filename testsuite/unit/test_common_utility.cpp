@@ -19,6 +19,10 @@ BOOST_AUTO_TEST_CASE(speed_from_wall_time_or_throughput) {
     std::vector<CurvePoint> timed;
     for (int i = 0; i < 10; ++i) timed.push_back({100.0 * i, 0.5, 20.0 * i, kNaN});
     BOOST_TEST(observed_speed(timed) == 5.0, boost::test_tools::tolerance(1e-12));
+    // a requeue gap (an hour without progress) does not drag the estimate
+    std::vector<CurvePoint> gap = timed;
+    for (std::size_t i = 5; i < gap.size(); ++i) gap[i].wall_time += 3600.0;
+    BOOST_TEST(observed_speed(gap) == 5.0, boost::test_tools::tolerance(1e-12));
     timed.back().throughput = 7.0;
     BOOST_TEST(observed_speed(timed) == 7.0);
     std::vector<CurvePoint> untimed = {{1, 0.5, kNaN, kNaN}, {2, 0.6, kNaN, kNaN}};

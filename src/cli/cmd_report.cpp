@@ -84,7 +84,8 @@ int cmd_report(int argc, char** argv) {
             const char* v = value();
             auto d = v != nullptr ? parse_finite_double(v) : std::nullopt;
             if (!d || *d <= 0.0 || *d > 86400.0) {
-                std::fprintf(stderr, "explsched report: --timeout '%s': not a number of seconds in (0, 86400]\n",
+                std::fprintf(stderr,
+                             "explsched report: --timeout '%s': not a number of seconds in (0, 86400]\n",
                              v != nullptr ? v : "");
                 return 2;
             }
@@ -93,7 +94,8 @@ int cmd_report(int argc, char** argv) {
             const char* v = value();
             auto n = v != nullptr ? parse_uint64(v) : std::nullopt;
             if (!n || *n > 100) {
-                std::fprintf(stderr, "explsched report: --retries '%s': not an integer in [0, 100]\n", v != nullptr ? v : "");
+                std::fprintf(stderr, "explsched report: --retries '%s': not an integer in [0, 100]\n",
+                             v != nullptr ? v : "");
                 return 2;
             }
             retries = *n;
@@ -124,7 +126,8 @@ int cmd_report(int argc, char** argv) {
         return 2;
     }
     if (throughput_text != nullptr && (!parse_any_double(throughput_text, throughput) || throughput < 0.0)) {
-        std::fprintf(stderr, "explsched report: --throughput '%s': not a non-negative number\n", throughput_text);
+        std::fprintf(stderr, "explsched report: --throughput '%s': not a non-negative number\n",
+                     throughput_text);
         return 2;
     }
     uint32_t job = explsched_report_job_id();
@@ -137,7 +140,9 @@ int cmd_report(int argc, char** argv) {
         job = static_cast<uint32_t>(*n);
     }
     if (job == 0) {
-        std::fprintf(stderr, "explsched report: no job: pass --job, or run inside a job (EXPLSCHED_JOB_ID, SLURM_JOB_ID)\n");
+        std::fprintf(
+            stderr,
+            "explsched report: no job: pass --job, or run inside a job (EXPLSCHED_JOB_ID, SLURM_JOB_ID)\n");
         return 2;
     }
 
@@ -153,8 +158,9 @@ int cmd_report(int argc, char** argv) {
     int status = EXPLSCHED_REPORT_ERROR;
     for (uint64_t attempt = 0;; ++attempt) {
         status = explsched_reporter_send(reporter.get(), job, *step, metric, throughput, &res);
-        const bool transient = status == EXPLSCHED_REPORT_RETRY ||
-                               (status == EXPLSCHED_REPORT_ERROR && std::strstr(res.message, "munge") == nullptr);
+        const bool transient =
+            status == EXPLSCHED_REPORT_RETRY ||
+            (status == EXPLSCHED_REPORT_ERROR && std::strstr(res.message, "munge") == nullptr);
         if (!transient || attempt >= retries) break;
         std::this_thread::sleep_for(std::chrono::milliseconds(250LL << std::min<uint64_t>(attempt, 5)));
     }
@@ -167,7 +173,8 @@ int cmd_report(int argc, char** argv) {
             return 0;
         case EXPLSCHED_REPORT_REFUSED:
             std::fprintf(stderr, "%s\n", res.message);
-            if (res.has_last_step) std::printf("last_step=%llu\n", static_cast<unsigned long long>(res.last_step));
+            if (res.has_last_step)
+                std::printf("last_step=%llu\n", static_cast<unsigned long long>(res.last_step));
             return 1;
         case EXPLSCHED_REPORT_RETRY:
             std::fprintf(stderr, "%s\n", res.message);

@@ -100,7 +100,8 @@ struct explsched_reporter {
 
     // Remaining milliseconds until deadline for poll(); at least 0.
     static int remaining_ms(Clock::time_point deadline) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
         return left < 0 ? 0 : static_cast<int>(left);
     }
 
@@ -115,7 +116,8 @@ struct explsched_reporter {
             return make_error("cannot resolve explschedd address " + where() + ": " + gai_strerror(rc));
         std::string why = "no address";
         for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
-            const int s = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
+            const int s =
+                socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
             if (s < 0) {
                 why = std::strerror(errno);
                 continue;
@@ -197,7 +199,8 @@ struct explsched_reporter {
     // One attempt on the current (or a new) connection; `stale` tells whether a failure may be a
     // connection the server closed while idle, which deserves one more try.
     Result<wire::Reply> attempt(const wire::ReportBody& body, bool& stale) {
-        const auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+        const auto deadline =
+            Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
         stale = fd >= 0;
         if (fd < 0) {
             if (auto s = connect_to(deadline); !s) return s.error();
@@ -205,7 +208,8 @@ struct explsched_reporter {
         // A fresh credential per attempt: munged refuses to decode one twice.
         const std::string signed_text = wire::format_signed_text(body);
         char* cred = nullptr;
-        const munge_err_t err = munge_encode(&cred, ctx, signed_text.data(), static_cast<int>(signed_text.size()));
+        const munge_err_t err =
+            munge_encode(&cred, ctx, signed_text.data(), static_cast<int>(signed_text.size()));
         if (err != EMUNGE_SUCCESS) {
             stale = false;
             const char* why = munge_ctx_strerror(ctx);
@@ -231,7 +235,8 @@ struct explsched_reporter {
             return make_error("explschedd at " + where() + " sent a bad reply: " + reply.error().message);
         }
         // A server that hangs up after a refusal (over-long line) or when busy.
-        if (reply->status == wire::ReplyStatus::retry || reply->code == wire::Code::line_too_long) disconnect();
+        if (reply->status == wire::ReplyStatus::retry || reply->code == wire::Code::line_too_long)
+            disconnect();
         return reply;
     }
 
@@ -249,7 +254,8 @@ struct explsched_reporter {
                                   " is not a Slurm job id (is EXPLSCHED_JOB_ID or SLURM_JOB_ID set?)");
         // Refuse locally what the server would refuse: same rules, no round trip.
         if (auto s = wire::validate_body(body); !s)
-            return set_result(res, EXPLSCHED_REPORT_REFUSED, "invalid_value", "explsched: " + s.error().message);
+            return set_result(res, EXPLSCHED_REPORT_REFUSED, "invalid_value",
+                              "explsched: " + s.error().message);
 
         std::lock_guard<std::mutex> lock(mutex);
         bool stale = false;
@@ -259,7 +265,8 @@ struct explsched_reporter {
         const wire::Reply& r = *reply;
         const std::string code = r.code == wire::Code::none ? "" : std::string(wire::to_string(r.code));
         switch (r.status) {
-            case wire::ReplyStatus::stored: return set_result(res, EXPLSCHED_REPORT_STORED, "", "");
+            case wire::ReplyStatus::stored:
+                return set_result(res, EXPLSCHED_REPORT_STORED, "", "");
             case wire::ReplyStatus::duplicate:
                 return set_result(res, EXPLSCHED_REPORT_DUPLICATE, "",
                                   "explsched: report: job " + std::to_string(job_id) + " step " +
@@ -284,9 +291,12 @@ explsched_reporter* open_reporter(const char* address, const char* munge_socket,
         return nullptr;
     }
     std::string addr;
-    if (address != nullptr) addr = address;
-    else if (const char* e = env("EXPLSCHED_REPORT_ADDR")) addr = e;
-    else addr = settings->report_host + ":" + std::to_string(settings->report_port);
+    if (address != nullptr)
+        addr = address;
+    else if (const char* e = env("EXPLSCHED_REPORT_ADDR"))
+        addr = e;
+    else
+        addr = settings->report_host + ":" + std::to_string(settings->report_port);
     auto hp = wire::parse_host_port(addr);
     if (!hp) {
         error = "explsched: " + hp.error().message;
@@ -295,9 +305,12 @@ explsched_reporter* open_reporter(const char* address, const char* munge_socket,
     auto r = std::make_unique<explsched_reporter>();
     r->host = hp->host;
     r->port = hp->port;
-    if (munge_socket != nullptr) r->munge_socket = munge_socket;
-    else if (const char* e = env("EXPLSCHED_MUNGE_SOCKET")) r->munge_socket = e;
-    else r->munge_socket = settings->munge_socket;
+    if (munge_socket != nullptr)
+        r->munge_socket = munge_socket;
+    else if (const char* e = env("EXPLSCHED_MUNGE_SOCKET"))
+        r->munge_socket = e;
+    else
+        r->munge_socket = settings->munge_socket;
     r->ctx = munge_ctx_create();
     if (r->ctx == nullptr) {
         error = "explsched: cannot create a munge context: out of memory";
@@ -322,8 +335,8 @@ explsched_reporter* g_default = nullptr;  // the process-wide reporter of explsc
 
 extern "C" {
 
-EXPORT explsched_reporter* explsched_reporter_open(const char* address, const char* munge_socket, char* errbuf,
-                                                   size_t errlen) {
+EXPORT explsched_reporter* explsched_reporter_open(const char* address, const char* munge_socket,
+                                                   char* errbuf, size_t errlen) {
     try {
         std::string error;
         explsched_reporter* r = open_reporter(address, munge_socket, error);
@@ -341,14 +354,15 @@ EXPORT void explsched_reporter_set_timeout(explsched_reporter* reporter, double 
     reporter->timeout_s = seconds;
 }
 
-EXPORT int explsched_reporter_send(explsched_reporter* reporter, uint32_t job_id, uint64_t step, double metric,
-                                   double throughput, explsched_report_result* result) {
+EXPORT int explsched_reporter_send(explsched_reporter* reporter, uint32_t job_id, uint64_t step,
+                                   double metric, double throughput, explsched_report_result* result) {
     try {
         if (reporter == nullptr)
             return set_result(result, EXPLSCHED_REPORT_ERROR, "", "explsched: report: no reporter (NULL)");
         return reporter->send(job_id, step, metric, throughput, result);
     } catch (...) {
-        return set_result(result, EXPLSCHED_REPORT_ERROR, "", "explsched: report: internal error (out of memory?)");
+        return set_result(result, EXPLSCHED_REPORT_ERROR, "",
+                          "explsched: report: internal error (out of memory?)");
     }
 }
 
@@ -364,7 +378,8 @@ EXPORT uint32_t explsched_report_job_id(void) {
     return 0;
 }
 
-EXPORT int explsched_report(uint64_t step, double metric, double throughput, explsched_report_result* result) {
+EXPORT int explsched_report(uint64_t step, double metric, double throughput,
+                            explsched_report_result* result) {
     try {
         std::lock_guard<std::mutex> lock(g_default_mutex);
         if (g_default == nullptr) {
@@ -374,18 +389,25 @@ EXPORT int explsched_report(uint64_t step, double metric, double throughput, exp
         }
         return g_default->send(explsched_report_job_id(), step, metric, throughput, result);
     } catch (...) {
-        return set_result(result, EXPLSCHED_REPORT_ERROR, "", "explsched: report: internal error (out of memory?)");
+        return set_result(result, EXPLSCHED_REPORT_ERROR, "",
+                          "explsched: report: internal error (out of memory?)");
     }
 }
 
 EXPORT const char* explsched_report_status_name(int status) {
     switch (status) {
-        case EXPLSCHED_REPORT_STORED: return "stored";
-        case EXPLSCHED_REPORT_DUPLICATE: return "duplicate";
-        case EXPLSCHED_REPORT_REFUSED: return "refused";
-        case EXPLSCHED_REPORT_RETRY: return "retry";
-        case EXPLSCHED_REPORT_ERROR: return "error";
-        default: return "unknown";
+        case EXPLSCHED_REPORT_STORED:
+            return "stored";
+        case EXPLSCHED_REPORT_DUPLICATE:
+            return "duplicate";
+        case EXPLSCHED_REPORT_REFUSED:
+            return "refused";
+        case EXPLSCHED_REPORT_RETRY:
+            return "retry";
+        case EXPLSCHED_REPORT_ERROR:
+            return "error";
+        default:
+            return "unknown";
     }
 }
 

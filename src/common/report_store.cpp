@@ -30,7 +30,8 @@ CREATE TABLE IF NOT EXISTS reports (
 )sql";
 
 std::string db_error(const std::string& path, sqlite3* db, const std::string& what) {
-    return "report database " + path + ": " + what + ": " + (db != nullptr ? sqlite3_errmsg(db) : "out of memory");
+    return "report database " + path + ": " + what + ": " +
+           (db != nullptr ? sqlite3_errmsg(db) : "out of memory");
 }
 
 Status exec(const std::string& path, sqlite3* db, const char* sql) {
@@ -38,7 +39,8 @@ Status exec(const std::string& path, sqlite3* db, const char* sql) {
     if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
         std::string msg = err != nullptr ? err : sqlite3_errmsg(db);
         sqlite3_free(err);
-        return make_error("report database " + path + ": " + msg + " (in: " + std::string(sql).substr(0, 60) + ")");
+        return make_error("report database " + path + ": " + msg + " (in: " + std::string(sql).substr(0, 60) +
+                          ")");
     }
     return {};
 }
@@ -72,7 +74,8 @@ Result<SqliteDb> open_db(const std::string& path, int flags, int busy_timeout_ms
 // Reads schema_version; 0 when the table is absent or empty.
 Result<int> schema_version(const std::string& path, sqlite3* db) {
     // A statement naming a missing table does not even prepare: look the table up first.
-    auto exists = prepare(path, db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'");
+    auto exists =
+        prepare(path, db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'");
     if (!exists) return exists.error();
     const int rc = sqlite3_step(exists->get());
     if (rc == SQLITE_DONE) return 0;
@@ -127,7 +130,9 @@ Result<std::unique_ptr<ReportStore>> ReportStore::open(const std::string& path, 
             return make_error("report database " + path + ": journal mode is '" + (mode ? mode : "?") +
                               "', not 'wal' (is the file system local?)");
     }
-    if (auto s = exec(path, raw, options.synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL"); !s)
+    if (auto s = exec(path, raw,
+                      options.synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
+        !s)
         return s.error();
 
     if (auto s = exec(path, raw, "BEGIN IMMEDIATE"); !s) return s.error();
@@ -225,7 +230,8 @@ Result<StoreOutcome> ReportStore::apply(const ReportInput& input) {
             out.last_step = last_step;
             out.message = "job " + std::to_string(b.job_id) + " step " + std::to_string(b.step) +
                           " is lower than its last stored step " + std::to_string(last_step) +
-                          " (steps must not decrease; resume reporting after step " + std::to_string(last_step) + ")";
+                          " (steps must not decrease; resume reporting after step " +
+                          std::to_string(last_step) + ")";
             return out;
         }
     } else {
@@ -237,8 +243,10 @@ Result<StoreOutcome> ReportStore::apply(const ReportInput& input) {
     sqlite3_bind_int64(ins, 1, job);
     sqlite3_bind_int64(ins, 2, step);
     sqlite3_bind_double(ins, 3, b.metric);
-    if (b.throughput) sqlite3_bind_double(ins, 4, *b.throughput);
-    else sqlite3_bind_null(ins, 4);
+    if (b.throughput)
+        sqlite3_bind_double(ins, 4, *b.throughput);
+    else
+        sqlite3_bind_null(ins, 4);
     sqlite3_bind_double(ins, 5, b.client_time);
     sqlite3_bind_double(ins, 6, input.server_time);
     sqlite3_bind_int64(ins, 7, static_cast<sqlite3_int64>(input.uid));
@@ -286,12 +294,15 @@ Result<std::unique_ptr<ReportReader>> ReportReader::open(const std::string& path
     sqlite3* raw = reader->db_.get();
     auto version = schema_version(path, raw);
     if (!version) return version.error();
-    if (*version == 0) return make_error("report database " + path + ": no schema (has explschedd created it?)");
+    if (*version == 0)
+        return make_error("report database " + path + ": no schema (has explschedd created it?)");
     if (*version > kReportSchemaVersion)
         return make_error("report database " + path + ": schema version " + std::to_string(*version) +
                           " is newer than this program's (" + std::to_string(kReportSchemaVersion) + ")");
-    const std::string since = std::string("SELECT ") + kRowColumns + " FROM reports WHERE id > ?1 ORDER BY id LIMIT ?2";
-    const std::string curve = std::string("SELECT ") + kRowColumns + " FROM reports WHERE job_id = ?1 ORDER BY step";
+    const std::string since =
+        std::string("SELECT ") + kRowColumns + " FROM reports WHERE id > ?1 ORDER BY id LIMIT ?2";
+    const std::string curve =
+        std::string("SELECT ") + kRowColumns + " FROM reports WHERE job_id = ?1 ORDER BY step";
     auto s1 = prepare(path, raw, since.c_str());
     if (!s1) return s1.error();
     auto s2 = prepare(path, raw, curve.c_str());

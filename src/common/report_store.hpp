@@ -80,7 +80,8 @@ struct StoreOptions {
 class ReportStore {
 public:
     // Opens (creating the file and schema if needed) for writing. Errors name the path.
-    static Result<std::unique_ptr<ReportStore>> open(const std::string& path, const StoreOptions& options = {});
+    static Result<std::unique_ptr<ReportStore>> open(const std::string& path,
+                                                     const StoreOptions& options = {});
 
     // Applies a batch in one transaction: one outcome per input, in order; later inputs see the
     // earlier ones (two steps of one job in one batch behave as if sent one after the other).

@@ -54,8 +54,7 @@ void append_double(std::string& out, double value) {
 Error field_error(Code* code, Code what, std::string_view field, std::string_view value,
                   std::string_view why) {
     if (code != nullptr) *code = what;
-    return make_error("report field '" + std::string(field) + "': " + quote(value) + " " +
-                      std::string(why));
+    return make_error("report field '" + std::string(field) + "': " + quote(value) + " " + std::string(why));
 }
 
 Error request_error(Code* code, Code what, std::string message) {
@@ -90,7 +89,8 @@ Result<int> parse_tag(std::string_view token, std::string_view tag, Code* code) 
     if (!v || *v != static_cast<uint64_t>(kProtocolVersion))
         return request_error(code, Code::bad_version,
                              "protocol version " + quote(token.substr(tag.size() + 1)) +
-                                 " is not supported (this side speaks " + std::to_string(kProtocolVersion) + ")");
+                                 " is not supported (this side speaks " + std::to_string(kProtocolVersion) +
+                                 ")");
     return static_cast<int>(*v);
 }
 
@@ -110,10 +110,14 @@ std::optional<Code> parse_code(std::string_view text) {
 
 std::string_view to_string(ReplyStatus status) {
     switch (status) {
-        case ReplyStatus::stored: return "stored";
-        case ReplyStatus::duplicate: return "duplicate";
-        case ReplyStatus::refused: return "refused";
-        case ReplyStatus::retry: return "retry";
+        case ReplyStatus::stored:
+            return "stored";
+        case ReplyStatus::duplicate:
+            return "duplicate";
+        case ReplyStatus::refused:
+            return "refused";
+        case ReplyStatus::retry:
+            return "retry";
     }
     return "?";
 }
@@ -164,12 +168,11 @@ Result<ReportRequest> parse_request(std::string_view line, Code* code) {
     if (cred_at == std::string_view::npos)
         return request_error(code, Code::bad_request, "report has no cred= field (a munge credential)");
     req.credential = std::string(line.substr(cred_at + 6));
-    if (req.credential.empty())
-        return request_error(code, Code::bad_request, "report field 'cred' is empty");
+    if (req.credential.empty()) return request_error(code, Code::bad_request, "report field 'cred' is empty");
     if (req.credential.size() > kMaxCredentialBytes)
-        return request_error(code, Code::bad_request,
-                             "report field 'cred' is longer than " + std::to_string(kMaxCredentialBytes) +
-                                 " bytes");
+        return request_error(
+            code, Code::bad_request,
+            "report field 'cred' is longer than " + std::to_string(kMaxCredentialBytes) + " bytes");
     if (req.credential.find(' ') != std::string::npos)
         return request_error(code, Code::bad_request, "report field 'cred' must be the last field");
 
@@ -178,12 +181,15 @@ Result<ReportRequest> parse_request(std::string_view line, Code* code) {
         const std::string_view token = tokens[i];
         const auto eq = token.find('=');
         if (token.empty() || eq == std::string_view::npos || eq == 0)
-            return request_error(code, Code::bad_request,
-                                 "report token " + quote(token) + " is not key=value (single spaces between fields)");
+            return request_error(
+                code, Code::bad_request,
+                "report token " + quote(token) + " is not key=value (single spaces between fields)");
         const std::string_view key = token.substr(0, eq);
         const std::string_view value = token.substr(eq + 1);
         auto once = [&](bool& seen) -> Status {
-            if (seen) return request_error(code, Code::bad_request, "report field '" + std::string(key) + "' appears twice");
+            if (seen)
+                return request_error(code, Code::bad_request,
+                                     "report field '" + std::string(key) + "' appears twice");
             seen = true;
             return {};
         };
@@ -191,7 +197,8 @@ Result<ReportRequest> parse_request(std::string_view line, Code* code) {
             if (auto s = once(have_job); !s) return s.error();
             auto n = parse_uint64(value);
             if (!n) return field_error(code, Code::bad_request, key, value, "is not a job id");
-            if (*n == 0 || *n > kMaxJobId) return field_error(code, Code::invalid_value, key, value, "is not a valid Slurm job id");
+            if (*n == 0 || *n > kMaxJobId)
+                return field_error(code, Code::invalid_value, key, value, "is not a valid Slurm job id");
             req.body.job_id = static_cast<uint32_t>(*n);
         } else if (key == "step") {
             if (auto s = once(have_step); !s) return s.error();
@@ -204,7 +211,8 @@ Result<ReportRequest> parse_request(std::string_view line, Code* code) {
             if (!d) return d.error();
             req.body.metric = *d;
         } else if (key == "throughput") {
-            if (req.body.throughput) return request_error(code, Code::bad_request, "report field 'throughput' appears twice");
+            if (req.body.throughput)
+                return request_error(code, Code::bad_request, "report field 'throughput' appears twice");
             auto d = parse_number(key, value, code);
             if (!d) return d.error();
             req.body.throughput = *d;
@@ -214,13 +222,19 @@ Result<ReportRequest> parse_request(std::string_view line, Code* code) {
             if (!d) return d.error();
             req.body.client_time = *d;
         } else {
-            return request_error(code, Code::bad_request,
-                                 "unknown report field " + quote(key) + " (known: job, step, metric, throughput, time, cred)");
+            return request_error(
+                code, Code::bad_request,
+                "unknown report field " + quote(key) + " (known: job, step, metric, throughput, time, cred)");
         }
     }
-    const char* missing = !have_job ? "job" : !have_step ? "step" : !have_metric ? "metric" : !have_time ? "time" : nullptr;
+    const char* missing = !have_job      ? "job"
+                          : !have_step   ? "step"
+                          : !have_metric ? "metric"
+                          : !have_time   ? "time"
+                                         : nullptr;
     if (missing != nullptr)
-        return request_error(code, Code::bad_request, std::string("report lacks the field '") + missing + "'");
+        return request_error(code, Code::bad_request,
+                             std::string("report lacks the field '") + missing + "'");
     if (auto s = validate_body(req.body); !s) {
         if (code != nullptr) *code = Code::invalid_value;
         return s.error();
@@ -231,7 +245,8 @@ Result<ReportRequest> parse_request(std::string_view line, Code* code) {
 
 Status validate_body(const ReportBody& body) {
     if (!std::isfinite(body.metric))
-        return make_error("report field 'metric': " + std::to_string(body.metric) + " is not a finite number");
+        return make_error("report field 'metric': " + std::to_string(body.metric) +
+                          " is not a finite number");
     // One set of rules for curve points: the trial model's. A lone point checks the values.
     CurvePoint point;
     point.step = static_cast<double>(body.step);
@@ -239,11 +254,14 @@ Status validate_body(const ReportBody& body) {
     point.wall_time = body.client_time;
     point.throughput = body.throughput.value_or(std::numeric_limits<double>::quiet_NaN());
     if (body.throughput && !std::isfinite(*body.throughput))
-        return make_error("report field 'throughput': " + std::to_string(*body.throughput) + " is not a finite number");
+        return make_error("report field 'throughput': " + std::to_string(*body.throughput) +
+                          " is not a finite number");
     if (!std::isfinite(body.client_time))
-        return make_error("report field 'time': " + std::to_string(body.client_time) + " is not a finite number");
+        return make_error("report field 'time': " + std::to_string(body.client_time) +
+                          " is not a finite number");
     if (body.step > static_cast<uint64_t>(kMaxAbsValue))
-        return make_error("report field 'step': " + std::to_string(body.step) + " is absurdly large (limit 1e15)");
+        return make_error("report field 'step': " + std::to_string(body.step) +
+                          " is absurdly large (limit 1e15)");
     const CurvePoint points[] = {point};
     if (auto s = validate_points(PointSpan(points, 1)); !s) {
         // "curve point 0: wall_time -1: negative" → "report field 'time': -1: negative".
@@ -253,7 +271,8 @@ Status validate_body(const ReportBody& body) {
         const auto space = why.find(' ');
         std::string field = why.substr(0, space);
         if (field == "wall_time") field = "time";
-        return make_error("report field '" + field + "': " + (space == std::string::npos ? why : why.substr(space + 1)));
+        return make_error("report field '" + field +
+                          "': " + (space == std::string::npos ? why : why.substr(space + 1)));
     }
     return {};
 }
@@ -273,7 +292,8 @@ std::string format_reply(const Reply& reply) {
     if (!reply.message.empty()) {
         out += " msg=";
         const std::size_t room = kMaxLineBytes - 1 > out.size() ? kMaxLineBytes - 1 - out.size() : 0;
-        for (char c : std::string_view(reply.message).substr(0, room)) out += (c >= 0x20 && c < 0x7f) ? c : '?';
+        for (char c : std::string_view(reply.message).substr(0, room))
+            out += (c >= 0x20 && c < 0x7f) ? c : '?';
     }
     out += '\n';
     return out;
@@ -281,7 +301,8 @@ std::string format_reply(const Reply& reply) {
 
 Result<Reply> parse_reply(std::string_view line) {
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.size() >= kMaxLineBytes) return make_error("reply line exceeds " + std::to_string(kMaxLineBytes) + " bytes");
+    if (line.size() >= kMaxLineBytes)
+        return make_error("reply line exceeds " + std::to_string(kMaxLineBytes) + " bytes");
     if (!printable_ascii(line)) return make_error("reply holds a byte that is not printable ASCII");
     Reply reply;
     const auto msg_at = line.find(" msg=");
@@ -290,18 +311,25 @@ Result<Reply> parse_reply(std::string_view line) {
         line = line.substr(0, msg_at);
     }
     const auto tokens = split(line, " ");
-    if (auto v = parse_tag(tokens.front(), kReplyTag, nullptr); !v) return make_error("reply: " + v.error().message);
+    if (auto v = parse_tag(tokens.front(), kReplyTag, nullptr); !v)
+        return make_error("reply: " + v.error().message);
     if (tokens.size() < 2) return make_error("reply lacks a status");
     const std::string_view status = tokens[1];
-    if (status == "stored") reply.status = ReplyStatus::stored;
-    else if (status == "duplicate") reply.status = ReplyStatus::duplicate;
-    else if (status == "refused") reply.status = ReplyStatus::refused;
-    else if (status == "retry") reply.status = ReplyStatus::retry;
-    else return make_error("reply status " + quote(status) + " is not stored, duplicate, refused or retry");
+    if (status == "stored")
+        reply.status = ReplyStatus::stored;
+    else if (status == "duplicate")
+        reply.status = ReplyStatus::duplicate;
+    else if (status == "refused")
+        reply.status = ReplyStatus::refused;
+    else if (status == "retry")
+        reply.status = ReplyStatus::retry;
+    else
+        return make_error("reply status " + quote(status) + " is not stored, duplicate, refused or retry");
     for (std::size_t i = 2; i < tokens.size(); ++i) {
         const std::string_view token = tokens[i];
         const auto eq = token.find('=');
-        if (eq == std::string_view::npos) return make_error("reply token " + quote(token) + " is not key=value");
+        if (eq == std::string_view::npos)
+            return make_error("reply token " + quote(token) + " is not key=value");
         const std::string_view key = token.substr(0, eq);
         const std::string_view value = token.substr(eq + 1);
         if (key == "code") {
@@ -320,7 +348,8 @@ Result<Reply> parse_reply(std::string_view line) {
             // Later versions may add fields; a client ignores what it does not know.
         }
     }
-    if ((reply.status == ReplyStatus::refused || reply.status == ReplyStatus::retry) && reply.code == Code::none)
+    if ((reply.status == ReplyStatus::refused || reply.status == ReplyStatus::retry) &&
+        reply.code == Code::none)
         return make_error("reply status '" + std::string(status) + "' without a code");
     return reply;
 }
@@ -386,7 +415,8 @@ Result<HostPort> parse_host_port(std::string_view text) {
     if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
     auto port = parse_uint64(text.substr(colon + 1));
     if (!port || *port == 0 || *port > 65535)
-        return make_error("address " + quote(text) + ": port " + quote(text.substr(colon + 1)) + " is not in 1..65535");
+        return make_error("address " + quote(text) + ": port " + quote(text.substr(colon + 1)) +
+                          " is not in 1..65535");
     if (host.empty() || !printable_ascii(host) || host.find(' ') != std::string_view::npos)
         return make_error("address " + quote(text) + ": host is empty or malformed");
     return HostPort{std::string(host), static_cast<uint16_t>(*port)};

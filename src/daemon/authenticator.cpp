@@ -7,7 +7,8 @@ namespace explsched::daemon {
 
 namespace {
 
-wire::Reply refusal(const wire::ReportRequest& req, wire::ReplyStatus status, wire::Code code, std::string message) {
+wire::Reply refusal(const wire::ReportRequest& req, wire::ReplyStatus status, wire::Code code,
+                    std::string message) {
     wire::Reply r;
     r.status = status;
     r.code = code;
@@ -38,7 +39,8 @@ AuthResult Authenticator::check(const wire::ReportRequest& req) {
     using wire::ReplyStatus;
     AuthResult out;
     if (ctx_ == nullptr) {
-        out.refusal = refusal(req, ReplyStatus::retry, Code::unavailable, "explschedd: munge context: out of memory");
+        out.refusal =
+            refusal(req, ReplyStatus::retry, Code::unavailable, "explschedd: munge context: out of memory");
         return out;
     }
     void* raw = nullptr;
@@ -52,9 +54,11 @@ AuthResult Authenticator::check(const wire::ReportRequest& req) {
         const std::string text = std::string("munge: ") + (why != nullptr ? why : munge_strerror(err));
         // munged unreachable or overloaded: not the client's fault, it may send the report again.
         if (err == EMUNGE_SOCKET || err == EMUNGE_TIMEOUT || err == EMUNGE_NO_MEMORY || err == EMUNGE_SNAFU)
-            out.refusal = refusal(req, ReplyStatus::retry, Code::unavailable, "cannot check the credential: " + text);
+            out.refusal =
+                refusal(req, ReplyStatus::retry, Code::unavailable, "cannot check the credential: " + text);
         else
-            out.refusal = refusal(req, ReplyStatus::refused, Code::bad_credential, "credential refused: " + text);
+            out.refusal =
+                refusal(req, ReplyStatus::refused, Code::bad_credential, "credential refused: " + text);
         return out;
     }
     // The credential must sign this very report, or a captured credential could carry any body.

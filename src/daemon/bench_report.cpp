@@ -12,8 +12,8 @@
 // usage: explschedd-bench --explschedd PATH --munge-socket PATH --dir DIR [--clients N]
 //                         [--seconds S] [--port P] [--munged-pid PID]
 #include <fcntl.h>
-#include <sys/resource.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -47,7 +47,7 @@ struct Run {
     double rate = 0.0;
     uint64_t acked = 0, in_db = 0, errors = 0;
     std::string first_error;
-    std::string stats;  // explschedd's final stats line
+    std::string stats;                                       // explschedd's final stats line
     double cpu_daemon = 0, cpu_munged = 0, cpu_clients = 0;  // CPU seconds during the timed run
 };
 
@@ -113,7 +113,8 @@ Run run_mode(const Args& a, bool single) {
 
     // Wait until explschedd answers (a report for a warm-up job).
     char err[512] = "";
-    explsched_reporter* probe = explsched_reporter_open(address.c_str(), a.munge_socket.c_str(), err, sizeof err);
+    explsched_reporter* probe =
+        explsched_reporter_open(address.c_str(), a.munge_socket.c_str(), err, sizeof err);
     if (probe == nullptr) die(err);
     explsched_report_result res{};
     bool up = false;
@@ -132,7 +133,8 @@ Run run_mode(const Args& a, bool single) {
     for (int c = 0; c < a.clients; ++c) {
         threads.emplace_back([&, c] {
             char e[512] = "";
-            explsched_reporter* r = explsched_reporter_open(address.c_str(), a.munge_socket.c_str(), e, sizeof e);
+            explsched_reporter* r =
+                explsched_reporter_open(address.c_str(), a.munge_socket.c_str(), e, sizeof e);
             if (r == nullptr) {
                 errors.fetch_add(1);
                 return;
@@ -192,27 +194,40 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
-        if (v == nullptr) die("option " + arg + " needs a value (see the comment at the top of bench_report.cpp)");
+        if (v == nullptr)
+            die("option " + arg + " needs a value (see the comment at the top of bench_report.cpp)");
         ++i;
-        if (arg == "--explschedd") a.daemon = v;
-        else if (arg == "--munge-socket") a.munge_socket = v;
-        else if (arg == "--dir") a.dir = v;
-        else if (arg == "--clients") a.clients = std::atoi(v);
-        else if (arg == "--seconds") a.seconds = std::atof(v);
-        else if (arg == "--port") a.port = std::atoi(v);
-        else if (arg == "--munged-pid") a.munged = static_cast<pid_t>(std::atoi(v));
-        else die("unknown option " + arg);
+        if (arg == "--explschedd")
+            a.daemon = v;
+        else if (arg == "--munge-socket")
+            a.munge_socket = v;
+        else if (arg == "--dir")
+            a.dir = v;
+        else if (arg == "--clients")
+            a.clients = std::atoi(v);
+        else if (arg == "--seconds")
+            a.seconds = std::atof(v);
+        else if (arg == "--port")
+            a.port = std::atoi(v);
+        else if (arg == "--munged-pid")
+            a.munged = static_cast<pid_t>(std::atoi(v));
+        else
+            die("unknown option " + arg);
     }
-    if (a.daemon.empty() || a.munge_socket.empty() || a.dir.empty()) die("--explschedd, --munge-socket and --dir are required");
-    if (a.clients < 1 || a.clients > 1000 || !(a.seconds > 0)) die("--clients must be 1..1000 and --seconds > 0");
+    if (a.daemon.empty() || a.munge_socket.empty() || a.dir.empty())
+        die("--explschedd, --munge-socket and --dir are required");
+    if (a.clients < 1 || a.clients > 1000 || !(a.seconds > 0))
+        die("--clients must be 1..1000 and --seconds > 0");
     if (a.port == 0) a.port = 20000 + static_cast<int>(getpid() % 20000);
 
-    std::printf("explschedd-bench: %d clients, %.1f s per mode, real munge credentials (%s), fsync per commit\n",
-                a.clients, a.seconds, a.munge_socket.c_str());
+    std::printf(
+        "explschedd-bench: %d clients, %.1f s per mode, real munge credentials (%s), fsync per commit\n",
+        a.clients, a.seconds, a.munge_socket.c_str());
     const Run group = run_mode(a, false);
     const Run single = run_mode(a, true);
     bool ok = true;
-    for (const auto& [name, r] : {std::pair<const char*, const Run&>{"group commit", group}, {"one commit per report", single}}) {
+    for (const auto& [name, r] :
+         {std::pair<const char*, const Run&>{"group commit", group}, {"one commit per report", single}}) {
         std::printf("%-22s %9.0f reports/s  acked=%llu in_db=%llu errors=%llu\n", name, r.rate,
                     static_cast<unsigned long long>(r.acked), static_cast<unsigned long long>(r.in_db),
                     static_cast<unsigned long long>(r.errors));
@@ -220,10 +235,11 @@ int main(int argc, char** argv) {
         if (r.acked > 0) {
             const double per = 1e6 / static_cast<double>(r.acked);
             const double total = (r.cpu_daemon + r.cpu_munged + r.cpu_clients) * per;
-            std::printf("  CPU per report: %.0f us (explschedd %.0f, munged %.0f%s, clients %.0f)"
-                        " -> %.0f reports/s if 2 cores were ours alone\n",
-                        total, r.cpu_daemon * per, r.cpu_munged * per, a.munged > 0 ? "" : " (not measured)",
-                        r.cpu_clients * per, total > 0 ? 2e6 / total : 0.0);
+            std::printf(
+                "  CPU per report: %.0f us (explschedd %.0f, munged %.0f%s, clients %.0f)"
+                " -> %.0f reports/s if 2 cores were ours alone\n",
+                total, r.cpu_daemon * per, r.cpu_munged * per, a.munged > 0 ? "" : " (not measured)",
+                r.cpu_clients * per, total > 0 ? 2e6 / total : 0.0);
         }
         if (r.errors > 0) std::printf("  first error: %s\n", r.first_error.c_str());
         // Clients wait for each reply, so the database holds exactly the acknowledged reports.

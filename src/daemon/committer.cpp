@@ -36,8 +36,12 @@ void Committer::run() {
             } else {
                 const StoreOutcome& o = (*outcomes)[i];
                 switch (o.verdict) {
-                    case StoreVerdict::stored: r.status = wire::ReplyStatus::stored; break;
-                    case StoreVerdict::duplicate: r.status = wire::ReplyStatus::duplicate; break;
+                    case StoreVerdict::stored:
+                        r.status = wire::ReplyStatus::stored;
+                        break;
+                    case StoreVerdict::duplicate:
+                        r.status = wire::ReplyStatus::duplicate;
+                        break;
                     case StoreVerdict::refused:
                         r.status = wire::ReplyStatus::refused;
                         r.code = o.code;

@@ -29,7 +29,7 @@ public:
     Committer(const Committer&) = delete;
     Committer& operator=(const Committer&) = delete;
 
-    void push(CommitTask task) { queue_.push(std::move(task)); }
+    void push(const CommitTask& task) { queue_.push(task); }
     const CommitStats& stats() const { return stats_; }
 
 private:

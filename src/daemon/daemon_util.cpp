@@ -17,9 +17,7 @@ namespace explsched::daemon {
 void DaemonLogger::write(LogLevel level, std::string_view message) {
     if (!enabled(level)) return;
     if (syslog_) {
-        const int prio = level == LogLevel::error ? LOG_ERR
-                         : level == LogLevel::info ? LOG_INFO
-                                                   : LOG_DEBUG;
+        const int prio = level == LogLevel::error ? LOG_ERR : level == LogLevel::info ? LOG_INFO : LOG_DEBUG;
         syslog(prio, "%.*s", static_cast<int>(message.size()), message.data());
         return;
     }
@@ -41,7 +39,8 @@ Result<PidFile> PidFile::create(const std::string& path) {
         char buf[32] = {};
         [[maybe_unused]] const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
         ::close(fd);
-        return make_error("pid file " + path + ": another explschedd holds it (pid " + std::string(buf, strcspn(buf, "\n")) + ")");
+        return make_error("pid file " + path + ": another explschedd holds it (pid " +
+                          std::string(buf, strcspn(buf, "\n")) + ")");
     }
     PidFile file(path, fd);
     if (auto s = file.update(); !s) return s.error();
@@ -58,7 +57,8 @@ PidFile::~PidFile() {
 
 Status PidFile::update() {
     const std::string text = std::to_string(getpid()) + "\n";
-    if (ftruncate(fd_, 0) != 0 || ::pwrite(fd_, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size()))
+    if (ftruncate(fd_, 0) != 0 ||
+        ::pwrite(fd_, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size()))
         return make_error("pid file " + path_ + ": cannot write: " + std::strerror(errno));
     return {};
 }

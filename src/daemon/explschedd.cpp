@@ -80,8 +80,9 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
             if (v == nullptr) return std::nullopt;
             auto n = parse_uint64(v);
             if (!n || *n < lo || *n > hi) {
-                std::fprintf(stderr, "explschedd: option %s: '%s' is not an integer in [%llu, %llu]\n", arg.c_str(), v,
-                             static_cast<unsigned long long>(lo), static_cast<unsigned long long>(hi));
+                std::fprintf(stderr, "explschedd: option %s: '%s' is not an integer in [%llu, %llu]\n",
+                             arg.c_str(), v, static_cast<unsigned long long>(lo),
+                             static_cast<unsigned long long>(hi));
                 return std::nullopt;
             }
             return n;
@@ -89,10 +90,12 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
         if (arg == "-h" || arg == "--help") {
             usage(stdout);
             return 0;
-        } else if (arg == "-V" || arg == "--version") {
+        }
+        if (arg == "-V" || arg == "--version") {
             std::printf("explschedd %s\n", PACKAGE_VERSION);
             return 0;
-        } else if (arg == "-D" || arg == "--foreground") {
+        }
+        if (arg == "-D" || arg == "--foreground") {
             o.foreground = true;
         } else if (arg == "-v" || arg == "--verbose") {
             ++o.verbosity;
@@ -138,7 +141,7 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
             if (!n) return 2;
             o.server.max_inflight_per_conn = *n;
         } else if (arg == "--idle-timeout") {
-            auto n = number(1, 86400 * 7);
+            auto n = number(1, uint64_t{86400} * 7);
             if (!n) return 2;
             o.server.idle_timeout_s = static_cast<int>(*n);
         } else {
@@ -224,8 +227,8 @@ int serve(const Options& o, const Settings& settings, DaemonLogger& log) {
         detach->ready();
     }
     Status st = (*server)->run(sfd);
-    server->reset();     // workers joined: nothing new reaches the committer
-    committer.reset();   // drains and commits what is queued
+    server->reset();    // workers joined: nothing new reaches the committer
+    committer.reset();  // drains and commits what is queued
     ::close(sfd);
     if (!st) {
         log.write(LogLevel::error, st.error().message);
@@ -240,7 +243,9 @@ int serve(const Options& o, const Settings& settings, DaemonLogger& log) {
 int main(int argc, char** argv) {
     Options o;
     if (auto rc = parse_args(argc, argv, o)) return *rc;
-    const LogLevel level = o.verbosity >= 2 ? LogLevel::debug : o.verbosity == 1 ? LogLevel::verbose : LogLevel::info;
+    const LogLevel level = o.verbosity >= 2   ? LogLevel::debug
+                           : o.verbosity == 1 ? LogLevel::verbose
+                                              : LogLevel::info;
     DaemonLogger log(level);
     if (o.syslog) log.use_syslog();
     try {

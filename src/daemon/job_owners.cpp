@@ -45,7 +45,8 @@ std::string JobOwners::describe() {
 bool JobOwners::init_locked(std::string& error) {
     if (initialized_) return true;
     if (!file_exists(conf_path_)) {
-        error = "cannot check job owners: no slurm.conf at " + conf_path_ + " (set SLURM_CONF or --slurm-conf)";
+        error =
+            "cannot check job owners: no slurm.conf at " + conf_path_ + " (set SLURM_CONF or --slurm-conf)";
         return false;
     }
     slurm_init(conf_path_.c_str());

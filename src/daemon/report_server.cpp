@@ -180,7 +180,8 @@ Status ReportServer::run(int signal_fd) {
                     log(LogLevel::info, std::string("caught ") + strsignal(static_cast<int>(si.ssi_signo)) +
                                             ": finishing reports in flight");
                     stopping_ = true;
-                    deadline = std::chrono::steady_clock::now() + std::chrono::seconds(options_.shutdown_grace_s);
+                    deadline =
+                        std::chrono::steady_clock::now() + std::chrono::seconds(options_.shutdown_grace_s);
                     epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, listen_fd_, nullptr);
                     ::close(listen_fd_);
                     listen_fd_ = -1;
@@ -223,7 +224,8 @@ void ReportServer::accept_clients() {
     for (int i = 0; i < 64; ++i) {
         sockaddr_storage addr{};
         socklen_t len = sizeof addr;
-        const int fd = accept4(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        const int fd =
+            accept4(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
             if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED)
                 log(LogLevel::error, "accept: " + errno_text(errno));
@@ -232,9 +234,10 @@ void ReportServer::accept_clients() {
         if (conns_.size() >= options_.max_connections) {
             // Tell the client why, then hang up; a blocking write of one short line would be
             // fine, but a non-blocking one never stalls the loop.
-            const std::string text = wire::format_reply(
-                busy_reply("explschedd: too many connections (" + std::to_string(options_.max_connections) + ")"));
-            [[maybe_unused]] const ssize_t w = ::send(fd, text.data(), text.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+            const std::string text = wire::format_reply(busy_reply(
+                "explschedd: too many connections (" + std::to_string(options_.max_connections) + ")"));
+            [[maybe_unused]] const ssize_t w =
+                ::send(fd, text.data(), text.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
             ::close(fd);
             ++rejected_busy_;
             continue;
@@ -321,7 +324,8 @@ void ReportServer::process_lines(Connection& c) {
                         " bytes; closing the connection";
             add_done_slot(c, r);
             c.read_closed = true;
-            log(LogLevel::verbose, "connection " + std::to_string(c.id) + " from " + c.peer + ": " + r.message);
+            log(LogLevel::verbose,
+                "connection " + std::to_string(c.id) + " from " + c.peer + ": " + r.message);
             break;
         }
         if (line.empty()) continue;
@@ -374,7 +378,8 @@ void ReportServer::on_completions() {
         Connection& c = it->second;
         if (c.slots.empty() || comp.ticket.seq < c.slots.front().seq ||
             comp.ticket.seq - c.slots.front().seq >= c.slots.size()) {
-            log(LogLevel::error, "internal: completion for an unknown request on connection " + std::to_string(c.id));
+            log(LogLevel::error,
+                "internal: completion for an unknown request on connection " + std::to_string(c.id));
             continue;
         }
         Slot& slot = c.slots[comp.ticket.seq - c.slots.front().seq];
@@ -484,12 +489,12 @@ void ReportServer::resume_paused() {
 void ReportServer::log_stats() {
     const CommitStats& s = committer_.stats();
     log(LogLevel::info,
-        "stats: connections open=" + std::to_string(conns_.size()) + " accepted=" + std::to_string(accepted_) +
-            " turned_away=" + std::to_string(rejected_busy_) + " lines=" + std::to_string(lines_) +
-            " refused_unparsed=" + std::to_string(refused_early_) + " stored=" + std::to_string(s.stored.load()) +
-            " duplicate=" + std::to_string(s.duplicates.load()) + " refused_by_store=" +
-            std::to_string(s.refused.load()) + " failed=" + std::to_string(s.failed.load()) +
-            " commits=" + std::to_string(s.batches.load()));
+        "stats: connections open=" + std::to_string(conns_.size()) +
+            " accepted=" + std::to_string(accepted_) + " turned_away=" + std::to_string(rejected_busy_) +
+            " lines=" + std::to_string(lines_) + " refused_unparsed=" + std::to_string(refused_early_) +
+            " stored=" + std::to_string(s.stored.load()) + " duplicate=" +
+            std::to_string(s.duplicates.load()) + " refused_by_store=" + std::to_string(s.refused.load()) +
+            " failed=" + std::to_string(s.failed.load()) + " commits=" + std::to_string(s.batches.load()));
 }
 
 }  // namespace explsched::daemon

@@ -23,10 +23,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "committer.hpp"
 #include "common/log.hpp"
 #include "common/report_wire.hpp"
 #include "common/result.hpp"
-#include "committer.hpp"
 #include "job_owners.hpp"
 #include "pipeline.hpp"
 
@@ -39,7 +39,7 @@ struct ServerOptions {
     std::size_t max_connections = 1024;
     std::size_t max_inflight_per_conn = 64;
     std::size_t max_inflight_total = 16384;
-    std::size_t max_output_bytes = 64 * 1024;
+    std::size_t max_output_bytes = std::size_t{64} * 1024;
     int idle_timeout_s = 600;
     int auth_threads = 4;
     int shutdown_grace_s = 10;
@@ -49,7 +49,8 @@ class ReportServer {
 public:
     // Binds and listens (so a bad address fails before the daemon detaches) and starts workers.
     static Result<std::unique_ptr<ReportServer>> create(const ServerOptions& options, JobOwners& owners,
-                                                        Committer& committer, CompletionQueue& done, Logger& log);
+                                                        Committer& committer, CompletionQueue& done,
+                                                        Logger& log);
     ~ReportServer();
     ReportServer(const ReportServer&) = delete;
     ReportServer& operator=(const ReportServer&) = delete;
@@ -78,9 +79,9 @@ private:
         uint64_t next_seq = 0;
         std::string out;
         std::size_t out_off = 0;
-        bool read_closed = false;       // EOF, an over-long line, or shutdown: read no more
-        bool paused = false;            // reading paused by the global in-flight limit
-        uint32_t interest = 0;          // epoll events currently registered
+        bool read_closed = false;  // EOF, an over-long line, or shutdown: read no more
+        bool paused = false;       // reading paused by the global in-flight limit
+        uint32_t interest = 0;     // epoll events currently registered
         time_t last_activity = 0;
     };
 

@@ -92,9 +92,9 @@ std::string dump(const std::string& path) {
     std::string out;
     for (const auto& r : *rows) {
         char line[200];
-        std::snprintf(line, sizeof line, "%lld %u %llu %.17g %.17g %.17g %u\n", static_cast<long long>(r.id), r.job_id,
-                      static_cast<unsigned long long>(r.step), r.metric, r.throughput.value_or(-1.0), r.client_time,
-                      r.uid);
+        std::snprintf(line, sizeof line, "%lld %u %llu %.17g %.17g %.17g %u\n", static_cast<long long>(r.id),
+                      r.job_id, static_cast<unsigned long long>(r.step), r.metric,
+                      r.throughput.value_or(-1.0), r.client_time, r.uid);
         out += line;
     }
     return out;
@@ -124,7 +124,8 @@ BOOST_AUTO_TEST_CASE(a_newer_schema_is_refused) {
     open_store(dir.db()).reset();
     sqlite3* db = nullptr;
     BOOST_TEST_REQUIRE(sqlite3_open(dir.db().c_str(), &db) == SQLITE_OK);
-    BOOST_TEST_REQUIRE(sqlite3_exec(db, "UPDATE schema_version SET version = 7", nullptr, nullptr, nullptr) == SQLITE_OK);
+    BOOST_TEST_REQUIRE(sqlite3_exec(db, "UPDATE schema_version SET version = 7", nullptr, nullptr, nullptr) ==
+                       SQLITE_OK);
     sqlite3_close(db);
     auto s = ReportStore::open(dir.db());
     BOOST_TEST_REQUIRE(!s.ok());
@@ -218,7 +219,7 @@ BOOST_AUTO_TEST_CASE(a_batch_is_one_transaction_with_per_report_outcomes) {
     auto r = store->submit(batch);
     BOOST_TEST_REQUIRE(r.ok(), why(r));
     BOOST_TEST_REQUIRE(r->size() == batch.size());
-    const StoreVerdict expect[] = {StoreVerdict::stored, StoreVerdict::stored, StoreVerdict::refused,
+    const StoreVerdict expect[] = {StoreVerdict::stored,  StoreVerdict::stored,  StoreVerdict::refused,
                                    StoreVerdict::refused, StoreVerdict::refused, StoreVerdict::duplicate,
                                    StoreVerdict::stored};
     for (std::size_t i = 0; i < batch.size(); ++i) BOOST_TEST(((*r)[i].verdict == expect[i]), "report " << i);

@@ -52,8 +52,9 @@ BOOST_AUTO_TEST_CASE(request_round_trip_binds_the_signed_text) {
     ReportBody b = body();
     b.throughput = 812.5;
     const std::string line = line_of(b, "MUNGE:AwQDAACm9:");
-    BOOST_TEST(line == "EXPLSCHED-REPORT/1 job=1234 step=500 metric=0.4321 throughput=812.5 "
-                       "time=1712345678.25 cred=MUNGE:AwQDAACm9:");
+    BOOST_TEST(line ==
+               "EXPLSCHED-REPORT/1 job=1234 step=500 metric=0.4321 throughput=812.5 "
+               "time=1712345678.25 cred=MUNGE:AwQDAACm9:");
     Code code = Code::bad_request;
     auto r = parse_request(line, &code);
     BOOST_TEST_REQUIRE(r.ok(), why(r));
@@ -87,41 +88,63 @@ BOOST_AUTO_TEST_CASE(optional_throughput_and_field_order) {
 
 BOOST_AUTO_TEST_CASE(non_finite_and_absurd_values_are_invalid) {
     const std::string base = "EXPLSCHED-REPORT/1 job=1 step=1 ";
-    BOOST_TEST(contains(refuse(base + "metric=nan time=1 cred=X", Code::invalid_value), "'nan' is not a finite number"));
+    BOOST_TEST(contains(refuse(base + "metric=nan time=1 cred=X", Code::invalid_value),
+                        "'nan' is not a finite number"));
     BOOST_TEST(contains(refuse(base + "metric=-inf time=1 cred=X", Code::invalid_value), "metric"));
-    BOOST_TEST(contains(refuse(base + "metric=1e400 time=1 cred=X", Code::invalid_value), "not a finite number"));
+    BOOST_TEST(
+        contains(refuse(base + "metric=1e400 time=1 cred=X", Code::invalid_value), "not a finite number"));
     BOOST_TEST(contains(refuse(base + "metric=2e15 time=1 cred=X", Code::invalid_value), "absurdly large"));
-    BOOST_TEST(contains(refuse(base + "metric=1 throughput=-3 time=1 cred=X", Code::invalid_value), "'throughput'"));
-    BOOST_TEST(contains(refuse(base + "metric=1 throughput=inf time=1 cred=X", Code::invalid_value), "throughput"));
-    BOOST_TEST(contains(refuse(base + "metric=1 time=-1 cred=X", Code::invalid_value), "report field 'time'"));
-    BOOST_TEST(contains(refuse("EXPLSCHED-REPORT/1 job=1 step=1000000000000001 metric=1 time=1 cred=X", Code::invalid_value),
-                        "'step'"));
-    BOOST_TEST(contains(refuse("EXPLSCHED-REPORT/1 job=0 step=1 metric=1 time=1 cred=X", Code::invalid_value), "job id"));
+    BOOST_TEST(
+        contains(refuse(base + "metric=1 throughput=-3 time=1 cred=X", Code::invalid_value), "'throughput'"));
+    BOOST_TEST(
+        contains(refuse(base + "metric=1 throughput=inf time=1 cred=X", Code::invalid_value), "throughput"));
+    BOOST_TEST(
+        contains(refuse(base + "metric=1 time=-1 cred=X", Code::invalid_value), "report field 'time'"));
+    BOOST_TEST(contains(
+        refuse("EXPLSCHED-REPORT/1 job=1 step=1000000000000001 metric=1 time=1 cred=X", Code::invalid_value),
+        "'step'"));
+    BOOST_TEST(contains(refuse("EXPLSCHED-REPORT/1 job=0 step=1 metric=1 time=1 cred=X", Code::invalid_value),
+                        "job id"));
     refuse("EXPLSCHED-REPORT/1 job=4294967294 step=1 metric=1 time=1 cred=X", Code::invalid_value);
-    BOOST_TEST(contains(refuse(base + "metric=0x10 time=1 cred=X", Code::bad_request), "not a decimal number"));
+    BOOST_TEST(
+        contains(refuse(base + "metric=0x10 time=1 cred=X", Code::bad_request), "not a decimal number"));
 }
 
 BOOST_AUTO_TEST_CASE(grammar_errors_name_what_is_wrong) {
-    BOOST_TEST(contains(refuse("EXPLSCHED-REPORT/1 job=1 step=-1 metric=1 time=1 cred=X", Code::bad_request), "'step'"));
-    BOOST_TEST(contains(refuse("EXPLSCHED-REPORT/1 job=1 metric=1 time=1 cred=X", Code::bad_request), "'step'"));
-    BOOST_TEST(contains(refuse("EXPLSCHED-REPORT/1 job=1 step=1 step=2 metric=1 time=1 cred=X", Code::bad_request), "twice"));
-    BOOST_TEST(contains(refuse("EXPLSCHED-REPORT/1 job=1 step=1 metric=1 time=1 user=0 cred=X", Code::bad_request), "'user'"));
-    BOOST_TEST(contains(refuse("EXPLSCHED-REPORT/1 job=1 step=1 metric=1 time=1", Code::bad_request), "cred="));
-    BOOST_TEST(contains(refuse("EXPLSCHED-REPORT/1 job=1 step=1 metric=1 time=1 cred=", Code::bad_request), "empty"));
-    BOOST_TEST(contains(refuse("EXPLSCHED-REPORT/1 job=1 step=1 metric=1 cred=X time=1", Code::bad_request), "last"));
-    BOOST_TEST(contains(refuse("EXPLSCHED-REPORT/1  job=1 step=1 metric=1 time=1 cred=X", Code::bad_request), "key=value"));
-    BOOST_TEST(contains(refuse("EXPLSCHED-REPORT/2 job=1 step=1 metric=1 time=1 cred=X", Code::bad_version), "version '2'"));
+    BOOST_TEST(contains(refuse("EXPLSCHED-REPORT/1 job=1 step=-1 metric=1 time=1 cred=X", Code::bad_request),
+                        "'step'"));
+    BOOST_TEST(
+        contains(refuse("EXPLSCHED-REPORT/1 job=1 metric=1 time=1 cred=X", Code::bad_request), "'step'"));
+    BOOST_TEST(contains(
+        refuse("EXPLSCHED-REPORT/1 job=1 step=1 step=2 metric=1 time=1 cred=X", Code::bad_request), "twice"));
+    BOOST_TEST(
+        contains(refuse("EXPLSCHED-REPORT/1 job=1 step=1 metric=1 time=1 user=0 cred=X", Code::bad_request),
+                 "'user'"));
+    BOOST_TEST(
+        contains(refuse("EXPLSCHED-REPORT/1 job=1 step=1 metric=1 time=1", Code::bad_request), "cred="));
+    BOOST_TEST(contains(refuse("EXPLSCHED-REPORT/1 job=1 step=1 metric=1 time=1 cred=", Code::bad_request),
+                        "empty"));
+    BOOST_TEST(contains(refuse("EXPLSCHED-REPORT/1 job=1 step=1 metric=1 cred=X time=1", Code::bad_request),
+                        "last"));
+    BOOST_TEST(contains(refuse("EXPLSCHED-REPORT/1  job=1 step=1 metric=1 time=1 cred=X", Code::bad_request),
+                        "key=value"));
+    BOOST_TEST(contains(refuse("EXPLSCHED-REPORT/2 job=1 step=1 metric=1 time=1 cred=X", Code::bad_version),
+                        "version '2'"));
     BOOST_TEST(contains(refuse("GET / HTTP/1.1", Code::bad_request), "EXPLSCHED-REPORT/1"));
     refuse("", Code::bad_request);
     refuse(std::string("EXPLSCHED-REPORT/1 job=1 step=1 metric=1 time=1 cred=X\0Y", 55), Code::bad_request);
-    refuse("EXPLSCHED-REPORT/1 job=1 step=1 metric=1 time=1 cred=" + std::string(3000, 'A'), Code::bad_request);
-    BOOST_TEST(contains(refuse("EXPLSCHED-REPORT/1 job=1 step=1 metric=1 time=1 cred=" + std::string(5000, 'A'),
-                               Code::line_too_long), "4096"));
+    refuse("EXPLSCHED-REPORT/1 job=1 step=1 metric=1 time=1 cred=" + std::string(3000, 'A'),
+           Code::bad_request);
+    BOOST_TEST(
+        contains(refuse("EXPLSCHED-REPORT/1 job=1 step=1 metric=1 time=1 cred=" + std::string(5000, 'A'),
+                        Code::line_too_long),
+                 "4096"));
 }
 
 BOOST_AUTO_TEST_CASE(error_messages_echo_bounded_values) {
     const std::string huge(1000, '9');
-    const std::string msg = refuse("EXPLSCHED-REPORT/1 job=1 step=1 metric=" + huge + "x time=1 cred=X", Code::bad_request);
+    const std::string msg =
+        refuse("EXPLSCHED-REPORT/1 job=1 step=1 metric=" + huge + "x time=1 cred=X", Code::bad_request);
     BOOST_TEST(msg.size() < 200u);
     BOOST_TEST(contains(msg, "..."));
 }

@@ -86,8 +86,8 @@ BOOST_AUTO_TEST_CASE(replies_leave_after_commit_and_batches_group_reports) {
         for (int p = 0; p < 4; ++p) {
             producers.emplace_back([&, p] {
                 for (int i = 1; i <= kReports / 4; ++i)
-                    committer.push(task(static_cast<uint64_t>(p), static_cast<uint64_t>(i), static_cast<uint32_t>(100 + p),
-                                        static_cast<uint64_t>(i), 1.0 / i));
+                    committer.push(task(static_cast<uint64_t>(p), static_cast<uint64_t>(i),
+                                        static_cast<uint32_t>(100 + p), static_cast<uint64_t>(i), 1.0 / i));
             });
         }
         for (auto& t : producers) t.join();
@@ -116,7 +116,8 @@ BOOST_AUTO_TEST_CASE(max_batch_one_commits_each_report_alone) {
     NullLogger log;
     CompletionQueue done;
     Committer committer(**store, 1, done, log);
-    for (int i = 1; i <= 50; ++i) committer.push(task(1, static_cast<uint64_t>(i), 7, static_cast<uint64_t>(i), 1.0));
+    for (int i = 1; i <= 50; ++i)
+        committer.push(task(1, static_cast<uint64_t>(i), 7, static_cast<uint64_t>(i), 1.0));
     auto replies = collect(done, 50);
     BOOST_TEST(replies.size() == 50u);
     BOOST_TEST(committer.stats().batches.load() == 50u);
@@ -151,7 +152,8 @@ BOOST_AUTO_TEST_CASE(destruction_drains_the_queue) {
     CompletionQueue done;
     {
         Committer committer(**store, 8, done, log);
-        for (int i = 1; i <= 100; ++i) committer.push(task(1, static_cast<uint64_t>(i), 5, static_cast<uint64_t>(i), 1.0));
+        for (int i = 1; i <= 100; ++i)
+            committer.push(task(1, static_cast<uint64_t>(i), 5, static_cast<uint64_t>(i), 1.0));
     }  // shutdown: what was queued is committed, not dropped
     auto reader = ReportReader::open(dir.db());
     BOOST_TEST_REQUIRE(reader.ok());

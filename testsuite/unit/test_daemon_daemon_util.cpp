@@ -62,8 +62,8 @@ BOOST_AUTO_TEST_CASE(a_second_holder_is_refused_with_the_first_pid) {
     BOOST_TEST_REQUIRE(child >= 0);
     if (child == 0) {
         auto second = PidFile::create(path.string());
-        const bool refused = !second.ok() &&
-                             second.error().message.find("pid " + std::to_string(getppid())) != std::string::npos;
+        const bool refused = !second.ok() && second.error().message.find(
+                                                 "pid " + std::to_string(getppid())) != std::string::npos;
         _exit(refused ? 0 : 1);
     }
     int status = 0;

@@ -8,7 +8,10 @@ const char* version();
 
 int cmd_config(int argc, char** argv);
 int cmd_kstat(int argc, char** argv);
+int cmd_plot(int argc, char** argv);
 int cmd_predict(int argc, char** argv);
 int cmd_report(int argc, char** argv);
+int cmd_show(int argc, char** argv);
+int cmd_why(int argc, char** argv);
 
 }  // namespace explsched::cli

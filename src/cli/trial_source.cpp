@@ -1,0 +1,456 @@
+#include "trial_source.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "common/config.hpp"
+#include "common/curve_csv.hpp"
+#include "common/curve_ensemble.hpp"
+#include "common/job_summary.hpp"
+#include "common/report_store.hpp"
+#include "common/strings.hpp"
+
+namespace explsched::cli {
+
+namespace {
+
+constexpr double kEpoch = 1.0e9;  // the offline round's clock (the engine treats 0 as unknown)
+
+Result<double> parse_number(const std::string& option, const std::string& text, double min) {
+    const auto v = parse_finite_double(text);
+    if (!v || *v < min) return make_error(option + ": '" + text + "' is not a number >= " + std::to_string(min));
+    return *v;
+}
+
+// Falling curves are minimised (loss, error rate), rising ones maximised.
+Direction infer_direction(const std::vector<CurvePoint>& points) {
+    std::vector<double> finite;
+    for (const CurvePoint& p : points) {
+        if (std::isfinite(p.metric)) finite.push_back(p.metric);
+    }
+    if (finite.size() < 2) return Direction::maximize;
+    const std::size_t k = std::max<std::size_t>(1, finite.size() / 4);
+    double head = 0.0, tail = 0.0;
+    for (std::size_t i = 0; i < k; ++i) {
+        head += finite[i];
+        tail += finite[finite.size() - 1 - i];
+    }
+    return tail < head ? Direction::minimize : Direction::maximize;
+}
+
+AssessmentView view_of(const Assessment& a) {
+    AssessmentView v;
+    v.priority = a.priority;
+    v.utility = a.utility;
+    v.price = a.price;
+    v.state = to_string(a.state);
+    v.decision = to_string(a.decision);
+    v.reason = explain(a);
+    v.prediction = a.prediction;
+    v.engine = a;
+    return v;
+}
+
+double number_or_nan(const nlohmann::json& j, const char* key) {
+    const auto it = j.find(key);
+    return it != j.end() && it->is_number() ? it->get<double>() : NAN;
+}
+
+std::optional<AssessmentView> assessment_from_json(const nlohmann::json& record) {
+    const auto it = record.find("assessment");
+    if (it == record.end() || !it->is_object()) return std::nullopt;
+    const nlohmann::json& a = *it;
+    AssessmentView v;
+    v.priority = a.value("priority", 0u);
+    v.utility = number_or_nan(a, "utility");
+    v.price = number_or_nan(a, "price");
+    v.state = a.value("state", "");
+    v.decision = a.value("decision", "");
+    v.reason = a.value("reason", "");
+    if (const auto p = a.find("prediction"); p != a.end() && p->is_object()) {
+        v.prediction.value = number_or_nan(*p, "value");
+        v.prediction.lower = number_or_nan(*p, "lower");
+        v.prediction.upper = number_or_nan(*p, "upper");
+        v.prediction.horizon = number_or_nan(*p, "horizon");
+        v.prediction.extrapolated = p->value("extrapolated", false);
+    }
+    return v;
+}
+
+std::vector<CurvePoint> points_from_json(const nlohmann::json& record) {
+    std::vector<CurvePoint> points;
+    for (const auto& row : record.value("points", nlohmann::json::array())) {
+        CurvePoint p;
+        p.step = row.at(0).get<double>();
+        p.metric = row.at(1).is_number() ? row.at(1).get<double>() : NAN;
+        p.wall_time = row.size() > 2 && row.at(2).is_number() ? row.at(2).get<double>() : NAN;
+        points.push_back(p);
+    }
+    return points;
+}
+
+std::vector<TrialMark> marks_from_json(const nlohmann::json& record) {
+    std::vector<TrialMark> marks;
+    for (const auto& m : record.value("marks", nlohmann::json::array())) {
+        marks.push_back({m.value("time", 0.0), m.value("step", 0.0), m.value("what", ""), m.value("note", "")});
+    }
+    return marks;
+}
+
+std::vector<std::pair<double, double>> truth_from_json(const nlohmann::json& record) {
+    std::vector<std::pair<double, double>> truth;
+    for (const auto& row : record.value("curve", nlohmann::json::array())) {
+        truth.emplace_back(row.at(0).get<double>(), row.at(1).is_number() ? row.at(1).get<double>() : NAN);
+    }
+    return truth;
+}
+
+Result<std::vector<CurvePoint>> read_points(const std::string& path, const SourceOptions& options) {
+    auto csv = read_curve_csv(path, options.metric_column);
+    if (!csv) return csv.error();
+    std::vector<CurvePoint> points = std::move(csv->points);
+    if (points.empty()) return make_error(path + ": no points");
+    if (options.steps_per_second > 0.0) {
+        // A constant speed: each report's run time is its step over the speed.
+        for (CurvePoint& p : points) {
+            p.wall_time = p.step / options.steps_per_second;
+            p.throughput = options.steps_per_second;
+        }
+    }
+    return points;
+}
+
+Result<TrialInfo> load_offline(const SourceOptions& options) {
+    auto points = read_points(options.curve, options);
+    if (!points) return points.error();
+    TrialInfo t;
+    t.name = options.curve;
+    t.source = "curve " + options.curve;
+    t.group = options.siblings.empty() ? std::string() : "offline";
+    t.state_text = "running";
+    t.points = std::move(points.value());
+    if (!options.direction.empty()) {
+        auto d = parse_direction(options.direction);
+        if (!d) return make_error("--direction: " + d.error().message);
+        t.direction = *d;
+    } else {
+        t.direction = infer_direction(t.points);
+    }
+    t.max_steps = options.max_steps;
+    t.gpus = options.gpus;
+    t.load = options.load;
+    std::vector<std::vector<CurvePoint>> sibling_points;
+    for (const std::string& path : options.siblings) {
+        auto sp = read_points(path, options);
+        if (!sp) return sp.error();
+        sibling_points.push_back(std::move(sp.value()));
+    }
+    // One engine round: the trial and its siblings, running, past their grace period, at the
+    // given load. With no sibling the trial is its own group (so it is valued and priced).
+    auto engine = Engine::create(EngineSettings{});
+    if (!engine) return engine.error();
+    std::vector<JobView> jobs;
+    const auto make_view = [&](std::uint32_t id, const std::vector<CurvePoint>& pts) {
+        JobView v;
+        v.key.job_id = id;
+        v.group = "offline";
+        v.direction = t.direction;
+        v.max_steps = t.max_steps;
+        v.gpus = t.gpus;
+        v.state = JobState::running;
+        v.submit_time = kEpoch - 7200.0;
+        v.start_time = kEpoch - 3600.0;
+        v.points = PointSpan(pts);
+        return v;
+    };
+    jobs.push_back(make_view(1, t.points));
+    for (std::size_t i = 0; i < sibling_points.size(); ++i) {
+        jobs.push_back(make_view(static_cast<std::uint32_t>(i + 2), sibling_points[i]));
+    }
+    ClusterView cluster;
+    cluster.now = kEpoch;
+    cluster.total_gpus = std::max<std::uint32_t>(options.total_gpus, 1);
+    cluster.busy_gpus = static_cast<std::int64_t>(std::lround(std::clamp(options.load, 0.0, 1.0) * cluster.total_gpus));
+    std::vector<Assessment> out;
+    if (auto ok = engine->evaluate(jobs, cluster, out); !ok) return ok.error();
+    t.assessment = view_of(out[0]);
+    t.price_lower = engine->last_round().price_lower;
+    t.price_upper = engine->last_round().price_upper;
+    for (std::size_t i = 0; i < sibling_points.size(); ++i) {
+        Sibling s;
+        s.name = options.siblings[i];
+        s.state_text = "running";
+        s.points = sibling_points[i];
+        s.assessment = view_of(out[i + 1]);
+        t.siblings.push_back(std::move(s));
+    }
+    return t;
+}
+
+// "Key=Value" fields of `scontrol show job` output; SystemComment runs to the end of its line.
+struct ScontrolJob {
+    std::string state, system_comment;
+    std::uint32_t priority = 0;
+    std::uint32_t gpus = 0;
+};
+
+Result<ScontrolJob> scontrol_show_job(const std::string& job) {
+    const std::string command = "scontrol show job " + job + " 2>&1";
+    std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(command.c_str(), "r"), ::pclose);
+    if (!pipe) return make_error("scontrol: cannot run: " + std::string(std::strerror(errno)));
+    std::string text;
+    char buffer[4096];
+    while (std::fgets(buffer, sizeof buffer, pipe.get()) != nullptr) text += buffer;
+    const int status = ::pclose(pipe.release());
+    if (status != 0) return make_error("scontrol show job " + job + ": " + std::string(trim(text)));
+    ScontrolJob out;
+    std::istringstream lines(text);
+    std::string line;
+    while (std::getline(lines, line)) {
+        const std::string_view l = trim(line);
+        if (l.rfind("SystemComment=", 0) == 0) {
+            out.system_comment = std::string(l.substr(14));
+            continue;
+        }
+        for (auto field : split(l, " ")) {
+            const auto eq = field.find('=');
+            if (eq == std::string_view::npos) continue;
+            const auto key = field.substr(0, eq), value = field.substr(eq + 1);
+            if (key == "JobState") out.state = std::string(value);
+            if (key == "Priority") out.priority = static_cast<std::uint32_t>(parse_uint64(value).value_or(0));
+            if (key == "TRES" || key == "ReqTRES") {
+                for (auto item : split(value, ",")) {
+                    if (item.rfind("gres/gpu=", 0) == 0) {
+                        out.gpus = static_cast<std::uint32_t>(parse_uint64(item.substr(9)).value_or(0));
+                    }
+                }
+            }
+        }
+    }
+    return out;
+}
+
+Result<TrialInfo> load_live(const std::string& job, const SourceOptions& options) {
+    const auto id = parse_uint64(job);
+    if (!id || *id == 0 || *id > 0xffffffffULL) {
+        return make_error("job '" + job + "': not a job id (for an array task give the task's own job id)");
+    }
+    const std::string db = options.db.empty() ? Settings{}.report_db : options.db;
+    auto reader = ReportReader::open(db);
+    if (!reader) return make_error("report store: " + reader.error().message);
+    auto rows = (*reader)->job_curve(static_cast<std::uint32_t>(*id));
+    if (!rows) return make_error("report store: " + rows.error().message);
+    TrialInfo t;
+    t.name = job;
+    t.source = "live (" + db + ")";
+    const double t0 = rows->empty() ? 0.0 : rows->front().client_time;
+    for (const StoredReport& r : rows.value()) {
+        CurvePoint p;
+        p.step = static_cast<double>(r.step);
+        p.metric = r.metric;
+        p.wall_time = r.client_time - t0;
+        if (r.throughput) p.throughput = *r.throughput;
+        t.points.push_back(p);
+    }
+    const auto direction = parse_direction(options.direction);  // checked by parse_source_options
+    t.direction = options.direction.empty() || !direction ? infer_direction(t.points) : *direction;
+    t.max_steps = options.max_steps;
+    auto sc = scontrol_show_job(job);
+    if (sc) {
+        t.state_text = sc->state;
+        if (sc->gpus > 0) t.gpus = sc->gpus;
+        if (!sc->system_comment.empty()) {
+            auto summary = parse_summary_line(sc->system_comment);
+            if (summary) {
+                AssessmentView v;
+                v.priority = sc->priority;
+                v.utility = summary->utility;
+                v.price = summary->price;
+                v.state = to_string(summary->state);
+                v.decision = to_string(summary->decision);
+                v.reason = summary->reason;
+                v.prediction = summary->prediction;
+                t.assessment = v;
+                t.load = summary->load;
+                if (std::isfinite(v.prediction.horizon) && t.max_steps <= 0.0) t.max_steps = v.prediction.horizon;
+            }
+        }
+    } else {
+        t.state_text = "unknown (" + sc.error().message + ")";
+    }
+    if (t.points.empty() && !t.assessment) {
+        return make_error("job " + job + ": no reports in " + db + " and no assessment from slurmctld");
+    }
+    return t;
+}
+
+}  // namespace
+
+const char* source_options_help() {
+    return "Where the trial comes from (default: the live cluster):\n"
+           "  JOBID                   live: curve from the report store, assessment from slurmctld\n"
+           "    --db PATH             report store (default: explsched.conf's report_db default)\n"
+           "  --curve FILE            offline: a curve CSV, assessed by the engine as one round\n"
+           "    --sibling FILE        another trial of its sweep (repeatable)\n"
+           "    --direction min|max   metric direction (default: inferred from the curve)\n"
+           "    --max-steps N         the step the trial stops at (default: unknown)\n"
+           "    --steps-per-second R  its speed (needed for utility and price)\n"
+           "    --gpus N --load U --total-gpus N   its GPUs and the cluster load priced (default 1, 1.0, 64)\n"
+           "    --metric-column NAME  metric column (default metric)\n"
+           "  --sim RESULT.json       a trial of `explsched-sim --output` (JOBID = simulated job id)\n"
+           "    --policy NAME --seed S  which run (default explsched, the first seed)\n";
+}
+
+Result<SourceOptions> parse_source_options(std::vector<std::string>& args) {
+    SourceOptions o;
+    std::vector<std::string> rest;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        static const char* const kWithValue[] = {"--curve", "--sibling", "--metric-column", "--direction",
+                                                 "--max-steps", "--gpus", "--load", "--total-gpus", "--sim",
+                                                 "--policy", "--seed", "--db", "--steps-per-second"};
+        bool known = false;
+        for (const char* k : kWithValue) known = known || a == k;
+        if (!known) {
+            rest.push_back(a);
+            continue;
+        }
+        if (i + 1 >= args.size()) return make_error(a + ": needs a value");
+        const std::string v = args[++i];
+        if (a == "--curve") o.curve = v;
+        else if (a == "--sibling") o.siblings.push_back(v);
+        else if (a == "--metric-column") o.metric_column = v;
+        else if (a == "--direction") {
+            if (!parse_direction(v)) return make_error("--direction: '" + v + "' is neither min nor max");
+            o.direction = v;
+        } else if (a == "--max-steps") {
+            auto n = parse_number(a, v, 0.0);
+            if (!n) return n.error();
+            o.max_steps = *n;
+        } else if (a == "--gpus" || a == "--total-gpus") {
+            const auto n = parse_uint64(v);
+            if (!n || *n == 0 || *n > 1000000) return make_error(a + ": '" + v + "' is not a GPU count");
+            (a == "--gpus" ? o.gpus : o.total_gpus) = static_cast<std::uint32_t>(*n);
+        } else if (a == "--load") {
+            auto n = parse_number(a, v, 0.0);
+            if (!n) return n.error();
+            if (*n > 1.0) return make_error("--load: '" + v + "' is not a fraction in [0, 1]");
+            o.load = *n;
+        } else if (a == "--steps-per-second") {
+            auto n = parse_number(a, v, 0.0);
+            if (!n) return n.error();
+            o.steps_per_second = *n;
+        } else if (a == "--sim") o.sim = v;
+        else if (a == "--policy") o.policy = v;
+        else if (a == "--seed") {
+            const auto n = parse_uint64(v);
+            if (!n) return make_error("--seed: '" + v + "' is not a seed");
+            o.seed = *n;
+            o.have_seed = true;
+        } else if (a == "--db") o.db = v;
+    }
+    if (!o.curve.empty() && !o.sim.empty()) return make_error("give --curve or --sim, not both");
+    args = std::move(rest);
+    return o;
+}
+
+Result<nlohmann::json> read_sim_result(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) return make_error(path + ": cannot open: " + std::strerror(errno));
+    nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) return make_error(path + ": not a JSON object (an explsched-sim --output file?)");
+    if (!j.contains("results") && !j.contains("mean")) {
+        return make_error(path + ": no 'results' or 'mean': not an explsched-sim result");
+    }
+    return j;
+}
+
+Result<const nlohmann::json*> find_run(const nlohmann::json& result, const std::string& policy, std::uint64_t seed,
+                                       bool have_seed) {
+    const auto it = result.find("results");
+    if (it == result.end() || !it->is_array() || it->empty()) {
+        return make_error("simulator result has no per-trial records (run explsched-sim with --output FILE)");
+    }
+    std::string runs;
+    for (const auto& run : *it) {
+        const std::string p = run.value("policy", "");
+        const std::uint64_t s = run.value("seed", std::uint64_t{0});
+        runs += (runs.empty() ? "" : ", ") + p + "/" + std::to_string(s);
+        if (p == policy && (!have_seed || s == seed)) return &run;
+    }
+    return make_error("no run of policy '" + policy + "'" + (have_seed ? " seed " + std::to_string(seed) : "") +
+                      " in the result (it has " + runs + ")");
+}
+
+TrialInfo trial_from_record(const nlohmann::json& record, const nlohmann::json& run, const std::string& source) {
+    TrialInfo t;
+    t.name = std::to_string(record.value("id", 0u));
+    t.source = source;
+    t.group = record.value("sweep", "");
+    t.state_text = record.value("status", "");
+    t.direction = record.value("direction", "max") == "min" ? Direction::minimize : Direction::maximize;
+    t.max_steps = record.value("max_step", 0.0);
+    t.gpus = record.value("gpus", 1u);
+    t.points = points_from_json(record);
+    t.truth = truth_from_json(record);
+    t.assessment = assessment_from_json(record);
+    t.marks = marks_from_json(record);
+    for (const auto& other : run.at("trials")) {
+        if (other.value("sweep", "") != t.group || other.value("id", 0u) == record.value("id", 0u)) continue;
+        Sibling s;
+        s.name = std::to_string(other.value("id", 0u));
+        s.state_text = other.value("status", "");
+        s.points = points_from_json(other);
+        s.truth = truth_from_json(other);
+        s.assessment = assessment_from_json(other);
+        s.marks = marks_from_json(other);
+        t.siblings.push_back(std::move(s));
+    }
+    return t;
+}
+
+Result<TrialInfo> load_trial(const std::string& job, const SourceOptions& options) {
+    if (!options.curve.empty()) return load_offline(options);
+    if (!options.sim.empty()) {
+        if (job.empty()) return make_error("--sim needs a JOBID (a simulated job id)");
+        auto result = read_sim_result(options.sim);
+        if (!result) return result.error();
+        auto run = find_run(*result, options.policy, options.seed, options.have_seed);
+        if (!run) return run.error();
+        for (const auto& record : (*run)->at("trials")) {
+            if (std::to_string(record.value("id", 0u)) == job || record.value("name", "") == job) {
+                const std::string source = "sim " + options.sim + " (" + (*run)->value("policy", "") + ", seed " +
+                                           std::to_string((*run)->value("seed", std::uint64_t{0})) + ")";
+                return trial_from_record(record, **run, source);
+            }
+        }
+        return make_error("job " + job + ": not in " + options.sim);
+    }
+    if (job.empty()) return make_error("give a JOBID, --curve FILE or --sim RESULT.json JOBID");
+    return load_live(job, options);
+}
+
+std::vector<std::array<double, 4>> predicted_path(const TrialInfo& trial, std::size_t samples) {
+    std::vector<std::array<double, 4>> path;
+    auto curve = clean_curve(PointSpan(trial.points));
+    if (!curve || curve->steps.empty() || curve->diverged) return path;
+    CurvePredictor predictor(trial.direction);
+    predictor.assign(*curve);
+    if (!predictor.fitted()) return path;
+    const double s0 = predictor.last_step();
+    const double s1 = trial.max_steps > s0 ? trial.max_steps : 2.0 * s0;
+    for (std::size_t i = 0; i <= samples; ++i) {
+        const double s = s0 + (s1 - s0) * static_cast<double>(i) / static_cast<double>(samples);
+        const Prediction p = predictor.predict(s);
+        path.push_back({s, p.value, p.lower, p.upper});
+    }
+    return path;
+}
+
+}  // namespace explsched::cli

@@ -20,6 +20,7 @@ ap.add_argument("--steps", type=int, default=1000)
 ap.add_argument("--stride", type=int, default=10)
 ap.add_argument("--every", type=float, default=0.2)
 ap.add_argument("--checkpoint", required=True)
+ap.add_argument("--acks", default="", help="append each acknowledged step to this file")
 args = ap.parse_args()
 
 step = 0
@@ -44,8 +45,13 @@ while step < args.steps and not stop:
     loss = args.a + args.b * step ** (-args.c)
     try:
         explsched.report(step, loss, throughput=args.stride / args.every)
+        if args.acks:
+            with open(args.acks, "a") as f:
+                f.write("%d\n" % step)
     except explsched.ReportRefused as e:
         print("refused at step %d: %s" % (step, e), flush=True)
+    except explsched.ReportError as e:  # explschedd down: training goes on, the point is lost
+        print("not acknowledged at step %d: %s" % (step, e), flush=True)
     with open(args.checkpoint + ".tmp", "w") as f:
         f.write(str(step))
     os.replace(args.checkpoint + ".tmp", args.checkpoint)

@@ -1,19 +1,22 @@
 #!/bin/bash
 # ExplSched's demo on one Debian 12 machine (as root): installs what is missing, builds, brings up
-# a local Slurm cluster (4 nodes x 4 fake GPUs, real munged/slurmctld/slurmd), submits an
-# exploratory sweep of 16 real training trials as a job array with --explore, and shows what
-# Slurm shows for it (squeue, scontrol show job). Idempotent; the cluster is taken down at the
-# end unless --keep is given (then: . $DEMO_DIR/env.sh to use it).
-#   contrib/demo.sh [--keep] [--dir DIR]
+# a local Slurm cluster (4 nodes x 4 fake GPUs; real munged, slurmctld, slurmd, explschedd) and
+# runs a real exploratory sweep on it: 32 trials of a small numpy MLP (contrib/demo/train.py) over
+# learning rate and width, submitted as one job array with --explore, on 16 GPUs. It shows what
+# Slurm shows (squeue, sprio, scontrol show job), then runs the same sweep under Slurm's own
+# priority/basic and prints both side by side: trials preempted or stopped, the best trial's
+# metric, time to reach it, GPU-hours. Idempotent.
+#   contrib/demo.sh [--keep] [--dir DIR] [--only explsched|basic]
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-keep=no
+keep=no only=""
 demo_dir=${TMPDIR:-/tmp}/explsched-demo
 while [ $# -gt 0 ]; do
     case $1 in
         --keep) keep=yes ;;
         --dir) demo_dir=$2; shift ;;
-        *) echo "usage: $0 [--keep] [--dir DIR]" >&2; exit 2 ;;
+        --only) only=$2; shift ;;
+        *) echo "usage: $0 [--keep] [--dir DIR] [--only explsched|basic]" >&2; exit 2 ;;
     esac
     shift
 done
@@ -27,48 +30,83 @@ bash "$top/contrib/build.sh" --builddir "$top/_build"
 
 export top_srcdir=$top top_builddir=$top/_build
 . "$top/testsuite/cluster/cluster.sh"
-step "local cluster"
-cluster_down "$demo_dir" >/dev/null 2>&1 || true
-rm -rf "$demo_dir"
-cluster_up "$demo_dir" --nodes 4 --gpus 4 --params rerank_period=2
-. "$demo_dir/env.sh"
-[ $keep = yes ] || trap 'step "tear-down"; cluster_down "$demo_dir"' EXIT
-sinfo -N -o '%N %t %G'
+steps=3000
+trials=32
 
-step "submit a sweep of 16 trials (job array, --explore=spirals)"
-mkdir -p "$demo_dir/sweep" && chmod 1777 "$demo_dir/sweep"
-cat >"$demo_dir/sweep/trial.sh" <<EOS
+# One sweep under one priority plugin, on a fresh cluster in $demo_dir/<policy>.
+run_sweep() {
+    local policy=$1 dir=$demo_dir/$1
+    local args=(--nodes 4 --gpus 4 --explschedd)
+    if [ "$policy" = explsched ]; then
+        args+=(--params rerank_period=2,min_run=20,grace_time=5,hopeless_action=cancel)
+    else
+        args+=(--priority priority/basic --preempt preempt/none)
+    fi
+    step "$policy: local cluster"
+    cluster_down "$dir" >/dev/null 2>&1 || true
+    rm -rf "$dir"
+    cluster_up "$dir" "${args[@]}"
+    (
+        . "$dir/env.sh"
+        mkdir -p "$dir/sweep" && chmod 1777 "$dir/sweep"
+        cat >"$dir/sweep/trial.sh" <<EOS
 #!/bin/bash
-# One trial: learning rate and width from the array index.
-lrs=(0.02 0.05 0.1 0.2 0.3 0.5 0.8 1.2)
-hidden=\$(( SLURM_ARRAY_TASK_ID < 8 ? 16 : 48 ))
-lr=\${lrs[\$(( SLURM_ARRAY_TASK_ID % 8 ))]}
-exec /usr/bin/python3 $top/contrib/demo/train.py --lr \$lr --hidden \$hidden --steps 2000 \\
-    --eval-every 100 --step-delay 0.002 --seed \$SLURM_ARRAY_TASK_ID \\
-    --checkpoint $demo_dir/sweep/ckpt.\$SLURM_ARRAY_JOB_ID.\$SLURM_ARRAY_TASK_ID.npz
+# One trial: learning rate and width from the array index (a shuffled 8 x 4 grid).
+lrs=(0.01 0.02 0.05 0.1 0.2 0.3 0.5 0.8); widths=(8 16 32 64)
+k=\$(( (SLURM_ARRAY_TASK_ID * 13 + 5) % 32 ))
+echo "run_start \$(date +%s.%N)"
+trap 'echo "run_end \$(date +%s.%N)"' EXIT
+/usr/bin/python3 $top/contrib/demo/train.py --lr \${lrs[\$((k % 8))]} --hidden \${widths[\$((k / 8))]} \\
+    --steps $steps --eval-every 100 --step-delay 0.01 --seed 7 \\
+    --checkpoint $dir/sweep/ckpt.\$SLURM_ARRAY_TASK_ID.npz &
+child=\$!
+# Slurm signals the batch shell on preemption: pass it on so train.py checkpoints.
+trap 'kill -TERM \$child 2>/dev/null' TERM
+wait \$child; wait \$child
 EOS
-chmod +x "$demo_dir/sweep/trial.sh"
-cd "$demo_dir/sweep"
-job=$(sbatch --parsable --array=0-15 --gres=gpu:1 --explore=spirals --explore-metric=val_loss:min \
-    --explore-max-steps=2000 -o "$demo_dir/sweep/trial.%a.out" "$demo_dir/sweep/trial.sh")
-echo "submitted array job $job"
-sleep 3
+        chmod +x "$dir/sweep/trial.sh"
+        cd "$dir/sweep"
+        date +%s.%N >"$dir/sweep/submitted"
+        job=$(sbatch --parsable --array=0-$((trials - 1)) --gres=gpu:1 --explore=spirals \
+            --explore-metric=val_loss:min --explore-max-steps=$steps --open-mode=append \
+            -o "$dir/sweep/trial.%a.out" "$dir/sweep/trial.sh")
+        echo "submitted array job $job ($trials trials, $(sinfo -h -o %G | head -1) per node, 4 nodes)"
+        sleep 20
+        step "$policy: squeue (20 s in)"
+        squeue -r -o '%.8i %.10K %.2t %.6M %.10Q %R' | head -40
+        if [ "$policy" = explsched ]; then
+            step "$policy: sprio (SITE = ExplSched's utility term)"
+            sprio -o '%.10i %.10Y %.8A %.8P %.10S' | head -20
+            step "$policy: scontrol show job (one trial)"
+            scontrol show job "${job}_0" | grep -E "JobId|JobState|Priority|SystemComment|StartTime"
+        fi
+        step "$policy: waiting for the sweep"
+        for _ in $(seq 1 600); do
+            [ -z "$(squeue -h -j "$job" -t RUNNING,CONFIGURING,COMPLETING -o %i)" ] && \
+                [ -z "$(squeue -h -j "$job" -t PENDING -o '%i %Q' | awk '$2 != 0')" ] && break
+            sleep 1
+        done
+        for t in $(seq 0 $((trials - 1))); do
+            echo "$t $(scontrol show job -o "${job}_$t" | tr ' ' '\n' | sed -n 's/^JobState=//p') \
+$(scontrol show job -o "${job}_$t" | tr ' ' '\n' | sed -n 's/^Restarts=//p')"
+        done >"$dir/sweep/states"
+        if [ "$policy" = explsched ]; then
+            echo "trials ExplSched stopped, with the reason it gave:"
+            awk '$2 != "COMPLETED" {print $1}' "$dir/sweep/states" | while read -r t; do
+                printf '  task %-3s %s\n' "$t" "$(scontrol show job "${job}_$t" | sed -n 's/^ *SystemComment=explsched: //p' | cut -c1-150)"
+            done
+        fi
+    )
+    if [ $keep = no ] || [ "$policy" = basic ]; then cluster_down "$dir"; fi
+}
 
-step "squeue"
-squeue -r -o '%.10i %.9P %.8j %.2t %.6M %.4D %R'
-step "scontrol show job ${job}_0"
-scontrol show job "${job}_0"
+policies=(explsched basic)
+[ -n "$only" ] && policies=("$only")
+for p in "${policies[@]}"; do run_sweep "$p"; done
 
-step "waiting for the sweep to finish"
-for _ in $(seq 1 120); do
-    [ -z "$(squeue -h -j "$job" -o %i)" ] && break
-    sleep 1
-done
-step "results (final validation loss per trial)"
-for f in "$demo_dir"/sweep/trial.*.out; do
-    t=${f##*/trial.}; t=${t%.out}
-    last=$(grep '"val_loss"' "$f" | tail -1)
-    printf 'trial %2s  %s\n' "$t" "$last"
-done | sort -k2 -n
-best=$(grep -h '"val_loss"' "$demo_dir"/sweep/trial.*.out | sed 's/.*"val_loss": \([0-9.e-]*\).*/\1/' | sort -g | head -1)
-echo "best validation loss: $best"
+step "summary"
+summ_args=()
+for p in "${policies[@]}"; do summ_args+=("$p=$demo_dir/$p/sweep"); done
+/usr/bin/python3 "$top/contrib/demo/summarize.py" $steps "${summ_args[@]}"
+[ $keep = yes ] && echo "the explsched cluster is still up: . $demo_dir/explsched/env.sh"
+exit 0

@@ -114,7 +114,8 @@ def main():
         if step % args.eval_every == 0 or step == args.steps:
             val, _ = loss_and_grads(params, xva, yva)
             acc = float(np.mean((forward(params, xva)[1] > 0) == (yva > 0.5)))
-            print(json.dumps({"step": step, "val_loss": round(float(val), 6), "val_acc": acc}), flush=True)
+            print(json.dumps({"step": step, "val_loss": round(float(val), 6), "val_acc": acc,
+                              "t": round(time.time(), 3)}), flush=True)
             if explsched is not None and os.environ.get("EXPLSCHED_JOB_ID"):
                 try:
                     explsched.report(step, float(val))

@@ -7,7 +7,7 @@ ExplSched can rank, preempt or stop the trial::
     for step, batch in enumerate(loader):
         loss = train_step(batch)
         if step % 100 == 0:
-            explsched.report(step, loss.item(), throughput=samples_per_second)
+            explsched.report(step, loss.item(), throughput=steps_per_second)
 
 Each report is signed with a munge credential of the calling user (obtained by running the
 ``munge`` command) and acknowledged by explschedd only after it is committed to its database.
@@ -259,7 +259,7 @@ _default_lock = threading.Lock()
 
 
 def report(step, metric, throughput=None):
-    """Reports (step, metric[, throughput in samples/s]) for this job; see the module docstring."""
+    """Reports (step, metric[, throughput in steps/s]) for this job; see the module docstring."""
     global _default
     with _default_lock:
         if _default is None:

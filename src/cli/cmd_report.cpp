@@ -30,7 +30,7 @@ void report_usage(FILE* out) {
                  "Sends one learning-curve point of a job to explschedd, signed with munge.\n"
                  "  --step N            training step (non-negative integer, never decreasing)\n"
                  "  --metric V          the metric the job declared with --explore-metric\n"
-                 "  --throughput X      samples per second (optional)\n"
+                 "  --throughput X      training speed in steps per second (optional)\n"
                  "  --job ID            default: $EXPLSCHED_JOB_ID, else $SLURM_JOB_ID\n"
                  "  --address HOST:PORT default: $EXPLSCHED_REPORT_ADDR, else report_host:report_port\n"
                  "                      of $EXPLSCHED_CONF or /etc/slurm/explschedd.conf\n"

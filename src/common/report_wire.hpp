@@ -4,7 +4,7 @@
 //
 // Request (version 1), one line of at most kMaxLineBytes bytes including the '\n':
 //   EXPLSCHED-REPORT/1 job=1234 step=500 metric=0.4321 throughput=812.5 time=1712345678.25 cred=MUNGE:...:
-// Fields are single-space separated key=value tokens; `throughput` (samples/s) is optional; `cred`
+// Fields are single-space separated key=value tokens; `throughput` (steps/s) is optional; `cred`
 // comes last. Everything before " cred=" is the signed text: the munge credential's payload must
 // equal it byte for byte, so a credential cannot be replayed onto another body (and munged
 // refuses to decode the same credential twice).
@@ -48,7 +48,7 @@ struct ReportBody {
     uint32_t job_id = 0;
     uint64_t step = 0;
     double metric = 0.0;
-    std::optional<double> throughput;  // samples per second, when the job measured it
+    std::optional<double> throughput;  // steps per second, when the job measured it
     double client_time = 0.0;          // the client's wall clock, seconds since the epoch
 };
 

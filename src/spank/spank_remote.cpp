@@ -35,6 +35,8 @@ int remote_user_init(spank_t sp, const Settings& settings) {
     uint32_t job_id = 0;
     if (spank_get_item(sp, S_JOB_ID, &job_id) == ESPANK_SUCCESS)
         if (int rc = set_env(sp, "EXPLSCHED_JOB_ID", std::to_string(job_id)); rc != 0) return rc;
+    if (!settings.munge_socket.empty())
+        if (int rc = set_env(sp, "EXPLSCHED_MUNGE_SOCKET", settings.munge_socket); rc != 0) return rc;
     return set_env(sp, "EXPLSCHED_REPORT_ADDR", settings.report_host + ":" + std::to_string(settings.report_port));
 }
 

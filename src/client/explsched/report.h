@@ -60,7 +60,7 @@ explsched_reporter *explsched_reporter_open(const char *address, const char *mun
 void explsched_reporter_set_timeout(explsched_reporter *reporter, double seconds);
 
 /*
- * Sends one report and waits for its reply. throughput is in samples per second; pass NAN or a
+ * Sends one report and waits for its reply. throughput is in steps per second; pass NAN or a
  * negative value when not measured. A lost connection is re-established once (with a fresh
  * credential) before giving up. Returns the status, also stored in *result when not NULL.
  */

@@ -8,7 +8,7 @@
 # As a library:   . cluster.sh; cluster_up DIR [options]; ...; cluster_down DIR
 # Options of up:  --nodes N (4)  --gpus M (4)  --cpus C (8)  --priority TYPE (priority/explsched)
 #                 --preempt TYPE (preempt/explsched)  --params 'k=v,...' (PriorityParameters)
-#                 --spank-args 'k=v ...'  --no-spank  --debug
+#                 --spank-args 'k=v ...'  --no-spank  --debug  --log-level LEVEL
 #                 --explschedd (start the report collector; PriorityParameters gets its report_db)
 # After up, DIR/env.sh exports SLURM_CONF, EXPLSCHED_CLUSTER_DIR, EXPLSCHED_MUNGE_SOCKET and
 # EXPLSCHED_REPORT_PORT for clients; source it.
@@ -70,6 +70,7 @@ cluster_up() {
             --spank-args) spank_args=$2; shift ;;
             --no-spank) spank=no ;;
             --debug) debug=debug2 ;;
+            --log-level) debug=$2; shift ;;
             --explschedd) explschedd=yes ;;
             *) cluster_die "unknown option $1"; return 1 ;;
         esac

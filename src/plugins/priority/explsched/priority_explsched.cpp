@@ -220,6 +220,8 @@ void rerank_all() {
     // As scontrol requeue/cancel take them: they are what the hopeless actions need.
     slurmctld_lock_t locks = {READ_LOCK, WRITE_LOCK, WRITE_LOCK, READ_LOCK, READ_LOCK};
     lock_slurmctld(locks);
+    // Time spent holding slurmctld's locks: what the rest of slurmctld waits for.
+    const auto started = std::chrono::steady_clock::now();
     std::lock_guard<std::mutex> guard(g_state.mutex);
     for (const StoredReport& r : fresh) {
         CurvePoint p;
@@ -294,7 +296,14 @@ void rerank_all() {
     for (auto a = g_state.acted.begin(); a != g_state.acted.end();)
         a = find_job_record(*a) == nullptr ? g_state.acted.erase(a) : std::next(a);
     if (changed) last_job_update = now;
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    const RoundSummary& round = g_state.engine->last_round();
     unlock_slurmctld(locks);
+    verbose("%s: ranked %zu jobs (%zu trials, %zu refitted) in %.2f ms under the job lock; %zu new reports; "
+            "load %.2f, price %.3g",
+            plugin_type, g_state.views.size(), round.trials, round.fitted, ms, fresh.size(), round.utilisation,
+            round.price_now);
 }
 
 // --- the re-ranking thread -----------------------------------------------------------------------

@@ -272,7 +272,7 @@ bool wait_grant(Endpoint& ep, std::uint64_t seq) {
         if ((i & 63) == 63) {
             const std::uint64_t waited = es::monotonic_ns() - start;
             if (waited > 50000) break;
-            if (waited > 3000) sched_yield();
+            if (waited > 20000) sched_yield();
         }
         es::cpu_relax();
     }

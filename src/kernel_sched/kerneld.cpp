@@ -378,7 +378,7 @@ void KernelDaemon::run(const std::atomic<bool>& stop) {
         }
         if (now < last_activity + config_.spin_ns) {
             // Poll for the next request; yield now and then so a busy node's clients can run.
-            if ((++spins & 255) == 0) sched_yield();
+            if ((++spins & 4095) == 0) sched_yield();
             else cpu_relax();
             continue;
         }

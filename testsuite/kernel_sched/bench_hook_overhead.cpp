@@ -36,10 +36,11 @@ extern "C" __attribute__((noinline)) void bench_loop_hooked(int n) {
     for (int i = 0; i < n; ++i) cuLaunchKernel(g_func, 8, 1, 1, 256, 1, 1, 0, nullptr, nullptr, nullptr);
 }
 
-double median(std::vector<double> v) {
+double quantile(std::vector<double> v, double q) {
     std::sort(v.begin(), v.end());
-    return v.empty() ? 0.0 : v[v.size() / 2];
+    return v.empty() ? 0.0 : v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))];
 }
+double median(const std::vector<double>& v) { return quantile(v, 0.5); }
 
 template <typename F>
 double time_batch(int n, F&& f) {
@@ -112,7 +113,8 @@ int main(int argc, char** argv) {
     }
     const double dn = median(d);
     const double hn = median(h);
-    std::printf("direct_ns %.1f hooked_ns %.1f overhead_ns %.1f ratio %.2f\n", dn, hn, hn - dn, dn > 0 ? hn / dn : 0.0);
+    std::printf("direct_ns %.1f hooked_ns %.1f overhead_ns %.1f ratio %.2f (hooked batches p10 %.1f p90 %.1f)\n", dn,
+                hn, hn - dn, dn > 0 ? hn / dn : 0.0, quantile(h, 0.1), quantile(h, 0.9));
     if (helper > 0) {
         kill(helper, SIGTERM);
         waitpid(helper, nullptr, 0);

@@ -20,7 +20,7 @@ ks_run enforce be2.0 5 "$KS_BIN/ks_fake_workload" --name be2_kernel --us 20000 -
 be2=$!
 sleep 0.1
 if [ -n "${EXPLSCHED:-}" ]; then
-    "$EXPLSCHED" kstat --endpoint "$KS_TMP/gpu0.shm" > "$KS_TMP/kstat.out" 2>&1 || ks_fail "explsched kstat failed"
+    "$EXPLSCHED" kstat --endpoint "$KS_TMP/gpu0.shm" > "$KS_TMP/kstat.log" 2>&1 || ks_fail "explsched kstat failed"
 fi
 wait $be1 || ks_fail "be1 failed"
 wait $be2 || ks_fail "be2 failed"
@@ -45,6 +45,6 @@ for name in ("be1.0", "be2.0"):
 assert jobs["hp.0"]["held"] == 0, jobs["hp.0"]
 PY
 if [ -n "${EXPLSCHED:-}" ]; then
-    cat "$KS_TMP/kstat.out"
-    grep -q "be1.0" "$KS_TMP/kstat.out" || ks_fail "kstat does not list be1.0"
+    cat "$KS_TMP/kstat.log"
+    grep -q "be1.0" "$KS_TMP/kstat.log" || ks_fail "kstat does not list be1.0"
 fi

@@ -66,6 +66,7 @@ struct GroupStats {
     double lo = kInf, hi = -kInf;             // observed metric range
     double best = kNaN, second = kNaN;        // best and second-best observed metric
     TrialKey best_key;
+    double furthest_step = 0.0;               // the last step of its most advanced trial
     std::size_t trials = 0;
     std::uint64_t seen_round = 0;
     bool changed = false;                     // a member's curve changed this round
@@ -80,6 +81,7 @@ struct GroupStats {
         hi = -kInf;
         best = second = kNaN;
         best_key = TrialKey{};
+        furthest_step = 0.0;
         trials = 0;
         seen_round = round;
         changed = false;
@@ -344,6 +346,7 @@ Status Engine::evaluate(const std::vector<JobView>& jobs, const ClusterView& clu
         if (c.predictor.size() == 0) continue;
         gs.lo = std::min(gs.lo, c.lo);
         gs.hi = std::max(gs.hi, c.hi);
+        gs.furthest_step = std::max(gs.furthest_step, c.predictor.last_step());
         const double best = c.best;
         if (std::isnan(gs.best) || better(gs.direction, best, gs.best)) {
             gs.second = gs.best;
@@ -389,10 +392,13 @@ Status Engine::evaluate(const std::vector<JobView>& jobs, const ClusterView& clu
         in.gpus = std::max<double>(jobs[j].gpus, 1.0);
         in.horizon_s = s.utility_horizon_s;
         a.utility = utility_per_gpu_second(in);
-        // hopeless: enough points, a real extrapolation, and not even the optimistic side of
-        // the interval reaches the best another trial of the group already has
-        if (c->predictor.size() >= s.hopeless_min_points && c->final_metric.extrapolated &&
-            std::isfinite(best_other) && p_win < s.hopeless_probability) {
+        // hopeless: enough points and progress, a real extrapolation, and not even the
+        // optimistic side of the interval reaches the best another trial of the group has
+        const double run_length = jobs[j].max_steps > 0.0 ? jobs[j].max_steps : gs.furthest_step;
+        const bool far_enough = c->predictor.last_step() >= s.hopeless_min_progress * run_length;
+        if (c->predictor.size() >= s.hopeless_min_points && far_enough &&
+            c->final_metric.extrapolated && std::isfinite(best_other) &&
+            p_win < s.hopeless_probability) {
             a.state = TrialState::hopeless;
             a.reason.code = ReasonCode::hopeless;
             a.reason.a = c->final_metric.value;

@@ -50,6 +50,10 @@ struct EngineSettings {
     double min_run_s = 600.0;        // a (re)started trial is not preempted before this
     double hopeless_probability = 0.02;  // P(final beats group best) below this: hopeless
     std::size_t hopeless_min_points = 8; // never call hopeless on fewer points
+    // ... nor before this fraction of its run (of max_steps, else of the steps the group's
+    // furthest trial has done): curves with learning-rate drops look flat early, and no
+    // smooth model foresees a drop, so early judgements only make a trial preemptable
+    double hopeless_min_progress = 0.5;
     HopelessAction hopeless_action = HopelessAction::requeue_hold;  // site default
     double asha_reduction = 3.0;     // η: keep the top 1/η at each milestone
     double asha_min_step = 0.0;      // first milestone; 0: max_steps / η^asha_rungs

@@ -30,7 +30,7 @@ JobView view(std::uint32_t id, const std::string& group, const std::vector<Curve
     v.key = TrialKey{id, TrialKey::kNoArrayTask};
     v.group = group;
     v.direction = Direction::maximize;
-    v.max_steps = 10000;
+    v.max_steps = 6000;
     v.state = state;
     v.submit_time = 0;
     v.start_time = state == JobState::running ? 1 : 0;
@@ -114,6 +114,23 @@ BOOST_AUTO_TEST_CASE(a_trial_that_cannot_catch_up_is_hopeless) {
         BOOST_TEST(out[0].prediction.lower <= out[0].prediction.value);
         BOOST_TEST(out[0].prediction.value <= out[0].prediction.upper);
     }
+}
+
+BOOST_AUTO_TEST_CASE(no_trial_is_hopeless_before_half_its_run) {
+    const auto good = rising(40, 0.95), poor = rising(40, 0.55);
+    Engine e = make();
+    std::vector<JobView> jobs = {view(1, "g", good), view(2, "g", poor)};
+    jobs[1].max_steps = 10000;  // 4000 of 10000 steps done
+    std::vector<Assessment> out;
+    BOOST_REQUIRE(e.evaluate(jobs, cluster(1000, 8), out).ok());
+    BOOST_TEST((out[1].state != TrialState::hopeless));
+    // without max_steps, progress is measured against the group's furthest trial
+    auto longer = rising(100, 0.95);
+    jobs[0].points = longer;
+    jobs[0].max_steps = 0;
+    jobs[1].max_steps = 0;
+    BOOST_REQUIRE(e.evaluate(jobs, cluster(1001, 8), out).ok());
+    BOOST_TEST((out[1].state != TrialState::hopeless));
 }
 
 BOOST_AUTO_TEST_CASE(site_default_hopeless_action_applies) {

@@ -46,6 +46,7 @@ const char* kUsage =
     "  --load X[,X...]         HP Poisson load as a fraction of its exclusive capacity (default 0.3)\n"
     "  --policies P[,P...]     unmanaged,time_slicing,orion,explsched (default: all)\n"
     "  --sm-count N            SMs of the simulated device (default 80, the profiles' V100)\n"
+    "  --bandwidth X           DRAM bandwidth relative to the profiled device (default 1)\n"
     "  --colocation-penalty X  extra slowdown while two jobs co-run (default 0)\n"
     "  --launch-us N           host time per kernel launch (default 4)\n"
     "  --horizon-s X           simulated seconds (default 3); --warmup-s X (default 0.2)\n"
@@ -101,6 +102,7 @@ Result<Options> parse(int argc, char** argv) {
                 if (*p != SharingPolicy::exclusive) o.policies.push_back(*p);
             }
         } else if (arg == "--sm-count") { auto d = number(1); if (!d) return d.error(); o.sim.device.sm_count = static_cast<std::uint32_t>(*d); }
+        else if (arg == "--bandwidth") { auto d = number(0.01); if (!d) return d.error(); o.sim.device.bandwidth = *d; }
         else if (arg == "--colocation-penalty") { auto d = number(0); if (!d) return d.error(); o.sim.device.colocation_penalty = *d; }
         else if (arg == "--launch-us") s = ns(1e3, o.sim.launch_ns);
         else if (arg == "--horizon-s") s = ns(1e9, o.sim.horizon_ns);
@@ -142,9 +144,9 @@ int run(const Options& o) {
     }
     nlohmann::json out = nlohmann::json::array();
     if (!o.json) {
-        std::printf("# device: %u SMs; launch %.1f us; BE admission round trip %.1f us; time slice %.0f us (+%.0f us switch);\n"
+        std::printf("# device: %u SMs, bandwidth x%.2f; launch %.1f us; BE admission round trip %.1f us; time slice %.0f us (+%.0f us switch);\n"
                     "# co-location penalty %.2f; explsched budget %.0f us; horizon %.1f s; seed %llu\n",
-                    o.sim.device.sm_count, us(o.sim.launch_ns), us(o.sim.admission_rtt_ns), us(o.sim.timeslice_ns),
+                    o.sim.device.sm_count, o.sim.device.bandwidth, us(o.sim.launch_ns), us(o.sim.admission_rtt_ns), us(o.sim.timeslice_ns),
                     us(o.sim.switch_ns), o.sim.device.colocation_penalty, us(o.sim.admission.be_budget_ns),
                     us(o.sim.horizon_ns) / 1e6, static_cast<unsigned long long>(o.sim.seed));
         std::printf("# HP slowdown: mean (p99) request latency vs the HP job alone; BE: throughput vs BE alone;\n"

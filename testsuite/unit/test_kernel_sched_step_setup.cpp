@@ -26,11 +26,16 @@ using namespace explsched::ksched;
 
 namespace {
 
+std::string g_intercept;  // a stand-in file in the current test's directory
+
 struct TempDir {
     std::string path;
     TempDir() {
         char tmpl[] = "/tmp/explsched-step-test.XXXXXX";
         path = mkdtemp(tmpl);
+        // setup_step only checks the intercept is readable and names it in LD_PRELOAD.
+        g_intercept = path + "/libexplsched_intercept.so";
+        std::ofstream(g_intercept) << "stand-in\n";
     }
     ~TempDir() {
         // Never leave a daemon behind, even when a check failed half way.
@@ -51,7 +56,7 @@ StepSetupRequest request(const std::string& runtime, std::uint32_t job, std::uin
     r.priority = 2.5;
     r.runtime_dir = runtime;
     r.kerneld_path = EXPLSCHED_KERNELD_PATH;
-    r.intercept_path = EXPLSCHED_INTERCEPT_PATH;
+    r.intercept_path = g_intercept;
     r.kerneld_args = {"--spin-us", "0"};
     return r;
 }
@@ -123,7 +128,7 @@ BOOST_AUTO_TEST_CASE(daemons_are_shared_by_steps_and_stop_with_the_last) {
     BOOST_REQUIRE_MESSAGE(ea.ok(), (ea.ok() ? std::string() : ea.error().message));
     BOOST_TEST(ea->started == std::vector<bool>{true});
     auto env = env_of(*ea);
-    BOOST_TEST(env["LD_PRELOAD"] == std::string(EXPLSCHED_INTERCEPT_PATH) + ":/usr/lib/libother.so");
+    BOOST_TEST(env["LD_PRELOAD"] == g_intercept + ":/usr/lib/libother.so");
     BOOST_TEST(env["EXPLSCHED_KSCHED_MODE"] == "enforce");
     BOOST_TEST(env["EXPLSCHED_KSCHED_ENDPOINTS"] == rt + "/gpu0/kerneld.shm");
     BOOST_TEST(env["EXPLSCHED_KSCHED_PRIORITY"] == "2.5");

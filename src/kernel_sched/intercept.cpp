@@ -90,9 +90,22 @@ std::uint32_t func_attribute(es_CUfunction f, es_CUfunction_attribute a) {
     return static_cast<std::uint32_t>(v);
 }
 
+// Re-entry guard of the slow paths: if the driver called back into a hooked entry point while
+// we hold a lock (it does not today), the inner launch passes straight through.
+thread_local bool t_in_slow_path = false;
+struct SlowPathGuard {
+    bool entered;
+    SlowPathGuard() : entered(!t_in_slow_path) { t_in_slow_path = true; }
+    ~SlowPathGuard() {
+        if (entered) t_in_slow_path = false;
+    }
+};
+
 // Slow path: first launch of a function. Describes it in every endpoint's function table.
 __attribute__((noinline)) std::uint32_t register_function(es_CUfunction f) {
     const auto key = reinterpret_cast<std::uintptr_t>(f);
+    const SlowPathGuard guard;
+    if (!guard.entered) return es::kUnknownFunc;
     std::lock_guard<std::mutex> lock(g_func_mutex);
     std::uint32_t index = 0;
     if (cache_find(key, index)) return index;
@@ -445,6 +458,8 @@ void atfork_child() {
 std::once_flag g_start_once;
 
 __attribute__((noinline)) void start() {
+    const SlowPathGuard guard;
+    if (!guard.entered) return;  // re-entered from the driver: the caller passes through
     resolve_real_symbols();
     std::call_once(g_start_once, [] { pthread_atfork(atfork_prepare, atfork_parent, atfork_child); });
     std::lock_guard<std::mutex> lock(g_register_mutex);

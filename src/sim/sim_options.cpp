@@ -29,6 +29,8 @@ const char* sim_usage() {
            "  --sweep-size K        trials per sweep when the trace does not group them (default 8)\n"
            "  --variation V         hp (default): trials vary like a hyperparameter sweep;\n"
            "                        none: each trial is a recorded curve as is\n"
+           "  --own-sizes           sweeps formed from philly rows keep each row's GPUs and duration\n"
+           "                        (default: the sweep's first row's, one model per sweep)\n"
            "  --period S            scheduling period in seconds (default 60)\n"
            "  --restart-cost S      GPU seconds lost per restart after preemption (default 60)\n"
            "  --requeue-delay S     a preempted job may restart after S seconds (default 60)\n"
@@ -53,6 +55,7 @@ nlohmann::json SimOptions::describe() const {
     j["jobs"] = workload.max_jobs;
     j["sweep_size"] = workload.sweep_size;
     j["variation"] = to_string(workload.variation);
+    j["uniform_sweeps"] = workload.uniform_sweeps;
     j["period_s"] = sim.period_s;
     j["restart_cost_s"] = sim.restart_cost_s;
     j["requeue_delay_s"] = sim.requeue_delay_s;
@@ -191,6 +194,10 @@ Result<SimOptions> parse_sim_options(int argc, char** argv) {
         }
         if (arg == "--quiet") {
             o.quiet = true;
+            continue;
+        }
+        if (arg == "--own-sizes") {
+            o.workload.uniform_sweeps = false;
             continue;
         }
         std::string_view name = arg, value;

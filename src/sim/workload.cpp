@@ -174,6 +174,20 @@ Result<Workload> build_workload(const Trace& trace, const CurveLibrary& library,
         sweep.app = static_cast<std::uint32_t>(app);
     }
 
+    // Synthesised sweeps (no trace group, application drawn): one model, one size.
+    std::vector<const TraceJob*> size_of(rows.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) size_of[i] = rows[i].first;
+    if (options.uniform_sweeps) {
+        for (const SimSweep& sweep : workload.sweeps) {
+            const TraceJob* leader = rows[sweep.trials.front()].first;
+            if (!leader->sweep.empty()) continue;
+            bool drawn = true;
+            for (std::uint32_t i : sweep.trials) drawn = drawn && rows[i].second < 0;
+            if (!drawn) continue;
+            for (std::uint32_t i : sweep.trials) size_of[i] = leader;
+        }
+    }
+
     workload.trials.resize(rows.size());
     for (std::size_t i = 0; i < rows.size(); ++i) {
         const TraceJob& row = *rows[i].first;
@@ -187,7 +201,7 @@ Result<Workload> build_workload(const Trace& trace, const CurveLibrary& library,
         trial.trace_name = row.name;
         trial.trace_line = row.line;
         trial.arrival = row.arrival;
-        trial.gpus = row.gpus;
+        trial.gpus = size_of[i]->gpus;
         const CurveVariant* base = nullptr;
         if (!row.variant.empty() && rows[i].second >= 0) {
             base = app.find_variant(row.variant);
@@ -203,8 +217,8 @@ Result<Workload> build_workload(const Trace& trace, const CurveLibrary& library,
         trial.metrics = base->metrics;
         if (options.variation == Variation::hp) apply_variation(trial, app, *base, rng);
         trial.max_step = trial.steps.back();
-        if (std::isfinite(row.duration)) {
-            trial.duration = std::max(row.duration, options.min_duration_s);
+        if (std::isfinite(size_of[i]->duration)) {
+            trial.duration = std::max(size_of[i]->duration, options.min_duration_s);
         } else {
             auto d = derived_duration(app, *base, row.gpus, row);
             if (!d) return d.error();

@@ -35,6 +35,10 @@ struct WorkloadOptions {
     // skipped and counted, or an error.
     bool skip_unknown_applications = true;
     double min_duration_s = 1.0;     // shorter trace durations are raised to this
+    // Sweeps the builder forms itself from rows that name no application (philly.csv): its trials
+    // train one model on one data set, so they all take the first row's GPU count and duration
+    // (arrivals stay the trace's). Off: every row keeps its own size.
+    bool uniform_sweeps = true;
 };
 
 struct SimTrial {

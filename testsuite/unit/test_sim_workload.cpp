@@ -15,7 +15,9 @@ const std::string kData = EXPLSCHED_DATA_DIR;
 
 Trace philly_like(std::size_t n) {
     std::vector<Row> rows;
-    for (std::size_t i = 0; i < n; ++i) rows.push_back({10.0 * static_cast<double>(i), 1, 100.0, "", ""});
+    for (std::size_t i = 0; i < n; ++i) {
+        rows.push_back({10.0 * static_cast<double>(i), static_cast<std::uint32_t>(1 + i % 3), 100.0 + static_cast<double>(i), "", ""});
+    }
     Trace t = make_trace(rows);
     for (TraceJob& j : t.jobs) {
         j.application.clear();  // like philly: no application, drawn by seed
@@ -44,6 +46,16 @@ BOOST_AUTO_TEST_CASE(consecutive_rows_form_sweeps_of_the_given_size) {
         for (std::uint32_t i : s.trials) BOOST_TEST(w->trials[i].best_quality <= s.best_quality);
         BOOST_TEST(w->trials[s.best_trial].best_quality == s.best_quality);
     }
+    // one model per synthesised sweep: the first row's GPUs and duration, the rows' own arrivals
+    BOOST_TEST(w->trials[5].gpus == 2u);     // row 4 (the sweep's first) asks for 2
+    BOOST_TEST(w->trials[5].duration == 104.0);
+    BOOST_TEST(w->trials[5].arrival == 50.0);
+    options.uniform_sweeps = false;
+    auto own = build_workload(philly_like(10), lib, options);
+    BOOST_REQUIRE(own.ok());
+    BOOST_TEST(own->trials[5].gpus == 3u);
+    BOOST_TEST(own->trials[5].duration == 105.0);
+    options.uniform_sweeps = true;
     options.max_jobs = 3;
     auto few = build_workload(philly_like(10), lib, options);
     BOOST_REQUIRE(few.ok());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "curve_fit.hpp"
 
@@ -122,6 +123,26 @@ void fit_families(const double* x, const double* y, const double* w, std::size_t
         } else {
             n_starts = initial_guesses(family, x, y, n, starts);
             options.irls_rounds = 1;
+            // Start LM only from the guess that already fits best: the guesses differ in where
+            // they put the asymptote, and LM from the better one reaches the same optimum at
+            // half the cost of trying both.
+            if (n_starts > 1) {
+                std::size_t best = 0;
+                double best_sse = std::numeric_limits<double>::infinity();
+                for (std::size_t g = 0; g < n_starts; ++g) {
+                    double sse = 0.0;
+                    for (std::size_t i = 0; i < n; ++i) {
+                        const double r = evaluate(family, starts[g], x[i]) - y[i];
+                        sse += (w != nullptr ? w[i] : 1.0) * r * r;
+                    }
+                    if (sse < best_sse) {
+                        best_sse = sse;
+                        best = g;
+                    }
+                }
+                starts[0] = starts[best];
+                n_starts = 1;
+            }
         }
         out[k] = fit_family(family, x, y, w, n, starts.data(), n_starts, options);
         if (!out[k].ok) continue;

@@ -106,7 +106,8 @@ for p in "${policies[@]}"; do run_sweep "$p"; done
 
 step "summary"
 summ_args=()
-for p in "${policies[@]}"; do summ_args+=("$p=$demo_dir/$p/sweep"); done
+# With --only, a sweep of the other policy left by an earlier run is shown beside it.
+for p in explsched basic; do [ -f "$demo_dir/$p/sweep/states" ] && summ_args+=("$p=$demo_dir/$p/sweep"); done
 /usr/bin/python3 "$top/contrib/demo/summarize.py" $steps "${summ_args[@]}"
 [ $keep = yes ] && echo "the explsched cluster is still up: . $demo_dir/explsched/env.sh"
 exit 0

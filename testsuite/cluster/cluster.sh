@@ -157,7 +157,7 @@ cluster_up() {
         echo "PriorityType=$priority"
         [ -n "$params" ] && echo "PriorityParameters=$params"
         echo "PreemptType=$preempt"
-        echo "PreemptMode=REQUEUE"
+        [ "$preempt" = preempt/none ] && echo "PreemptMode=OFF" || echo "PreemptMode=REQUEUE"
         echo "JobRequeue=1"
         echo "MinJobAge=3600"
         echo "KillWait=5"

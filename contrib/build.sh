@@ -9,15 +9,16 @@ if [ "${1:-}" = "--builddir" ]; then builddir=$2; shift 2; fi
 
 cd "$top"
 eval "$(bash contrib/slurm-source.sh)"
-if [ ! -x configure ] || [ configure.ac -nt configure ] || \
-   [ -n "$(find . -name Makefile.am -newer configure -not -path './_build*' | head -1)" ]; then
+# After the first bootstrap, make's own rebuild rules regenerate what changed (configure.ac,
+# Makefile.am) without reconfiguring from scratch, so an update rebuilds only what it touched.
+if [ ! -x configure ]; then
     echo "build: ./bootstrap"
     ./bootstrap >/dev/null 2>&1 || { ./bootstrap; exit 1; }
 fi
 mkdir -p "$builddir"
 cd "$builddir"
 want="--with-slurm-source=$SLURM_SOURCE --with-slurm-build=$SLURM_BUILD --enable-werror $*"
-if [ ! -f Makefile ] || [ "$(cat .configure-args 2>/dev/null)" != "$want" ] || [ "$top/configure" -nt Makefile ]; then
+if [ ! -f Makefile ] || [ "$(cat .configure-args 2>/dev/null)" != "$want" ]; then
     echo "build: configure $want (in $builddir)"
     # shellcheck disable=SC2086
     "$top/configure" $want >configure.out 2>&1 || { tail -30 configure.out; exit 1; }

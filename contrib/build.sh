@@ -1,11 +1,13 @@
 #!/bin/bash
 # Configures and builds ExplSched in a build directory (default: _build) against the installed
 # Slurm. Extra arguments go to configure. Used by test.sh and demo.sh; idempotent.
-#   contrib/build.sh [--builddir DIR] [configure options...]
+#   contrib/build.sh [--builddir DIR] [--subdirs "DIR..."] [configure options...]
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 builddir=$top/_build
+subdirs=.
 if [ "${1:-}" = "--builddir" ]; then builddir=$2; shift 2; fi
+if [ "${1:-}" = "--subdirs" ]; then subdirs=$2; shift 2; fi
 
 cd "$top"
 eval "$(bash contrib/slurm-source.sh)"
@@ -24,6 +26,9 @@ if [ ! -f Makefile ] || [ "$(cat .configure-args 2>/dev/null)" != "$want" ]; the
     "$top/configure" $want >configure.out 2>&1 || { tail -30 configure.out; exit 1; }
     echo "$want" >.configure-args
 fi
-echo "build: make -j$(nproc) (in $builddir)"
-make -j"$(nproc)" >make.out 2>&1 || { grep -E "error|Error" make.out | head -40; tail -20 make.out; exit 1; }
+echo "build: make -j$(nproc) (in $builddir${subdirs:+: $subdirs})"
+: >make.out
+for sd in $subdirs; do
+    make -C "$sd" -j"$(nproc)" >>make.out 2>&1 || { grep -E "error|Error" make.out | head -40; tail -20 make.out; exit 1; }
+done
 echo "build: done"

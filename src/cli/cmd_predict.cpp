@@ -111,7 +111,8 @@ int cmd_predict(int argc, char** argv) {
         return 2;
     }
     if (have_observed == have_fraction) {
-        std::fprintf(stderr, "explsched predict: give exactly one of --observed N and --observed-fraction F\n");
+        std::fprintf(stderr,
+                     "explsched predict: give exactly one of --observed N and --observed-fraction F\n");
         return 2;
     }
 
@@ -160,31 +161,30 @@ int cmd_predict(int argc, char** argv) {
 
     auto prediction = predict_curve(seen, direction, horizon);
     if (!prediction) {
-        std::fprintf(stderr, "explsched: %s: %s\n", curve_path.c_str(),
-                     prediction.error().message.c_str());
+        std::fprintf(stderr, "explsched: %s: %s\n", curve_path.c_str(), prediction.error().message.c_str());
         return 1;
     }
     const Prediction& p = *prediction;
     const EngineSettings defaults;
     if (json) {
         nlohmann::ordered_json out = {{"predicted", number_or_null(p.value)},
-                              {"lower", number_or_null(p.lower)},
-                              {"upper", number_or_null(p.upper)},
-                              {"horizon", number_or_null(p.horizon)},
-                              {"observed", observed},
-                              {"extrapolated", p.extrapolated},
-                              {"direction", to_string(direction)},
-                              {"interval_level", defaults.interval_level}};
+                                      {"lower", number_or_null(p.lower)},
+                                      {"upper", number_or_null(p.upper)},
+                                      {"horizon", number_or_null(p.horizon)},
+                                      {"observed", observed},
+                                      {"extrapolated", p.extrapolated},
+                                      {"direction", to_string(direction)},
+                                      {"interval_level", defaults.interval_level}};
         std::printf("%s\n", out.dump().c_str());
         return 0;
     }
     std::printf("curve:      %s (step column '%s', metric '%s', %s%s)\n", curve_path.c_str(),
                 csv->step_column.c_str(), metric_column.c_str(), to_string(direction),
                 inferred ? ", inferred" : "");
-    std::printf("observed:   %zu of %zu points, up to step %.10g (metric %.6g)\n", observed,
-                all.size(), seen.back().step, seen.back().metric);
-    std::printf("predicted:  %.6g at step %.10g, %.0f%% interval [%.6g, %.6g]%s\n", p.value,
-                p.horizon, 100.0 * defaults.interval_level, p.lower, p.upper,
+    std::printf("observed:   %zu of %zu points, up to step %.10g (metric %.6g)\n", observed, all.size(),
+                seen.back().step, seen.back().metric);
+    std::printf("predicted:  %.6g at step %.10g, %.0f%% interval [%.6g, %.6g]%s\n", p.value, p.horizon,
+                100.0 * defaults.interval_level, p.lower, p.upper,
                 p.extrapolated ? "" : " (too few points to extrapolate: last value)");
     return 0;
 }

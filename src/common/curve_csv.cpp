@@ -16,9 +16,8 @@ std::vector<std::string_view> split_cells(std::string_view line) {
     std::size_t start = 0;
     while (true) {
         const std::size_t comma = line.find(',', start);
-        std::string_view cell = line.substr(start, comma == std::string_view::npos
-                                                       ? std::string_view::npos
-                                                       : comma - start);
+        std::string_view cell =
+            line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
         while (!cell.empty() && (cell.front() == ' ' || cell.front() == '\t')) cell.remove_prefix(1);
         while (!cell.empty() && (cell.back() == ' ' || cell.back() == '\t' || cell.back() == '\r')) {
             cell.remove_suffix(1);

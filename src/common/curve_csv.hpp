@@ -23,7 +23,6 @@ struct CurveCsv {
 // cells or a missing column is an error naming the line and column.
 Result<CurveCsv> parse_curve_csv(std::string_view text, const std::string& source,
                                  const std::string& metric_column = "metric");
-Result<CurveCsv> read_curve_csv(const std::string& path,
-                                const std::string& metric_column = "metric");
+Result<CurveCsv> read_curve_csv(const std::string& path, const std::string& metric_column = "metric");
 
 }  // namespace explsched

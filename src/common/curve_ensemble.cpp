@@ -17,8 +17,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // interval whose width is itself an estimate).
 double interval_z_impl(double level) {
     static constexpr double kLevels[] = {0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.999};
-    static constexpr double kZ[] = {0.6745, 0.8416, 1.0364, 1.2816, 1.6449,
-                                    1.9600, 2.3263, 2.5758, 3.2905};
+    static constexpr double kZ[] = {0.6745, 0.8416, 1.0364, 1.2816, 1.6449, 1.9600, 2.3263, 2.5758, 3.2905};
     if (level <= kLevels[0]) return kZ[0] * level / kLevels[0];
     for (std::size_t i = 1; i < std::size(kLevels); ++i) {
         if (level <= kLevels[i]) {
@@ -55,12 +54,12 @@ void CurvePredictor::assign(const CleanCurve& curve) {
 
 Status CurvePredictor::append(double step, double metric) {
     if (!std::isfinite(step) || !std::isfinite(metric)) {
-        return make_error("curve point: step " + std::to_string(step) + " metric " +
-                          std::to_string(metric) + ": not finite");
+        return make_error("curve point: step " + std::to_string(step) + " metric " + std::to_string(metric) +
+                          ": not finite");
     }
     if (!steps_.empty() && step <= steps_.back()) {
-        return make_error("curve point: step " + std::to_string(step) +
-                          ": not after the last step " + std::to_string(steps_.back()));
+        return make_error("curve point: step " + std::to_string(step) + ": not after the last step " +
+                          std::to_string(steps_.back()));
     }
     steps_.push_back(step);
     metrics_.push_back(metric);
@@ -73,14 +72,12 @@ Status CurvePredictor::append(double step, double metric) {
 
 Status CurvePredictor::extend(const CleanCurve& curve) {
     const std::size_t have = steps_.size();
-    if (curve.steps.size() < have ||
-        (have > 0 && (curve.steps[have - 1] != steps_.back() ||
-                      curve.metrics[have - 1] != metrics_.back()))) {
+    if (curve.steps.size() < have || (have > 0 && (curve.steps[have - 1] != steps_.back() ||
+                                                   curve.metrics[have - 1] != metrics_.back()))) {
         return make_error("curve: the new points do not continue the cached curve");
     }
     if (curve.steps.size() == have) return {};
-    steps_.insert(steps_.end(), curve.steps.begin() + static_cast<std::ptrdiff_t>(have),
-                  curve.steps.end());
+    steps_.insert(steps_.end(), curve.steps.begin() + static_cast<std::ptrdiff_t>(have), curve.steps.end());
     metrics_.insert(metrics_.end(), curve.metrics.begin() + static_cast<std::ptrdiff_t>(have),
                     curve.metrics.end());
     const bool full = points_at_full_refit_ == 0 ||
@@ -175,8 +172,8 @@ void CurvePredictor::refit(bool full) {
     }
     if (full || !fitted_) {
         x_scale_ = steps_.back() > 0.0 ? steps_.back() : 1.0;
-        log_space_ = direction_ == Direction::minimize &&
-                     *std::min_element(metrics_.begin(), metrics_.end()) > 0.0;
+        log_space_ =
+            direction_ == Direction::minimize && *std::min_element(metrics_.begin(), metrics_.end()) > 0.0;
         double lo = oriented(metrics_.front());
         double hi = lo;
         for (double m : metrics_) {
@@ -220,8 +217,7 @@ void CurvePredictor::refit(bool full) {
     // fits move little per point, and this keeps an update at a fifth of the cost.
     const std::array<FamilyFit, kFamilyCount> previous = fits_;
     const std::size_t only = full ? kFamilyCount : n % kFamilyCount;
-    fit_families(data.x.data(), data.y.data(), data.w.data(), m, full ? nullptr : &previous, only,
-                 fits_);
+    fit_families(data.x.data(), data.y.data(), data.w.data(), m, full ? nullptr : &previous, only, fits_);
     flat_level_ = flat_level(data.y.data(), m);
     // Mixing weights change only on a full refit (they come from a backtest, which costs a
     // second round of fits); between full refits the families are only re-tuned.
@@ -267,8 +263,7 @@ void CurvePredictor::backtest(const Normalised& data) {
         return;
     }
     std::array<FamilyFit, kFamilyCount> early{};
-    fit_families(data.x.data(), data.y.data(), data.w.data(), n_train, nullptr, kFamilyCount,
-                 early);
+    fit_families(data.x.data(), data.y.data(), data.w.data(), n_train, nullptr, kFamilyCount, early);
     const double flat = flat_level(data.y.data(), n_train);
     const double x_end = data.x[n_train - 1];
     std::array<double, kFamilyCount + 1> sq{};
@@ -294,8 +289,10 @@ void CurvePredictor::backtest(const Normalised& data) {
     double combined_sq = 0.0, total_w = 0.0;
     for (std::size_t k = 0; k <= kFamilyCount; ++k) {
         const double w = std::isnan(err[k]) ? 0.0 : 1.0 / (err[k] * err[k] + floor);
-        if (k < kFamilyCount) weights_[k] = w;
-        else flat_weight_ = w;
+        if (k < kFamilyCount)
+            weights_[k] = w;
+        else
+            flat_weight_ = w;
         if (w > 0.0) {
             combined_sq += w * err[k] * err[k];
             total_w += w;
@@ -353,8 +350,7 @@ Prediction CurvePredictor::predict(double step) const {
     // future is not identified by its past and "it stays about where it is" is the safer bet.
     const double gain = mean - flat_level_;
     if (gain * gain + between > 0.0) {
-        mean = flat_level_ +
-               gain * gain * gain / (gain * gain + settings_.agreement_shrinkage * between);
+        mean = flat_level_ + gain * gain * gain / (gain * gain + settings_.agreement_shrinkage * between);
     }
     // The backtest measured the error of an extrapolation reaching backtest_reach_ (in ln x);
     // scale it to this one's reach.

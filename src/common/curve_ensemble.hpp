@@ -43,7 +43,7 @@ public:
     const std::vector<double>& metrics() const { return metrics_; }
     double last_step() const { return steps_.empty() ? 0.0 : steps_.back(); }
     double last_metric() const { return metrics_.empty() ? 0.0 : metrics_.back(); }
-    double best_metric() const;   // best observed (direction-aware); 0 if empty
+    double best_metric() const;  // best observed (direction-aware); 0 if empty
     double first_metric() const { return metrics_.empty() ? 0.0 : metrics_.front(); }
     Direction direction() const { return direction_; }
     bool fitted() const { return fitted_; }
@@ -68,7 +68,7 @@ private:
     // Mixing weights: one per family, the last for the flat model ("it stays where it is").
     std::array<double, kFamilyCount> weights_{};
     double flat_weight_ = 0.0;
-    double flat_level_ = 0.0;     // the flat model's level (normalised units)
+    double flat_level_ = 0.0;  // the flat model's level (normalised units)
     bool fitted_ = false;
     std::size_t points_at_full_refit_ = 0;
     std::size_t full_refits_ = 0;
@@ -80,9 +80,9 @@ private:
     // Positive metrics that fall (loss, error rate) are fitted as -ln(metric): they decay
     // multiplicatively and cannot be predicted below zero.
     bool log_space_ = false;
-    double oriented(double metric) const;   // metric -> larger-is-better fitting space
+    double oriented(double metric) const;  // metric -> larger-is-better fitting space
     double metric_of(double oriented_value) const;
-    double noise_sigma_ = 0.0;    // robust residual scale of the mix (normalised units)
+    double noise_sigma_ = 0.0;  // robust residual scale of the mix (normalised units)
     // Out-of-sample error of the mix when it was fitted on the early part of the curve and asked
     // for the rest (normalised units), and how far that reached (ln of the x ratio): the
     // interval grows with the extrapolation distance at this measured rate.

@@ -16,9 +16,14 @@ namespace {
 struct CurveFunctor : Eigen::DenseFunctor<double> {
     CurveFunctor(Family fam, const double* xs, const double* ys, const double* sw, std::size_t n,
                  const Params& mu, double lambda, int n_prior)
-        : Eigen::DenseFunctor<double>(static_cast<int>(param_count(fam)),
-                                      static_cast<int>(n) + n_prior),
-          family(fam), x(xs), y(ys), sqrt_w(sw), count(n), prior(mu), strength(lambda) {}
+        : Eigen::DenseFunctor<double>(static_cast<int>(param_count(fam)), static_cast<int>(n) + n_prior),
+          family(fam),
+          x(xs),
+          y(ys),
+          sqrt_w(sw),
+          count(n),
+          prior(mu),
+          strength(lambda) {}
 
     Params unpack(const InputType& v) const {
         Params theta{};
@@ -83,9 +88,8 @@ double robust_sigma(const double* residuals, std::size_t n, double* scratch) {
     return 1.4826 * *mid;
 }
 
-FamilyFit fit_family(Family family, const double* x, const double* y, const double* w,
-                     std::size_t n, const Params* starts, std::size_t n_starts,
-                     const FitOptions& options) {
+FamilyFit fit_family(Family family, const double* x, const double* y, const double* w, std::size_t n,
+                     const Params* starts, std::size_t n_starts, const FitOptions& options) {
     FamilyFit best;
     const std::size_t p = param_count(family);
     const Params prior = shape_prior(family);
@@ -105,8 +109,7 @@ FamilyFit fit_family(Family family, const double* x, const double* y, const doub
         double sigma = 0.0;
         bool failed = false;
         for (int round = 0; round <= options.irls_rounds; ++round) {
-            CurveFunctor functor(family, x, y, sqrt_w.data(), n, prior, options.prior_strength,
-                                 n_prior);
+            CurveFunctor functor(family, x, y, sqrt_w.data(), n, prior, options.prior_strength, n_prior);
             Eigen::LevenbergMarquardt<CurveFunctor> lm(functor);
             lm.setMaxfev(options.max_evaluations);
             lm.setXtol(options.tolerance);

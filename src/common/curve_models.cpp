@@ -18,11 +18,16 @@ double safe_log(double x) { return std::log(std::max(x, 1e-12)); }
 
 const char* to_string(Family family) {
     switch (family) {
-        case Family::pow3: return "pow3";
-        case Family::exp3: return "exp3";
-        case Family::log_power: return "log_power";
-        case Family::janoschek: return "janoschek";
-        case Family::mmf: return "mmf";
+        case Family::pow3:
+            return "pow3";
+        case Family::exp3:
+            return "exp3";
+        case Family::log_power:
+            return "log_power";
+        case Family::janoschek:
+            return "janoschek";
+        case Family::mmf:
+            return "mmf";
     }
     return "?";
 }
@@ -31,9 +36,11 @@ std::size_t param_count(Family family) {
     switch (family) {
         case Family::pow3:
         case Family::exp3:
-        case Family::log_power: return 3;
+        case Family::log_power:
+            return 3;
         case Family::janoschek:
-        case Family::mmf: return 4;
+        case Family::mmf:
+            return 4;
     }
     return 0;
 }
@@ -178,11 +185,16 @@ std::size_t initial_guesses(Family family, const double* x, const double* y, std
 
 Params shape_prior(Family family) {
     switch (family) {
-        case Family::pow3: return {kNaN, kNaN, std::log(0.5), kNaN};
-        case Family::exp3: return {kNaN, kNaN, std::log(3.0), kNaN};
-        case Family::log_power: return {kNaN, kNaN, 0.0, kNaN};
-        case Family::janoschek: return {kNaN, kNaN, kNaN, 0.0};
-        case Family::mmf: return {kNaN, kNaN, kNaN, 0.0};
+        case Family::pow3:
+            return {kNaN, kNaN, std::log(0.5), kNaN};
+        case Family::exp3:
+            return {kNaN, kNaN, std::log(3.0), kNaN};
+        case Family::log_power:
+            return {kNaN, kNaN, 0.0, kNaN};
+        case Family::janoschek:
+            return {kNaN, kNaN, kNaN, 0.0};
+        case Family::mmf:
+            return {kNaN, kNaN, kNaN, 0.0};
     }
     return {kNaN, kNaN, kNaN, kNaN};
 }

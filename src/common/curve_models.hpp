@@ -12,11 +12,11 @@
 namespace explsched {
 
 enum class Family {
-    pow3,        // a - e^lb * x^(-e^lc)
-    exp3,        // a - e^lb * exp(-e^lc * x)
-    log_power,   // a / (1 + (x / e^b)^(-e^lc))
-    janoschek,   // a - (a - b) * exp(-e^lk * x^(e^ld))   (Weibull-type)
-    mmf,         // a - (a - b) / (1 + (e^lk * x)^(e^ld))  (Morgan–Mercer–Flodin)
+    pow3,       // a - e^lb * x^(-e^lc)
+    exp3,       // a - e^lb * exp(-e^lc * x)
+    log_power,  // a / (1 + (x / e^b)^(-e^lc))
+    janoschek,  // a - (a - b) * exp(-e^lk * x^(e^ld))   (Weibull-type)
+    mmf,        // a - (a - b) / (1 + (e^lk * x)^(e^ld))  (Morgan–Mercer–Flodin)
 };
 inline constexpr std::size_t kFamilyCount = 5;
 inline constexpr std::size_t kMaxParams = 4;
@@ -47,7 +47,7 @@ Params shape_prior(Family family);
 // One family's fitted state, in the normalised coordinates of the predictor that owns it.
 struct FamilyFit {
     Params theta{};
-    double sse = std::numeric_limits<double>::quiet_NaN();  // weighted residual sum of squares
+    double sse = std::numeric_limits<double>::quiet_NaN();    // weighted residual sum of squares
     double sigma = std::numeric_limits<double>::quiet_NaN();  // robust residual scale
     double score = std::numeric_limits<double>::quiet_NaN();  // lower is better (ensemble weight)
     bool ok = false;

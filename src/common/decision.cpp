@@ -7,38 +7,58 @@ namespace explsched {
 
 const char* to_string(TrialState state) {
     switch (state) {
-        case TrialState::unknown: return "unknown";
-        case TrialState::promising: return "promising";
-        case TrialState::hopeless: return "hopeless";
+        case TrialState::unknown:
+            return "unknown";
+        case TrialState::promising:
+            return "promising";
+        case TrialState::hopeless:
+            return "hopeless";
     }
     return "?";
 }
 
 const char* to_string(Decision decision) {
     switch (decision) {
-        case Decision::run: return "run";
-        case Decision::wait: return "wait";
-        case Decision::keep: return "keep";
-        case Decision::preemptable: return "preemptable";
-        case Decision::terminate: return "terminate";
-        case Decision::requeue_hold: return "requeue-hold";
+        case Decision::run:
+            return "run";
+        case Decision::wait:
+            return "wait";
+        case Decision::keep:
+            return "keep";
+        case Decision::preemptable:
+            return "preemptable";
+        case Decision::terminate:
+            return "terminate";
+        case Decision::requeue_hold:
+            return "requeue-hold";
     }
     return "?";
 }
 
 const char* to_string(ReasonCode code) {
     switch (code) {
-        case ReasonCode::nonexploratory: return "nonexploratory";
-        case ReasonCode::invalid_report: return "invalid_report";
-        case ReasonCode::diverged: return "diverged";
-        case ReasonCode::hopeless: return "hopeless";
-        case ReasonCode::finished: return "finished";
-        case ReasonCode::too_few_points: return "too_few_points";
-        case ReasonCode::asha_promoted: return "asha_promoted";
-        case ReasonCode::asha_behind: return "asha_behind";
-        case ReasonCode::above_price: return "above_price";
-        case ReasonCode::below_price: return "below_price";
-        case ReasonCode::in_grace: return "in_grace";
+        case ReasonCode::nonexploratory:
+            return "nonexploratory";
+        case ReasonCode::invalid_report:
+            return "invalid_report";
+        case ReasonCode::diverged:
+            return "diverged";
+        case ReasonCode::hopeless:
+            return "hopeless";
+        case ReasonCode::finished:
+            return "finished";
+        case ReasonCode::too_few_points:
+            return "too_few_points";
+        case ReasonCode::asha_promoted:
+            return "asha_promoted";
+        case ReasonCode::asha_behind:
+            return "asha_behind";
+        case ReasonCode::above_price:
+            return "above_price";
+        case ReasonCode::below_price:
+            return "below_price";
+        case ReasonCode::in_grace:
+            return "in_grace";
     }
     return "?";
 }
@@ -69,31 +89,29 @@ std::string describe(Decision decision, const Reason& r) {
             break;
         case ReasonCode::hopeless:
             text += "predicted final " + num(r.a, 4) + " in [" + num(r.b, 4) + ", " + num(r.c, 4) +
-                    "] cannot beat the group's best " + num(r.d, 4) + " (chance " + num(r.e, 2) +
-                    ")";
+                    "] cannot beat the group's best " + num(r.d, 4) + " (chance " + num(r.e, 2) + ")";
             break;
         case ReasonCode::finished:
             text += "reached its last step " + num(r.a, 10);
             break;
         case ReasonCode::too_few_points:
-            text += num(r.a) + " points, " + num(r.b) +
-                    " needed to predict; no milestone reached yet";
+            text += num(r.a) + " points, " + num(r.b) + " needed to predict; no milestone reached yet";
             break;
         case ReasonCode::asha_promoted:
-            text += "milestone step " + num(r.a, 10) + ": rank " + num(r.b, 10) + " of " +
-                    num(r.c, 10) + " in its group, within the top 1/" + num(r.d);
+            text += "milestone step " + num(r.a, 10) + ": rank " + num(r.b, 10) + " of " + num(r.c, 10) +
+                    " in its group, within the top 1/" + num(r.d);
             break;
         case ReasonCode::asha_behind:
-            text += "milestone step " + num(r.a, 10) + ": rank " + num(r.b, 10) + " of " +
-                    num(r.c, 10) + " in its group, outside the top 1/" + num(r.d);
+            text += "milestone step " + num(r.a, 10) + ": rank " + num(r.b, 10) + " of " + num(r.c, 10) +
+                    " in its group, outside the top 1/" + num(r.d);
             break;
         case ReasonCode::above_price:
-            text += "utility " + num(r.a) + "/GPU-s is at least the GPU price " + num(r.b) +
-                    " at load " + num(r.c, 2);
+            text += "utility " + num(r.a) + "/GPU-s is at least the GPU price " + num(r.b) + " at load " +
+                    num(r.c, 2);
             break;
         case ReasonCode::below_price:
-            text += "utility " + num(r.a) + "/GPU-s is below the GPU price " + num(r.b) +
-                    " at load " + num(r.c, 2);
+            text += "utility " + num(r.a) + "/GPU-s is below the GPU price " + num(r.b) + " at load " +
+                    num(r.c, 2);
             break;
         case ReasonCode::in_grace:
             text += "running " + num(r.a, 6) + " s, not preemptable before " + num(r.b, 6) + " s";

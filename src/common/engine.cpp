@@ -38,13 +38,13 @@ struct TrialCache {
     CurvePoint raw_last{};
     bool diverged = false;
     double diverged_at = kNaN;
-    std::string error;          // the last rejected report's error ("" when fine)
+    std::string error;  // the last rejected report's error ("" when fine)
     // derived
     bool derived_valid = false;
-    double speed = kNaN;        // steps/s as measured
-    double speed_ratio = 1.0;   // scaling to the GPU type it is valued on
+    double speed = kNaN;       // steps/s as measured
+    double speed_ratio = 1.0;  // scaling to the GPU type it is valued on
     double max_steps = 0.0;
-    double gain = 0.0;          // predicted improvement over the utility horizon, metric units
+    double gain = 0.0;  // predicted improvement over the utility horizon, metric units
     Prediction final_metric;
     // observed summary, refreshed when the points change (group statistics read these every
     // round; scanning every curve each round would cost O(points))
@@ -52,7 +52,7 @@ struct TrialCache {
     // ASHA rungs derived from the settings and max_steps (jobs without their own milestones)
     std::vector<double> rungs;
     double rungs_for_max_steps = -1.0;
-    std::uint64_t version = 0;          // bumped whenever the points change
+    std::uint64_t version = 0;  // bumped whenever the points change
     // the metric at the last ASHA rung reached, for `asha_version`
     double asha_rung = kNaN, asha_value = kNaN;
     std::uint64_t asha_version = ~std::uint64_t{0};
@@ -63,15 +63,15 @@ struct TrialCache {
 // changes (the ASHA rung values) is not recomputed every round.
 struct GroupStats {
     Direction direction = Direction::maximize;
-    double lo = kInf, hi = -kInf;             // observed metric range
-    double best = kNaN, second = kNaN;        // best and second-best observed metric
+    double lo = kInf, hi = -kInf;       // observed metric range
+    double best = kNaN, second = kNaN;  // best and second-best observed metric
     TrialKey best_key;
-    double furthest_step = 0.0;               // the last step of its most advanced trial
+    double furthest_step = 0.0;  // the last step of its most advanced trial
     std::size_t trials = 0;
     std::uint64_t seen_round = 0;
-    bool changed = false;                     // a member's curve changed this round
+    bool changed = false;                             // a member's curve changed this round
     std::uint64_t signature = 0, last_signature = 0;  // of the member set
-    std::vector<std::size_t> members;         // this round's jobs
+    std::vector<std::size_t> members;                 // this round's jobs
     // per rung reached: the sorted metrics of the members that reached it
     std::vector<std::pair<double, std::vector<double>>> rung_values;
 
@@ -98,8 +98,7 @@ struct Engine::Impl {
         : settings(s),
           throughputs(std::move(t)),
           logger(l),
-          bounds(s.price_lower_quantile, s.price_upper_quantile, s.price_smoothing,
-                 s.price_min_ratio),
+          bounds(s.price_lower_quantile, s.price_upper_quantile, s.price_smoothing, s.price_min_ratio),
           z(interval_z(s.interval_level)) {}
 
     EngineSettings settings;
@@ -116,9 +115,9 @@ struct Engine::Impl {
     std::unordered_map<std::string, std::size_t> group_index;
     std::vector<GroupStats> groups;
     std::size_t active_groups = 0;
-    std::vector<TrialKey> keys;               // last round's jobs, in order
-    std::vector<TrialCache*> trial_of;        // per job: its cache entry (null if none)
-    std::vector<std::size_t> group_of;        // per job: its group (npos if none)
+    std::vector<TrialKey> keys;         // last round's jobs, in order
+    std::vector<TrialCache*> trial_of;  // per job: its cache entry (null if none)
+    std::vector<std::size_t> group_of;  // per job: its group (npos if none)
     std::vector<double> scratch;
 
     void log(LogLevel level, const std::string& message) {
@@ -212,8 +211,7 @@ const std::vector<double>& Engine::Impl::values_at(std::size_t group, double run
     return values;
 }
 
-Result<Engine> Engine::create(const EngineSettings& settings, ThroughputTable throughputs,
-                              Logger* logger) {
+Result<Engine> Engine::create(const EngineSettings& settings, ThroughputTable throughputs, Logger* logger) {
     if (auto s = validate(settings); !s) return s.error();
     return Engine(std::make_unique<Impl>(settings, std::move(throughputs), logger));
 }
@@ -232,8 +230,7 @@ const Assessment* Engine::find(const TrialKey& key) const {
     return it == impl_->index.end() ? nullptr : &impl_->last[it->second];
 }
 
-PreemptVerdict Engine::can_preempt(const Assessment& preemptor,
-                                   const Assessment& preemptee) const {
+PreemptVerdict Engine::can_preempt(const Assessment& preemptor, const Assessment& preemptee) const {
     return preempt_verdict(preemptor, preemptee, impl_->settings);
 }
 
@@ -284,8 +281,7 @@ Status Engine::evaluate(const std::vector<JobView>& jobs, const ClusterView& clu
     if (cluster.total_gpus == 0 && busy > 0) {
         m.index.clear();
         m.last.clear();
-        return make_error("engine round: total_gpus is 0 but " + std::to_string(busy) +
-                          " GPUs are busy");
+        return make_error("engine round: total_gpus is 0 but " + std::to_string(busy) + " GPUs are busy");
     }
     const double total = std::max<double>(cluster.total_gpus, 1.0);
     const double load = std::min(1.0, static_cast<double>(busy) / total);
@@ -396,9 +392,8 @@ Status Engine::evaluate(const std::vector<JobView>& jobs, const ClusterView& clu
         // optimistic side of the interval reaches the best another trial of the group has
         const double run_length = jobs[j].max_steps > 0.0 ? jobs[j].max_steps : gs.furthest_step;
         const bool far_enough = c->predictor.last_step() >= s.hopeless_min_progress * run_length;
-        if (c->predictor.size() >= s.hopeless_min_points && far_enough &&
-            c->final_metric.extrapolated && std::isfinite(best_other) &&
-            p_win < s.hopeless_probability) {
+        if (c->predictor.size() >= s.hopeless_min_points && far_enough && c->final_metric.extrapolated &&
+            std::isfinite(best_other) && p_win < s.hopeless_probability) {
             a.state = TrialState::hopeless;
             a.reason.code = ReasonCode::hopeless;
             a.reason.a = c->final_metric.value;
@@ -439,10 +434,8 @@ Status Engine::evaluate(const std::vector<JobView>& jobs, const ClusterView& clu
         }
         const double age = age_factor(cluster.now - job.submit_time, s.max_age_s);
         const double running_s =
-            job.state == JobState::running && job.start_time > 0.0 ? cluster.now - job.start_time
-                                                                     : kInf;
-        const HopelessAction action =
-            job.has_hopeless_action ? job.hopeless_action : s.hopeless_action;
+            job.state == JobState::running && job.start_time > 0.0 ? cluster.now - job.start_time : kInf;
+        const HopelessAction action = job.has_hopeless_action ? job.hopeless_action : s.hopeless_action;
         double value = s.unknown_value;
         if (c != nullptr) a.prediction = c->final_metric;
 
@@ -487,8 +480,7 @@ Status Engine::evaluate(const std::vector<JobView>& jobs, const ClusterView& clu
             for (double r : rungs) {
                 if (p.size() > 0 && p.last_step() >= r) reached = r;
             }
-            if (!std::isnan(reached) &&
-                (cm.asha_version != cm.version || cm.asha_rung != reached)) {
+            if (!std::isnan(reached) && (cm.asha_version != cm.version || cm.asha_rung != reached)) {
                 cm.asha_rung = reached;
                 cm.asha_value = metric_at(p.steps(), p.metrics(), reached);
                 cm.asha_version = cm.version;
@@ -500,8 +492,7 @@ Status Engine::evaluate(const std::vector<JobView>& jobs, const ClusterView& clu
                 a.decision = job.state == JobState::pending ? Decision::run : Decision::keep;
             } else {
                 const auto& values = m.values_at(m.group_of[j], reached);
-                const AshaRank r =
-                    asha_rank_sorted(cm.asha_value, values, job.direction, s.asha_reduction);
+                const AshaRank r = asha_rank_sorted(cm.asha_value, values, job.direction, s.asha_reduction);
                 a.reason.code = r.promoted ? ReasonCode::asha_promoted : ReasonCode::asha_behind;
                 a.reason.a = reached;
                 a.reason.b = static_cast<double>(r.rank);

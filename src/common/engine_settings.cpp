@@ -8,9 +8,12 @@ namespace explsched {
 
 const char* to_string(HopelessAction action) {
     switch (action) {
-        case HopelessAction::terminate: return "terminate";
-        case HopelessAction::requeue_hold: return "requeue_hold";
-        case HopelessAction::none: return "none";
+        case HopelessAction::terminate:
+            return "terminate";
+        case HopelessAction::requeue_hold:
+            return "requeue_hold";
+        case HopelessAction::none:
+            return "none";
     }
     return "?";
 }
@@ -26,8 +29,8 @@ Error bad(const char* field, double value, const char* why) {
 // Open or closed interval check with a message naming the field and the bounds.
 Status in_range(const char* field, double value, double lo, double hi, bool open_lo = false,
                 bool open_hi = false) {
-    const bool ok = std::isfinite(value) && (open_lo ? value > lo : value >= lo) &&
-                    (open_hi ? value < hi : value <= hi);
+    const bool ok =
+        std::isfinite(value) && (open_lo ? value > lo : value >= lo) && (open_hi ? value < hi : value <= hi);
     if (ok) return {};
     std::ostringstream why;
     why << "not in " << (open_lo ? "(" : "[") << lo << ", " << hi << (open_hi ? ")" : "]");
@@ -50,8 +53,7 @@ Status validate(const EngineSettings& s) {
         in_range("utility_horizon_s", s.utility_horizon_s, 0.0, inf, true),
         in_range("dominated_weight", s.dominated_weight, 0.0, 1.0),
         in_range("price_lower_quantile", s.price_lower_quantile, 0.0, 1.0),
-        in_range("price_upper_quantile", s.price_upper_quantile, s.price_lower_quantile, 1.0,
-                 true),
+        in_range("price_upper_quantile", s.price_upper_quantile, s.price_lower_quantile, 1.0, true),
         in_range("price_smoothing", s.price_smoothing, 0.0, 1.0, true),
         in_range("price_min_ratio", s.price_min_ratio, 1.0, 1e12, true),
         in_range("preempt_margin", s.preempt_margin, 0.0, 100.0),

@@ -27,13 +27,13 @@ struct EngineSettings {
     // fit until a later round, so a controller restart with thousands of curves does not hold
     // the job lock for seconds. About 2 ms per fresh curve, 30 us per new point.
     std::size_t max_refits_per_round = 500;
-    double fit_recency_power = 1.0;     // point weight ~ (step / last step)^power
-    double backtest_split = 0.7;        // mixing weights: fit up to this fraction of the last
-                                        // step, score the forecast of the rest
-    double agreement_shrinkage = 1.0;   // kappa: gain kept = gain^2 / (gain^2 + kappa var)
+    double fit_recency_power = 1.0;    // point weight ~ (step / last step)^power
+    double backtest_split = 0.7;       // mixing weights: fit up to this fraction of the last
+                                       // step, score the forecast of the rest
+    double agreement_shrinkage = 1.0;  // kappa: gain kept = gain^2 / (gain^2 + kappa var)
 
     // --- utility ---
-    double utility_horizon_s = 900.0;   // Δ: the wall time whose predicted gain is valued
+    double utility_horizon_s = 900.0;  // Δ: the wall time whose predicted gain is valued
     // weight of a trial whose optimistic bound cannot beat its group's best (it still learns
     // something, so not zero)
     double dominated_weight = 0.05;
@@ -45,27 +45,27 @@ struct EngineSettings {
     double price_min_ratio = 4.0;        // U/L kept at least this wide so the price can rise
 
     // --- decisions ---
-    double preempt_margin = 0.25;    // preemptor needs utility > (1 + margin) x preemptee's
+    double preempt_margin = 0.25;         // preemptor needs utility > (1 + margin) x preemptee's
     bool preempt_nonexploratory = false;  // may exploratory jobs preempt non-exploratory ones
-    double min_run_s = 600.0;        // a (re)started trial is not preempted before this
-    double hopeless_probability = 0.02;  // P(final beats group best) below this: hopeless
-    std::size_t hopeless_min_points = 8; // never call hopeless on fewer points
+    double min_run_s = 600.0;             // a (re)started trial is not preempted before this
+    double hopeless_probability = 0.02;   // P(final beats group best) below this: hopeless
+    std::size_t hopeless_min_points = 8;  // never call hopeless on fewer points
     // ... nor before this fraction of its run (of max_steps, else of the steps the group's
     // furthest trial has done): curves with learning-rate drops look flat early, and no
     // smooth model foresees a drop, so early judgements only make a trial preemptable
     double hopeless_min_progress = 0.5;
     HopelessAction hopeless_action = HopelessAction::requeue_hold;  // site default
-    double asha_reduction = 3.0;     // η: keep the top 1/η at each milestone
-    double asha_min_step = 0.0;      // first milestone; 0: max_steps / η^asha_rungs
+    double asha_reduction = 3.0;                                    // η: keep the top 1/η at each milestone
+    double asha_min_step = 0.0;  // first milestone; 0: max_steps / η^asha_rungs
     std::size_t asha_rungs = 3;
 
     // --- Slurm priority ---
-    std::uint32_t weight_value = 100000;     // utility against price
+    std::uint32_t weight_value = 100000;  // utility against price
     std::uint32_t weight_age = 10000;
     std::uint32_t weight_partition = 10000;
-    double max_age_s = 7 * 86400.0;          // age factor saturates here
-    double nonexploratory_value = 0.5;       // value factor of jobs with no curve (0.5 = at price)
-    double unknown_value = 0.5;              // value factor of trials with no prediction yet
+    double max_age_s = 7 * 86400.0;     // age factor saturates here
+    double nonexploratory_value = 0.5;  // value factor of jobs with no curve (0.5 = at price)
+    double unknown_value = 0.5;         // value factor of trials with no prediction yet
 };
 
 // Errors name the offending field and value ("engine settings: interval_level: 1.5 not in (0,1)").

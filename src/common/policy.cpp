@@ -8,8 +8,10 @@ namespace explsched {
 
 Decision hopeless_decision(HopelessAction action, JobState state) {
     switch (action) {
-        case HopelessAction::terminate: return Decision::terminate;
-        case HopelessAction::requeue_hold: return Decision::requeue_hold;
+        case HopelessAction::terminate:
+            return Decision::terminate;
+        case HopelessAction::requeue_hold:
+            return Decision::requeue_hold;
         case HopelessAction::none:
             // only marked: it may run on, but gives way to anyone
             return state == JobState::running ? Decision::preemptable : Decision::wait;
@@ -17,8 +19,8 @@ Decision hopeless_decision(HopelessAction action, JobState state) {
     return Decision::terminate;
 }
 
-void decide_by_price(JobState state, double utility, double price, double load,
-                     double running_s, const EngineSettings& settings, Assessment& out) {
+void decide_by_price(JobState state, double utility, double price, double load, double running_s,
+                     const EngineSettings& settings, Assessment& out) {
     const bool above = utility >= price;
     out.reason.a = utility;
     out.reason.b = price;
@@ -62,15 +64,13 @@ std::vector<double> asha_rungs(const std::vector<double>& milestones, double max
     return rungs;
 }
 
-double metric_at(const std::vector<double>& steps, const std::vector<double>& metrics,
-                 double step) {
+double metric_at(const std::vector<double>& steps, const std::vector<double>& metrics, double step) {
     const auto it = std::upper_bound(steps.begin(), steps.end(), step);
     if (it == steps.begin()) return std::numeric_limits<double>::quiet_NaN();
     return metrics[static_cast<std::size_t>(it - steps.begin()) - 1];
 }
 
-AshaRank asha_rank(double value, const std::vector<double>& values_at_rung, Direction direction,
-                   double eta) {
+AshaRank asha_rank(double value, const std::vector<double>& values_at_rung, Direction direction, double eta) {
     AshaRank r;
     r.of = values_at_rung.size();
     std::size_t better = 0;
@@ -83,16 +83,15 @@ AshaRank asha_rank(double value, const std::vector<double>& values_at_rung, Dire
     return r;
 }
 
-AshaRank asha_rank_sorted(double value, const std::vector<double>& sorted_values,
-                          Direction direction, double eta) {
+AshaRank asha_rank_sorted(double value, const std::vector<double>& sorted_values, Direction direction,
+                          double eta) {
     AshaRank r;
     r.of = sorted_values.size();
     const std::size_t better =
         direction == Direction::maximize
-            ? static_cast<std::size_t>(sorted_values.end() - std::upper_bound(sorted_values.begin(),
-                                                                              sorted_values.end(), value))
-            : static_cast<std::size_t>(std::lower_bound(sorted_values.begin(), sorted_values.end(),
-                                                        value) -
+            ? static_cast<std::size_t>(sorted_values.end() -
+                                       std::upper_bound(sorted_values.begin(), sorted_values.end(), value))
+            : static_cast<std::size_t>(std::lower_bound(sorted_values.begin(), sorted_values.end(), value) -
                                        sorted_values.begin());
     r.rank = better + 1;
     const auto keep = static_cast<std::size_t>(std::ceil(static_cast<double>(r.of) / eta));
@@ -123,9 +122,11 @@ PreemptVerdict preempt_verdict(const Assessment& preemptor, const Assessment& pr
             return verdict(false, who + " is not exploratory: never preempted by the utility rule");
         }
         if (preemptor.priority > preemptee.priority) {
-            return verdict(true, who + " is non-exploratory and preempt_nonexploratory is set; "
-                                       "preemptor priority " + std::to_string(preemptor.priority) +
-                                       " > " + std::to_string(preemptee.priority));
+            return verdict(true, who +
+                                     " is non-exploratory and preempt_nonexploratory is set; "
+                                     "preemptor priority " +
+                                     std::to_string(preemptor.priority) + " > " +
+                                     std::to_string(preemptee.priority));
         }
         return verdict(false, who + " outranks the preemptor");
     }

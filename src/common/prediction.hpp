@@ -9,10 +9,10 @@ namespace explsched {
 struct Prediction {
     static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-    double value = kNaN;    // predicted metric at `horizon`
-    double lower = kNaN;    // interval bounds (lower <= value <= upper), in metric units
+    double value = kNaN;  // predicted metric at `horizon`
+    double lower = kNaN;  // interval bounds (lower <= value <= upper), in metric units
     double upper = kNaN;
-    double horizon = kNaN;  // step the prediction is for
+    double horizon = kNaN;     // step the prediction is for
     std::size_t observed = 0;  // points the prediction rests on
     // false when too few points (or no family fitted): value is then the last observed metric
     // and the interval a wide, data-free guess; policy must not trust it.

@@ -5,8 +5,7 @@
 
 namespace explsched {
 
-PriceFunction::PriceFunction(double lower, double upper)
-    : lower_(lower), upper_(std::max(upper, lower)) {
+PriceFunction::PriceFunction(double lower, double upper) : lower_(lower), upper_(std::max(upper, lower)) {
     log_ratio_plus_one_ = 1.0 + std::log(upper_ / lower_);
     knee_ = 1.0 / log_ratio_plus_one_;
 }
@@ -18,8 +17,8 @@ double PriceFunction::operator()(double utilisation) const {
     return std::min(upper_, lower_ * std::exp(u * log_ratio_plus_one_ - 1.0));
 }
 
-PriceBoundsEstimator::PriceBoundsEstimator(double lower_quantile, double upper_quantile,
-                                           double smoothing, double min_ratio)
+PriceBoundsEstimator::PriceBoundsEstimator(double lower_quantile, double upper_quantile, double smoothing,
+                                           double min_ratio)
     : lower_quantile_(lower_quantile),
       upper_quantile_(upper_quantile),
       smoothing_(smoothing),

@@ -32,8 +32,7 @@ private:
 // price, and kept at least `min_ratio` apart. Deterministic: depends only on the rounds seen.
 class PriceBoundsEstimator {
 public:
-    PriceBoundsEstimator(double lower_quantile, double upper_quantile, double smoothing,
-                         double min_ratio);
+    PriceBoundsEstimator(double lower_quantile, double upper_quantile, double smoothing, double min_ratio);
 
     // `utilities` is scratch: reordered in place (nth_element). Non-positive/non-finite values
     // are ignored. With nothing positive observed yet, the bounds stay as they were.

@@ -56,8 +56,8 @@ Result<ThroughputTable> ThroughputTable::from_gavel_json(std::string_view json_t
             std::string job_type;
             int scale = 0;
             if (!parse_job_key(job.key(), job_type, scale)) {
-                return make_error("throughput table: GPU type '" + gpu.key() + "': key '" +
-                                  job.key() + "' is not ('<job type>', <scale>)");
+                return make_error("throughput table: GPU type '" + gpu.key() + "': key '" + job.key() +
+                                  "' is not ('<job type>', <scale>)");
             }
             if (!job.value().is_object() || !job.value().contains("null")) {
                 return make_error("throughput table: '" + job.key() + "' on '" + gpu.key() +
@@ -85,8 +85,8 @@ Result<ThroughputTable> ThroughputTable::load_gavel_file(const std::string& path
     return table;
 }
 
-void ThroughputTable::set(const std::string& job_type, const std::string& gpu_type,
-                          double steps_per_s, int scale) {
+void ThroughputTable::set(const std::string& job_type, const std::string& gpu_type, double steps_per_s,
+                          int scale) {
     table_[{job_type, scale}][lower(gpu_type)] = steps_per_s;
 }
 

@@ -20,14 +20,12 @@ public:
     static Result<ThroughputTable> from_gavel_json(std::string_view json_text);
     static Result<ThroughputTable> load_gavel_file(const std::string& path);
 
-    void set(const std::string& job_type, const std::string& gpu_type, double steps_per_s,
-             int scale = 1);
+    void set(const std::string& job_type, const std::string& gpu_type, double steps_per_s, int scale = 1);
     // NaN when unknown.
-    double throughput(const std::string& job_type, const std::string& gpu_type,
-                      int scale = 1) const;
+    double throughput(const std::string& job_type, const std::string& gpu_type, int scale = 1) const;
     // throughput(to) / throughput(from); 1.0 when either is unknown or the types are equal.
-    double speed_ratio(const std::string& job_type, const std::string& from_gpu,
-                       const std::string& to_gpu, int scale = 1) const;
+    double speed_ratio(const std::string& job_type, const std::string& from_gpu, const std::string& to_gpu,
+                       int scale = 1) const;
     bool empty() const { return table_.empty(); }
     std::size_t size() const { return table_.size(); }
 

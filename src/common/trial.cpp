@@ -11,9 +11,7 @@ Result<Direction> parse_direction(std::string_view text) {
     return make_error("direction: '" + std::string(text) + "' is neither 'min' nor 'max'");
 }
 
-const char* to_string(Direction direction) {
-    return direction == Direction::maximize ? "max" : "min";
-}
+const char* to_string(Direction direction) { return direction == Direction::maximize ? "max" : "min"; }
 
 std::string to_string(const TrialKey& key) {
     std::string text = std::to_string(key.job_id);
@@ -31,8 +29,8 @@ std::string format_value(double value) {
 }
 
 Error point_error(std::size_t index, const char* field, double value, const char* why) {
-    return make_error("curve point " + std::to_string(index) + ": " + field + " " +
-                      format_value(value) + ": " + why);
+    return make_error("curve point " + std::to_string(index) + ": " + field + " " + format_value(value) +
+                      ": " + why);
 }
 
 // Optional fields (wall time, throughput): NaN means "not reported".
@@ -58,8 +56,7 @@ Result<CleanCurve> clean_curve(PointSpan points) {
         if (p.step > kMaxAbsValue) return point_error(i, "step", p.step, "absurdly large");
         if (p.step < previous_step) {
             return point_error(i, "step", p.step,
-                               ("decreases (previous step " + format_value(previous_step) + ")")
-                                   .c_str());
+                               ("decreases (previous step " + format_value(previous_step) + ")").c_str());
         }
         if (auto s = check_optional(i, "wall_time", p.wall_time); !s) return s.error();
         if (auto s = check_optional(i, "throughput", p.throughput); !s) return s.error();

@@ -41,9 +41,8 @@ double win_probability(const Prediction& final_metric, Direction direction, doub
     const double sign = direction == Direction::maximize ? 1.0 : -1.0;
     const double margin = sign * (final_metric.value - best_other);
     // the optimistic side of the interval is what matters for "can it still win"
-    const double optimistic = direction == Direction::maximize
-                                  ? final_metric.upper - final_metric.value
-                                  : final_metric.value - final_metric.lower;
+    const double optimistic = direction == Direction::maximize ? final_metric.upper - final_metric.value
+                                                               : final_metric.value - final_metric.lower;
     const double sd = std::max(optimistic, 0.0) / std::max(z_interval, 1e-9);
     if (!(sd > 0.0)) return margin > 0.0 ? 1.0 : (margin == 0.0 ? 0.5 : 0.0);
     return normal_cdf(margin / sd);

@@ -6,6 +6,7 @@
 //  2. a full re-prioritisation of 10,000 pending + 2,000 running trials (Engine::evaluate):
 //     the cold round that fits every curve, steady rounds with nothing new, and rounds where 1%
 //     of trials reported a point. Target: steady re-prioritisation <= 10 ms.
+#include <time.h>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -13,7 +14,6 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
-#include <time.h>
 #include <vector>
 
 #include "curve_csv.hpp"
@@ -77,8 +77,7 @@ int main(int argc, char** argv) {
         }
     }
     if (ec || files.empty()) {
-        std::fprintf(stderr, "explsched: bench_engine_cost: no curves under %s/curves\n",
-                     data_dir.c_str());
+        std::fprintf(stderr, "explsched: bench_engine_cost: no curves under %s/curves\n", data_dir.c_str());
         return 2;
     }
     std::sort(files.begin(), files.end());
@@ -120,14 +119,13 @@ int main(int argc, char** argv) {
     for (double v : full) mean_full += v;
     mean_inc /= static_cast<double>(incremental.size());
     mean_full /= static_cast<double>(full.size());
-    std::printf("new point, one trial (%zu points over %zu real curves; %zu full refits):\n",
-                points, curves.size(), full_refits);
+    std::printf("new point, one trial (%zu points over %zu real curves; %zu full refits):\n", points,
+                curves.size(), full_refits);
     std::printf("  %-22s %10s %10s %10s %10s\n", "", "median us", "p90 us", "max us", "mean us");
-    std::printf("  %-22s %10.1f %10.1f %10.1f %10.1f\n", "incremental (append)",
-                percentile(incremental, 0.5), percentile(incremental, 0.9),
-                percentile(incremental, 1.0), mean_inc);
-    std::printf("  %-22s %10.1f %10.1f %10.1f %10.1f\n", "baseline full refit",
-                percentile(full, 0.5), percentile(full, 0.9), percentile(full, 1.0), mean_full);
+    std::printf("  %-22s %10.1f %10.1f %10.1f %10.1f\n", "incremental (append)", percentile(incremental, 0.5),
+                percentile(incremental, 0.9), percentile(incremental, 1.0), mean_inc);
+    std::printf("  %-22s %10.1f %10.1f %10.1f %10.1f\n", "baseline full refit", percentile(full, 0.5),
+                percentile(full, 0.9), percentile(full, 1.0), mean_full);
     std::printf("  median ratio incremental/full: %.3f; target median <= 50 us: %s\n",
                 percentile(incremental, 0.5) / percentile(full, 0.5),
                 percentile(incremental, 0.5) <= 50.0 ? "met" : "NOT met");
@@ -155,9 +153,11 @@ int main(int argc, char** argv) {
         // preempted/requeued or never ran: some have no points at all)
         const double scale = 0.9 + 0.2 * rng.next();
         const double cut = rng.next();
-        const std::size_t n = j < n_pending && cut < 0.3
-                                  ? 0
-                                  : std::max<std::size_t>(1, static_cast<std::size_t>(cut * static_cast<double>(base.points.size())));
+        const std::size_t n =
+            j < n_pending && cut < 0.3
+                ? 0
+                : std::max<std::size_t>(
+                      1, static_cast<std::size_t>(cut * static_cast<double>(base.points.size())));
         for (std::size_t i = 0; i < n; ++i) {
             CurvePoint p = base.points[i];
             p.metric *= scale;
@@ -236,20 +236,23 @@ int main(int argc, char** argv) {
         preemptable += a.decision == Decision::preemptable;
         running_ok += a.decision == Decision::run || a.decision == Decision::keep;
     }
-    std::printf("re-prioritisation of %zu pending + %zu running jobs (%zu fitted curves):\n",
-                n_pending, n_running, fitted_cold);
+    std::printf("re-prioritisation of %zu pending + %zu running jobs (%zu fitted curves):\n", n_pending,
+                n_running, fitted_cold);
     std::printf("  cold round (fits every curve, baseline): %9.1f ms\n", cold_ms);
-    std::printf("  first round with the default budget of %zu refits: %7.1f ms\n", budget,
-                budgeted_ms);
-    std::printf("  steady round, nothing new:   median %7.2f ms wall, %7.2f ms CPU; max %7.2f ms wall  (ratio to cold %.4f)\n",
-                percentile(steady, 0.5), percentile(steady_cpu, 0.5), percentile(steady, 1.0),
-                percentile(steady, 0.5) / cold_ms);
-    std::printf("  round with 1%% new points:    median %7.2f ms wall, %7.2f ms CPU; max %7.2f ms wall  (%zu refits in 20 rounds)\n",
-                percentile(changed, 0.5), percentile(changed_cpu, 0.5), percentile(changed, 1.0),
-                refit_total);
-    std::printf("  target steady <= 10 ms (wall median): %s; last round: price %.3g (L %.3g, U %.3g), %zu hopeless, %zu preemptable, %zu run/keep\n",
-                percentile(steady, 0.5) <= 10.0 ? "met" : "NOT met", engine.last_round().price_now,
-                engine.last_round().price_lower, engine.last_round().price_upper, hopeless,
-                preemptable, running_ok);
+    std::printf("  first round with the default budget of %zu refits: %7.1f ms\n", budget, budgeted_ms);
+    std::printf(
+        "  steady round, nothing new:   median %7.2f ms wall, %7.2f ms CPU; max %7.2f ms wall  (ratio to "
+        "cold %.4f)\n",
+        percentile(steady, 0.5), percentile(steady_cpu, 0.5), percentile(steady, 1.0),
+        percentile(steady, 0.5) / cold_ms);
+    std::printf(
+        "  round with 1%% new points:    median %7.2f ms wall, %7.2f ms CPU; max %7.2f ms wall  (%zu refits "
+        "in 20 rounds)\n",
+        percentile(changed, 0.5), percentile(changed_cpu, 0.5), percentile(changed, 1.0), refit_total);
+    std::printf(
+        "  target steady <= 10 ms (wall median): %s; last round: price %.3g (L %.3g, U %.3g), %zu hopeless, "
+        "%zu preemptable, %zu run/keep\n",
+        percentile(steady, 0.5) <= 10.0 ? "met" : "NOT met", engine.last_round().price_now,
+        engine.last_round().price_lower, engine.last_round().price_upper, hopeless, preemptable, running_ok);
     return 0;
 }

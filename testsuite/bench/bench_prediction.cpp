@@ -59,8 +59,8 @@ double power_law_baseline(const std::vector<CurvePoint>& points, std::size_t n, 
     options.irls_rounds = 0;
     options.prior_strength = 0.0;
     options.max_evaluations = 400;
-    const FamilyFit fit = fit_family(Family::pow3, x.data(), y.data(), nullptr, n, guesses.data(),
-                                     g, options);
+    const FamilyFit fit =
+        fit_family(Family::pow3, x.data(), y.data(), nullptr, n, guesses.data(), g, options);
     if (!fit.ok) return last;
     const double f = evaluate(Family::pow3, fit.theta, horizon / x_scale);
     if (!std::isfinite(f)) return last;
@@ -78,8 +78,10 @@ int main(int argc, char** argv) {
     std::string data_dir = EXPLSCHED_DATA_DIR;
     bool verbose = false;
     for (int i = 1; i < argc; ++i) {
-        if (std::strcmp(argv[i], "-v") == 0) verbose = true;
-        else data_dir = argv[i];
+        if (std::strcmp(argv[i], "-v") == 0)
+            verbose = true;
+        else
+            data_dir = argv[i];
     }
     const fs::path curves_dir = fs::path(data_dir) / "curves";
     std::vector<Curve> curves;
@@ -95,8 +97,7 @@ int main(int argc, char** argv) {
         }
     }
     if (ec || files.empty()) {
-        std::fprintf(stderr, "explsched: bench_prediction: no curves under %s\n",
-                     curves_dir.c_str());
+        std::fprintf(stderr, "explsched: bench_prediction: no curves under %s\n", curves_dir.c_str());
         return 2;
     }
     std::sort(files.begin(), files.end());
@@ -136,8 +137,7 @@ int main(int argc, char** argv) {
                                              c.points.begin() + static_cast<std::ptrdiff_t>(n));
             auto pred = predict_curve(observed, c.direction, horizon, settings);
             if (!pred) {
-                std::fprintf(stderr, "explsched: %s: %s\n", c.name.c_str(),
-                             pred.error().message.c_str());
+                std::fprintf(stderr, "explsched: %s: %s\n", c.name.c_str(), pred.error().message.c_str());
                 return 2;
             }
             const double e_ens = std::fabs(pred->value - truth) / range;
@@ -154,24 +154,25 @@ int main(int argc, char** argv) {
                 t->count += 1;
             }
             if (verbose) {
-                std::printf("%-32s %3.0f%% n=%3zu truth=%8.4f pred=%8.4f [%8.4f,%8.4f] "
-                            "ens=%.3f last=%.3f pow=%.3f\n",
-                            c.name.c_str(), 100 * fractions[fi], n, truth, pred->value,
-                            pred->lower, pred->upper, e_ens, e_last, e_pow);
+                std::printf(
+                    "%-32s %3.0f%% n=%3zu truth=%8.4f pred=%8.4f [%8.4f,%8.4f] "
+                    "ens=%.3f last=%.3f pow=%.3f\n",
+                    c.name.c_str(), 100 * fractions[fi], n, truth, pred->value, pred->lower, pred->upper,
+                    e_ens, e_last, e_pow);
             }
         }
     }
     std::printf("prediction accuracy: %zu curves from %s, final metric, MAE relative to range\n",
                 curves.size(), curves_dir.c_str());
-    std::printf("%-12s %5s %9s %9s %9s %10s %10s %9s %9s\n", "app", "obs", "ensemble", "last",
-                "powerlaw", "ens/last", "ens/pow", "coverage", "width");
+    std::printf("%-12s %5s %9s %9s %9s %10s %10s %9s %9s\n", "app", "obs", "ensemble", "last", "powerlaw",
+                "ens/last", "ens/pow", "coverage", "width");
     bool beats = true;
     for (std::size_t fi = 0; fi < 3; ++fi) {
         auto row = [&](const std::string& name, const Tally& t) {
             const double k = t.count;
-            std::printf("%-12s %4.0f%% %9.4f %9.4f %9.4f %10.3f %10.3f %8.1f%% %9.3f\n",
-                        name.c_str(), 100 * fractions[fi], t.ens / k, t.last / k, t.pow / k,
-                        t.ens / t.last, t.ens / t.pow, 100 * t.covered / k, t.width / k);
+            std::printf("%-12s %4.0f%% %9.4f %9.4f %9.4f %10.3f %10.3f %8.1f%% %9.3f\n", name.c_str(),
+                        100 * fractions[fi], t.ens / k, t.last / k, t.pow / k, t.ens / t.last, t.ens / t.pow,
+                        100 * t.covered / k, t.width / k);
         };
         for (const auto& [app, t] : by_app[fi]) row(app, t);
         row("ALL", overall[fi]);

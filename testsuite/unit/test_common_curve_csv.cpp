@@ -41,7 +41,8 @@ BOOST_AUTO_TEST_CASE(nan_metric_is_kept_for_divergence) {
 BOOST_AUTO_TEST_CASE(errors_name_the_line_and_column) {
     auto missing_step = parse_curve_csv("epoch,metric\n1,2\n", "f.csv");
     BOOST_REQUIRE(!missing_step.ok());
-    BOOST_TEST(missing_step.error().message == "f.csv:1: header has no step column (step, iteration or progress)");
+    BOOST_TEST(missing_step.error().message ==
+               "f.csv:1: header has no step column (step, iteration or progress)");
     auto missing_metric = parse_curve_csv("step,acc\n1,2\n", "f.csv");
     BOOST_REQUIRE(!missing_metric.ok());
     BOOST_TEST(missing_metric.error().message.find("no metric column 'metric'") != std::string::npos);

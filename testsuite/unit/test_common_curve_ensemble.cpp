@@ -54,8 +54,8 @@ BOOST_AUTO_TEST_CASE(falling_loss_is_predicted_towards_its_floor) {
     auto p = predict_curve(seen, Direction::minimize, all.back().step);
     BOOST_REQUIRE(p);
     const double truth = loss(all.back().step);
-    BOOST_TEST(p->value < seen.back().metric);           // keeps falling
-    BOOST_TEST(p->value > 0.0);                          // a loss is never predicted negative
+    BOOST_TEST(p->value < seen.back().metric);  // keeps falling
+    BOOST_TEST(p->value > 0.0);                 // a loss is never predicted negative
     BOOST_TEST(std::fabs(p->value - truth) < 0.5 * std::fabs(seen.back().metric - truth));
     BOOST_TEST(p->lower <= p->value);
     BOOST_TEST(p->value <= p->upper);

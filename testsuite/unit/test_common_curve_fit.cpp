@@ -69,8 +69,10 @@ BOOST_AUTO_TEST_CASE(huber_reweighting_resists_an_outlier) {
     const FamilyFit b = fit(Family::pow3, x, y, robust);
     BOOST_REQUIRE(a.ok);
     BOOST_REQUIRE(b.ok);
-    const double err_plain = std::fabs(evaluate(Family::pow3, a.theta, 3.0) - evaluate(Family::pow3, truth, 3.0));
-    const double err_robust = std::fabs(evaluate(Family::pow3, b.theta, 3.0) - evaluate(Family::pow3, truth, 3.0));
+    const double err_plain =
+        std::fabs(evaluate(Family::pow3, a.theta, 3.0) - evaluate(Family::pow3, truth, 3.0));
+    const double err_robust =
+        std::fabs(evaluate(Family::pow3, b.theta, 3.0) - evaluate(Family::pow3, truth, 3.0));
     BOOST_TEST(err_robust < 0.5 * err_plain);
     BOOST_TEST(err_robust < 0.02);
 }
@@ -89,7 +91,8 @@ BOOST_AUTO_TEST_CASE(prior_makes_two_points_well_posed) {
     // without a prior there are fewer residuals than parameters: refused, not a garbage fit
     Params unused{};
     (void)unused;
-    const FamilyFit none = fit_family(Family::mmf, x.data(), y.data(), nullptr, 2, starts.data(), n, no_prior);
+    const FamilyFit none =
+        fit_family(Family::mmf, x.data(), y.data(), nullptr, 2, starts.data(), n, no_prior);
     BOOST_TEST(!none.ok);
 }
 

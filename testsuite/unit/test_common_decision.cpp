@@ -43,9 +43,9 @@ BOOST_AUTO_TEST_CASE(every_reason_reads_as_a_sentence_with_its_numbers) {
     r.a = 120;
     r.b = 600;
     BOOST_TEST(describe(Decision::keep, r) == "keep: running 120 s, not preemptable before 600 s");
-    for (ReasonCode code : {ReasonCode::nonexploratory, ReasonCode::invalid_report,
-                            ReasonCode::diverged, ReasonCode::finished, ReasonCode::too_few_points,
-                            ReasonCode::asha_behind, ReasonCode::above_price}) {
+    for (ReasonCode code :
+         {ReasonCode::nonexploratory, ReasonCode::invalid_report, ReasonCode::diverged, ReasonCode::finished,
+          ReasonCode::too_few_points, ReasonCode::asha_behind, ReasonCode::above_price}) {
         Reason q;
         q.code = code;
         q.a = 1;

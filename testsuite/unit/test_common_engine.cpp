@@ -169,8 +169,7 @@ BOOST_AUTO_TEST_CASE(price_rule_at_low_and_high_load) {
     s.min_run_s = 600;
     Engine e = make(s);
     const auto a = rising(20, 0.95, 0.6), b = rising(20, 0.93, 0.3), c = rising(20, 0.94, 0.45);
-    std::vector<JobView> jobs = {view(1, "g", a, JobState::pending), view(2, "g", b),
-                                 view(3, "g", c)};
+    std::vector<JobView> jobs = {view(1, "g", a, JobState::pending), view(2, "g", b), view(3, "g", c)};
     std::vector<Assessment> out;
     // low load: the price is at its floor L, every useful trial runs
     BOOST_REQUIRE(e.evaluate(jobs, cluster(5000, 100), out).ok());

@@ -27,7 +27,8 @@ BOOST_AUTO_TEST_SUITE(policy)
 
 BOOST_AUTO_TEST_CASE(hopeless_action_maps_to_a_decision) {
     BOOST_TEST((hopeless_decision(HopelessAction::terminate, JobState::running) == Decision::terminate));
-    BOOST_TEST((hopeless_decision(HopelessAction::requeue_hold, JobState::running) == Decision::requeue_hold));
+    BOOST_TEST(
+        (hopeless_decision(HopelessAction::requeue_hold, JobState::running) == Decision::requeue_hold));
     BOOST_TEST((hopeless_decision(HopelessAction::none, JobState::running) == Decision::preemptable));
     BOOST_TEST((hopeless_decision(HopelessAction::none, JobState::pending) == Decision::wait));
 }

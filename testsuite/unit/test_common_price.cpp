@@ -27,8 +27,8 @@ BOOST_AUTO_TEST_CASE(monotone_continuous_and_within_bounds) {
     for (int i = 0; i <= 1000; ++i) {
         const double u = i / 1000.0;
         const double v = p(u);
-        BOOST_TEST(v >= previous);                // non-decreasing
-        BOOST_TEST(v - previous < 0.5);           // no jumps (continuous)
+        BOOST_TEST(v >= previous);       // non-decreasing
+        BOOST_TEST(v - previous < 0.5);  // no jumps (continuous)
         BOOST_TEST(v >= p.lower());
         BOOST_TEST(v <= p.upper() * (1 + 1e-12));
         previous = v;

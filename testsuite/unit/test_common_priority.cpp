@@ -43,7 +43,7 @@ BOOST_AUTO_TEST_CASE(priority_is_weighted_and_stays_in_slurm_range) {
     BOOST_TEST(compose_priority(0.5, 0.0, 0.0, 0, s) == 501u);
     BOOST_TEST(compose_priority(1.0, 1.0, 1.0, 0, s) == 1111u);
     BOOST_TEST(compose_priority(1.0, 1.0, 1.0, 11, s) == 1100u);  // nice lowers
-    BOOST_TEST(compose_priority(0.0, 0.0, 0.0, 5, s) == 1u);       // never 0 (held)
+    BOOST_TEST(compose_priority(0.0, 0.0, 0.0, 5, s) == 1u);      // never 0 (held)
     BOOST_TEST(compose_priority(0.6, 0.0, 0.0, 0, s) > compose_priority(0.5, 0.0, 0.0, 0, s));
 }
 

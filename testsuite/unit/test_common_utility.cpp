@@ -37,12 +37,14 @@ BOOST_AUTO_TEST_CASE(win_probability_reads_the_optimistic_side) {
     p.upper = 0.84;
     const double z = 1.2816;
     BOOST_TEST(win_probability(p, Direction::maximize, 0.80, z) == 0.5, boost::test_tools::tolerance(1e-12));
-    BOOST_TEST(win_probability(p, Direction::maximize, 0.84, z) == normal_cdf(-z), boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(win_probability(p, Direction::maximize, 0.84, z) == normal_cdf(-z),
+               boost::test_tools::tolerance(1e-9));
     BOOST_TEST(win_probability(p, Direction::maximize, 0.95, z) < 0.001);
     BOOST_TEST(win_probability(p, Direction::maximize, 0.60, z) > 0.999);
     BOOST_TEST(win_probability(p, Direction::maximize, kNaN, z) == 1.0);  // nobody to beat
     // minimising: lower is better, the optimistic side is the lower one
-    BOOST_TEST(win_probability(p, Direction::minimize, 0.78, z) == normal_cdf(-z), boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(win_probability(p, Direction::minimize, 0.78, z) == normal_cdf(-z),
+               boost::test_tools::tolerance(1e-9));
     BOOST_TEST(normal_cdf(0.0) == 0.5);
 }
 

@@ -58,23 +58,34 @@ int cmd_kstat(int argc, char** argv) {
             continue;
         }
         for (const ksched::KstatJob& j : g->jobs) {
-            const double avg = j.held > 0 ? static_cast<double>(j.wait_ns_total) / 1e3 / static_cast<double>(j.held) : 0.0;
+            const double avg =
+                j.held > 0 ? static_cast<double>(j.wait_ns_total) / 1e3 / static_cast<double>(j.held) : 0.0;
             if (json) {
-                out.push_back({{"gpu", g->gpu_index}, {"daemon_pid", g->daemon_pid}, {"alive", g->alive},
-                               {"job", j.job}, {"clients_live", j.clients_live}, {"priority", j.priority},
-                               {"launches", j.launches}, {"admitted", j.admitted}, {"held", j.held},
-                               {"completed", j.completed}, {"wait_us_total", static_cast<double>(j.wait_ns_total) / 1e3},
-                               {"wait_us_max", static_cast<double>(j.wait_ns_max) / 1e3}, {"dropped", j.dropped}});
+                out.push_back({{"gpu", g->gpu_index},
+                               {"daemon_pid", g->daemon_pid},
+                               {"alive", g->alive},
+                               {"job", j.job},
+                               {"clients_live", j.clients_live},
+                               {"priority", j.priority},
+                               {"launches", j.launches},
+                               {"admitted", j.admitted},
+                               {"held", j.held},
+                               {"completed", j.completed},
+                               {"wait_us_total", static_cast<double>(j.wait_ns_total) / 1e3},
+                               {"wait_us_max", static_cast<double>(j.wait_ns_max) / 1e3},
+                               {"dropped", j.dropped}});
             } else {
-                std::printf("%-4u %-8d %-5s %-24s %9.3g %10llu %10llu %8llu %12.1f %12.1f %8llu\n", g->gpu_index,
-                            g->daemon_pid, g->alive ? "up" : "stale", j.job.c_str(), j.priority,
-                            static_cast<unsigned long long>(j.launches), static_cast<unsigned long long>(j.admitted),
-                            static_cast<unsigned long long>(j.held), avg, static_cast<double>(j.wait_ns_max) / 1e3,
-                            static_cast<unsigned long long>(j.dropped));
+                std::printf(
+                    "%-4u %-8d %-5s %-24s %9.3g %10llu %10llu %8llu %12.1f %12.1f %8llu\n", g->gpu_index,
+                    g->daemon_pid, g->alive ? "up" : "stale", j.job.c_str(), j.priority,
+                    static_cast<unsigned long long>(j.launches), static_cast<unsigned long long>(j.admitted),
+                    static_cast<unsigned long long>(j.held), avg, static_cast<double>(j.wait_ns_max) / 1e3,
+                    static_cast<unsigned long long>(j.dropped));
             }
         }
         if (!json && g->jobs.empty())
-            std::printf("%-4u %-8d %-5s %-24s\n", g->gpu_index, g->daemon_pid, g->alive ? "up" : "stale", "(no jobs yet)");
+            std::printf("%-4u %-8d %-5s %-24s\n", g->gpu_index, g->daemon_pid, g->alive ? "up" : "stale",
+                        "(no jobs yet)");
     }
     if (json) std::printf("%s\n", out.dump(2).c_str());
     return status;

@@ -10,19 +10,23 @@ namespace explsched {
 
 const char* to_string(SharingPolicy policy) {
     switch (policy) {
-    case SharingPolicy::exclusive: return "exclusive";
-    case SharingPolicy::unmanaged: return "unmanaged";
-    case SharingPolicy::time_slicing: return "time_slicing";
-    case SharingPolicy::orion: return "orion";
-    case SharingPolicy::explsched: return "explsched";
+        case SharingPolicy::exclusive:
+            return "exclusive";
+        case SharingPolicy::unmanaged:
+            return "unmanaged";
+        case SharingPolicy::time_slicing:
+            return "time_slicing";
+        case SharingPolicy::orion:
+            return "orion";
+        case SharingPolicy::explsched:
+            return "explsched";
     }
     return "?";
 }
 
 Result<SharingPolicy> parse_sharing_policy(std::string_view text) {
-    for (SharingPolicy p : {SharingPolicy::exclusive, SharingPolicy::unmanaged,
-                            SharingPolicy::time_slicing, SharingPolicy::orion,
-                            SharingPolicy::explsched}) {
+    for (SharingPolicy p : {SharingPolicy::exclusive, SharingPolicy::unmanaged, SharingPolicy::time_slicing,
+                            SharingPolicy::orion, SharingPolicy::explsched}) {
         if (text == to_string(p)) return p;
     }
     return make_error("sharing policy '" + std::string(text) +
@@ -119,9 +123,7 @@ public:
         (void)admission_.complete(j.id, seq, t);
     }
     void admit(std::uint64_t t, std::vector<Grant>& out) override { admission_.admit(t, out); }
-    std::optional<std::uint64_t> timer(std::uint64_t t) const override {
-        return admission_.next_timer_ns(t);
-    }
+    std::optional<std::uint64_t> timer(std::uint64_t t) const override { return admission_.next_timer_ns(t); }
 
 private:
     static AdmissionRequest request(const Job& j, std::size_t k, std::uint64_t seq, std::uint64_t t) {
@@ -164,11 +166,10 @@ public:
             bool ok = hp_.empty();
             if (!ok) {
                 const KernelClass hp_cls = hp_.front().cls;
-                ok = k.cls != KernelClass::unknown && hp_cls != KernelClass::unknown &&
-                     k.cls != hp_cls && k.demand.sms < sm_threshold_;
+                ok = k.cls != KernelClass::unknown && hp_cls != KernelClass::unknown && k.cls != hp_cls &&
+                     k.demand.sms < sm_threshold_;
             }
-            ok = ok && (be_outstanding_ == 0 ||
-                        be_outstanding_ + k.demand.duration_ns <= dur_threshold_);
+            ok = ok && (be_outstanding_ == 0 || be_outstanding_ + k.demand.duration_ns <= dur_threshold_);
             if (!ok) break;  // FIFO in priority order, as Orion's best-effort queue
             be_outstanding_ += k.demand.duration_ns;
             out.push_back(Grant{it->job->id, it->seq, t - it->t});
@@ -195,8 +196,8 @@ private:
     std::deque<Hp> hp_;
 };
 
-std::vector<std::uint64_t> poisson_arrivals(const SimJobSpec& spec, std::uint64_t seed,
-                                            std::uint32_t salt, std::uint64_t horizon) {
+std::vector<std::uint64_t> poisson_arrivals(const SimJobSpec& spec, std::uint64_t seed, std::uint32_t salt,
+                                            std::uint64_t horizon) {
     std::vector<std::uint64_t> out;
     const double mean_gap = static_cast<double>(exclusive_request_ns(spec)) / std::max(spec.load, 1e-6);
     SplitMix rng(seed * 0x2545F4914F6CDD1DULL + salt + 1);
@@ -232,7 +233,8 @@ std::vector<SimJobResult> run(const std::vector<const SimJobSpec*>& specs,
         j.gated = gating && specs[i]->priority < top;
         if (!j.gated) hp_request_ns = std::max(hp_request_ns, exclusive_request_ns(*specs[i]));
         for (const KernelProfile& k : specs[i]->kernels)
-            j.keys.push_back(fnv1a64(k.name) ^ (static_cast<std::uint64_t>(k.demand.sms) * 0x9E3779B97F4A7C15ULL));
+            j.keys.push_back(fnv1a64(k.name) ^
+                             (static_cast<std::uint64_t>(k.demand.sms) * 0x9E3779B97F4A7C15ULL));
         if (specs[i]->open_loop) j.arrivals = poisson_arrivals(*specs[i], p.seed, salts[i], p.horizon_ns);
     }
     std::unique_ptr<Gate> gate;
@@ -242,13 +244,14 @@ std::vector<SimJobResult> run(const std::vector<const SimJobSpec*>& specs,
         gate = std::make_unique<ExplschedGate>(a, jobs);
     } else if (policy == SharingPolicy::orion) {
         const double sm_thr = p.orion_sm_threshold > 0.0 ? p.orion_sm_threshold : p.device.sm_count;
-        const std::uint64_t dur_thr =
-            p.orion_dur_threshold_ns > 0 ? p.orion_dur_threshold_ns : std::max<std::uint64_t>(hp_request_ns / 40, 1);
+        const std::uint64_t dur_thr = p.orion_dur_threshold_ns > 0
+                                          ? p.orion_dur_threshold_ns
+                                          : std::max<std::uint64_t>(hp_request_ns / 40, 1);
         gate = std::make_unique<OrionGate>(sm_thr, dur_thr);
     }
 
     std::uint64_t t = 0;
-    std::size_t owner = 0;           // time slicing: the context that owns the GPU
+    std::size_t owner = 0;  // time slicing: the context that owns the GPU
     std::uint64_t slice_end = p.timeslice_ns;
     std::uint64_t switching_until = 0;
     std::vector<Grant> grants;
@@ -265,7 +268,8 @@ std::vector<SimJobResult> run(const std::vector<const SimJobSpec*>& specs,
     };
     auto enqueue = [&](Job& j, std::uint64_t at) {
         const std::size_t k = j.next_kernel;
-        j.stream.push_back(StreamKernel{k, static_cast<double>(j.spec->kernels[k].demand.duration_ns), j.seq});
+        j.stream.push_back(
+            StreamKernel{k, static_cast<double>(j.spec->kernels[k].demand.duration_ns), j.seq});
         if (gate) gate->started(j, k, j.seq, at);
         ++j.next_kernel;
         if (j.next_kernel < j.spec->kernels.size()) {
@@ -365,10 +369,12 @@ std::vector<SimJobResult> run(const std::vector<const SimJobSpec*>& specs,
         for (std::size_t r = 0; r < running.size(); ++r) {
             const double rem = jobs[running_job[r]].stream.front().remaining;
             const double dt = std::ceil(std::max(rem, 0.0) / std::max(rates[r], 1e-9));
-            next = std::min<std::uint64_t>(next, t + std::max<std::uint64_t>(static_cast<std::uint64_t>(dt), 1));
+            next =
+                std::min<std::uint64_t>(next, t + std::max<std::uint64_t>(static_cast<std::uint64_t>(dt), 1));
         }
         for (const Job& j : jobs) {
-            if (j.cpu == Cpu::launching || j.cpu == Cpu::enqueue) next = std::min(next, std::max(j.cpu_t, t + 1));
+            if (j.cpu == Cpu::launching || j.cpu == Cpu::enqueue)
+                next = std::min(next, std::max(j.cpu_t, t + 1));
             if (!j.in_request && j.cpu == Cpu::idle) {
                 if (j.spec->open_loop && j.next_arrival < j.arrivals.size())
                     next = std::min(next, std::max(j.arrivals[j.next_arrival], t + 1));

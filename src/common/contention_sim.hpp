@@ -62,10 +62,10 @@ Status validate(const SimParams& params);
 
 struct SimJobResult {
     std::string name;
-    std::uint64_t requests = 0;         // measured requests / iterations completed
-    double mean_latency_ns = 0.0;       // request (or iteration) latency incl. queueing
+    std::uint64_t requests = 0;    // measured requests / iterations completed
+    double mean_latency_ns = 0.0;  // request (or iteration) latency incl. queueing
     double p99_latency_ns = 0.0;
-    double work_rate = 0.0;             // exclusive-ns of kernels completed per ns, after warm-up
+    double work_rate = 0.0;  // exclusive-ns of kernels completed per ns, after warm-up
     double iterations_per_s = 0.0;
     std::uint64_t kernels_completed = 0;
 };

@@ -49,9 +49,7 @@ double KernelAdmission::top_priority() const {
     return top;
 }
 
-bool KernelAdmission::protected_client(const Client& c) const {
-    return c.priority >= top_priority() - kEps;
-}
+bool KernelAdmission::protected_client(const Client& c) const { return c.priority >= top_priority() - kEps; }
 
 bool KernelAdmission::is_protected(std::uint32_t client) const {
     auto it = clients_.find(client);
@@ -143,8 +141,8 @@ KernelAdmission::WindowDemand KernelAdmission::inflight_demand(const Client& c, 
     return d;
 }
 
-void KernelAdmission::predict_client(const Client& c, std::uint64_t now_ns,
-                                     std::uint64_t window_ns, ProtectedForecast& f) const {
+void KernelAdmission::predict_client(const Client& c, std::uint64_t now_ns, std::uint64_t window_ns,
+                                     ProtectedForecast& f) const {
     const std::uint64_t window_end = now_ns + window_ns;
     const WindowDemand queued = inflight_demand(c, now_ns, window_ns);
     if (!c.inflight.empty()) f.busy = true;
@@ -153,8 +151,7 @@ void KernelAdmission::predict_client(const Client& c, std::uint64_t now_ns,
     const std::uint64_t known_until = queued.until_ns;
 
     const bool active =
-        !c.inflight.empty() ||
-        (c.has_last && now_ns < c.last_activity_ns + config_.protected_idle_ns);
+        !c.inflight.empty() || (c.has_last && now_ns < c.last_activity_ns + config_.protected_idle_ns);
     std::uint64_t covered = window_ns;
     if (!active) {
         // Idle: its next request may come at any moment and nothing says what it needs.
@@ -281,8 +278,8 @@ std::optional<Completion> KernelAdmission::complete(std::uint32_t client, std::u
     auto it = clients_.find(client);
     if (it == clients_.end()) return std::nullopt;
     Client& c = it->second;
-    auto k = std::find_if(c.inflight.begin(), c.inflight.end(),
-                          [&](const Inflight& f) { return f.seq == seq; });
+    auto k =
+        std::find_if(c.inflight.begin(), c.inflight.end(), [&](const Inflight& f) { return f.seq == seq; });
     if (k == c.inflight.end()) return std::nullopt;
     std::uint64_t begin = k->admitted_ns;
     if (auto d = c.stream_done_ns.find(k->stream); d != c.stream_done_ns.end())
@@ -313,7 +310,8 @@ std::vector<std::uint64_t> KernelAdmission::expected_ends(const Client& c) {
     ends.reserve(c.inflight.size());
     std::vector<std::pair<std::uint64_t, std::uint64_t>> stream_t;  // stream -> time it frees
     for (const Inflight& k : c.inflight) {
-        auto it = std::find_if(stream_t.begin(), stream_t.end(), [&](const auto& p) { return p.first == k.stream; });
+        auto it = std::find_if(stream_t.begin(), stream_t.end(),
+                               [&](const auto& p) { return p.first == k.stream; });
         if (it == stream_t.end()) {
             std::uint64_t t0 = 0;
             if (auto d = c.stream_done_ns.find(k.stream); d != c.stream_done_ns.end()) t0 = d->second;
@@ -335,14 +333,16 @@ std::size_t KernelAdmission::expire(std::uint64_t now_ns) {
         std::size_t i = 0;
         for (auto k = c.inflight.begin(); k != c.inflight.end(); ++i) {
             const bool untracked_done = !k->tracked && now_ns >= ends[i];
-            const bool lost = k->tracked && now_ns >= k->admitted_ns +
-                                                         kLostFactor * k->demand.duration_ns +
-                                                         config_.lost_completion_ns;
+            const bool lost = k->tracked && now_ns >= k->admitted_ns + kLostFactor * k->demand.duration_ns +
+                                                          config_.lost_completion_ns;
             if (untracked_done || lost) {
-                if (lost) c.stats.expired += 1;
-                else c.stats.completed += 1;
+                if (lost)
+                    c.stats.expired += 1;
+                else
+                    c.stats.completed += 1;
                 // The stream has reached this kernel's end: later kernels start from here.
-                if (untracked_done) c.stream_done_ns[k->stream] = std::max(c.stream_done_ns[k->stream], ends[i]);
+                if (untracked_done)
+                    c.stream_done_ns[k->stream] = std::max(c.stream_done_ns[k->stream], ends[i]);
                 k = c.inflight.erase(k);
                 ++released;
             } else {
@@ -365,8 +365,10 @@ std::optional<std::uint64_t> KernelAdmission::next_timer_ns(std::uint64_t now_ns
         const std::vector<std::uint64_t> ends = expected_ends(c);
         std::size_t i = 0;
         for (const Inflight& k : c.inflight) {
-            if (!k.tracked) consider(ends[i]);
-            else consider(k.admitted_ns + kLostFactor * k.demand.duration_ns + config_.lost_completion_ns);
+            if (!k.tracked)
+                consider(ends[i]);
+            else
+                consider(k.admitted_ns + kLostFactor * k.demand.duration_ns + config_.lost_completion_ns);
             ++i;
         }
     }

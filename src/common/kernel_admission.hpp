@@ -33,12 +33,12 @@
 namespace explsched {
 
 struct AdmissionConfig {
-    double sm_cap = 132.0;                        // SMs co-running kernels may occupy together
-    double bw_cap = 1.0;                          // fraction of DRAM bandwidth
-    std::uint64_t be_budget_ns = 100000;          // BE work outstanding under uncertainty
-    std::uint64_t protected_idle_ns = 100000;     // a protected client is idle after this long
+    double sm_cap = 132.0;                          // SMs co-running kernels may occupy together
+    double bw_cap = 1.0;                            // fraction of DRAM bandwidth
+    std::uint64_t be_budget_ns = 100000;            // BE work outstanding under uncertainty
+    std::uint64_t protected_idle_ns = 100000;       // a protected client is idle after this long
     std::uint64_t lost_completion_ns = 1000000000;  // release a tracked kernel never completed
-    std::size_t lookahead_kernels = 512;          // cap on the predicted-sequence walk
+    std::size_t lookahead_kernels = 512;            // cap on the predicted-sequence walk
 };
 
 // Checks a configuration; the error names the offending field.
@@ -51,7 +51,7 @@ struct AdmissionRequest {
     std::uint64_t key = 0;     // kernel identity (name and shape) for sequence learning
     KernelDemand demand;
     std::uint64_t submitted_ns = 0;
-    bool tracked = true;       // a completion will be reported; else released at expected end
+    bool tracked = true;  // a completion will be reported; else released at expected end
 };
 
 struct Grant {
@@ -68,10 +68,10 @@ struct Completion {
 
 struct AdmissionStats {
     std::uint64_t submitted = 0;
-    std::uint64_t admitted = 0;   // includes launches that never waited
-    std::uint64_t held = 0;       // requests that were not admitted at once
+    std::uint64_t admitted = 0;  // includes launches that never waited
+    std::uint64_t held = 0;      // requests that were not admitted at once
     std::uint64_t completed = 0;
-    std::uint64_t expired = 0;    // released without a completion
+    std::uint64_t expired = 0;  // released without a completion
     std::uint64_t wait_ns_total = 0;
     std::uint64_t wait_ns_max = 0;
 };
@@ -109,8 +109,7 @@ public:
     void admit(std::uint64_t now_ns, std::vector<Grant>& out);
     // A kernel finished. Returns its observed run time (from its estimated start) if it was in
     // flight, so the caller can teach its profile store.
-    std::optional<Completion> complete(std::uint32_t client, std::uint64_t seq,
-                                       std::uint64_t now_ns);
+    std::optional<Completion> complete(std::uint32_t client, std::uint64_t seq, std::uint64_t now_ns);
     // Releases untracked kernels past their expected end and tracked ones whose completion was
     // lost. Returns how many were released.
     std::size_t expire(std::uint64_t now_ns);

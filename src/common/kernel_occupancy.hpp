@@ -10,10 +10,10 @@
 namespace explsched {
 
 struct GpuLimits {
-    std::uint32_t sm_count = 132;                // H100 SXM
+    std::uint32_t sm_count = 132;  // H100 SXM
     std::uint32_t max_threads_per_sm = 2048;
     std::uint32_t max_regs_per_sm = 65536;
-    std::uint32_t max_smem_per_sm = 233472;      // 228 KiB
+    std::uint32_t max_smem_per_sm = 233472;  // 228 KiB
     std::uint32_t max_blocks_per_sm = 32;
     // Registers are allocated per warp in units of 256; the driver reserves 1 KiB of shared
     // memory per block on sm_80 and later.
@@ -23,8 +23,7 @@ struct GpuLimits {
 
 // Resident blocks per SM; 0 when one block does not fit (the launch would fail).
 constexpr std::uint32_t blocks_per_sm(const GpuLimits& g, std::uint32_t threads_per_block,
-                                      std::uint32_t regs_per_thread,
-                                      std::uint64_t smem_per_block) {
+                                      std::uint32_t regs_per_thread, std::uint64_t smem_per_block) {
     if (threads_per_block == 0) return 0;
     const std::uint32_t warps = (threads_per_block + 31) / 32;
     std::uint32_t limit = g.max_blocks_per_sm;
@@ -43,8 +42,7 @@ constexpr std::uint32_t blocks_per_sm(const GpuLimits& g, std::uint32_t threads_
 }
 
 // SMs a grid of `blocks` occupies in its first wave: all of them once it has a full wave.
-constexpr std::uint32_t sms_needed(const GpuLimits& g, std::uint64_t blocks,
-                                   std::uint32_t per_sm) {
+constexpr std::uint32_t sms_needed(const GpuLimits& g, std::uint64_t blocks, std::uint32_t per_sm) {
     if (blocks == 0) return 0;
     if (per_sm == 0) return g.sm_count;
     const std::uint64_t sms = (blocks + per_sm - 1) / per_sm;

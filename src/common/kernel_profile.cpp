@@ -8,9 +8,12 @@ namespace explsched {
 
 const char* to_string(KernelClass cls) {
     switch (cls) {
-    case KernelClass::compute: return "compute";
-    case KernelClass::memory: return "memory";
-    case KernelClass::unknown: break;
+        case KernelClass::compute:
+            return "compute";
+        case KernelClass::memory:
+            return "memory";
+        case KernelClass::unknown:
+            break;
     }
     return "unknown";
 }
@@ -40,8 +43,8 @@ KernelClass classify_kernel_name(std::string_view name) {
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     // Checked first: a cuDNN "bn_fw" kernel name may also contain "conv" in a template argument.
     static constexpr std::array<std::string_view, 14> kMemory = {
-        "elementwise", "batchnorm", "batch_norm", "bn_fw", "bn_bw", "layer_norm", "layernorm",
-        "softmax", "reduce", "copy", "memset", "pool", "cat_", "index"};
+        "elementwise", "batchnorm", "batch_norm", "bn_fw",  "bn_bw", "layer_norm", "layernorm",
+        "softmax",     "reduce",    "copy",       "memset", "pool",  "cat_",       "index"};
     static constexpr std::array<std::string_view, 10> kCompute = {
         "gemm", "conv", "cutlass", "wgrad", "dgrad", "winograd", "xmma", "fft", "mma", "flash"};
     if (contains_any(lower, kMemory.data(), kMemory.size())) return KernelClass::memory;
@@ -94,8 +97,7 @@ void KernelProfileStore::observe_duration(std::uint64_t key, std::uint64_t durat
     l.samples += 1;
 }
 
-std::uint64_t KernelProfileStore::expected_duration_ns(std::uint64_t key,
-                                                       std::string_view name) const {
+std::uint64_t KernelProfileStore::expected_duration_ns(std::uint64_t key, std::string_view name) const {
     if (auto it = learned_.find(key); it != learned_.end() && it->second.samples > 0) {
         return static_cast<std::uint64_t>(it->second.duration_ns + 0.5);
     }

@@ -20,8 +20,7 @@ std::string where(std::string_view origin, std::size_t line_no) {
 
 }  // namespace
 
-Result<std::vector<KernelProfile>> parse_orion_profile(std::string_view text,
-                                                       std::string_view origin,
+Result<std::vector<KernelProfile>> parse_orion_profile(std::string_view text, std::string_view origin,
                                                        std::uint32_t sm_count) {
     if (sm_count == 0) return make_error(std::string(origin) + ": SM count must be positive");
     std::vector<KernelProfile> out;
@@ -33,8 +32,8 @@ Result<std::vector<KernelProfile>> parse_orion_profile(std::string_view text,
         if (line.empty()) continue;
         if (!seen_header) {
             if (line != kHeader) {
-                return make_error(where(origin, line_no) + "header '" + std::string(line) +
-                                  "' is not '" + std::string(kHeader) + "'");
+                return make_error(where(origin, line_no) + "header '" + std::string(line) + "' is not '" +
+                                  std::string(kHeader) + "'");
             }
             seen_header = true;
             continue;
@@ -48,8 +47,8 @@ Result<std::vector<KernelProfile>> parse_orion_profile(std::string_view text,
         const std::size_t n = fields.size();
         KernelProfile p;
         // Re-join the leading fields: template arguments in the name contain commas.
-        const std::size_t name_end = static_cast<std::size_t>(fields[n - 5].data() - line.data()) +
-                                     fields[n - 5].size();
+        const std::size_t name_end =
+            static_cast<std::size_t>(fields[n - 5].data() - line.data()) + fields[n - 5].size();
         p.name = std::string(trim(line.substr(0, name_end)));
         if (p.name.empty()) return make_error(where(origin, line_no) + "field 'Name' is empty");
 
@@ -59,13 +58,12 @@ Result<std::vector<KernelProfile>> parse_orion_profile(std::string_view text,
             return make_error(where(origin, line_no) + "field 'Profile': '" + std::string(prof) +
                               "' is not one of -1, 0, 1");
         }
-        p.cls = *cls == 1 ? KernelClass::compute
-                          : (*cls == 0 ? KernelClass::memory : KernelClass::unknown);
+        p.cls = *cls == 1 ? KernelClass::compute : (*cls == 0 ? KernelClass::memory : KernelClass::unknown);
 
         const std::string_view mem = trim(fields[n - 3]);
         if (!parse_uint64(mem)) {
-            return make_error(where(origin, line_no) + "field 'Memory_footprint': '" +
-                              std::string(mem) + "' is not a non-negative integer");
+            return make_error(where(origin, line_no) + "field 'Memory_footprint': '" + std::string(mem) +
+                              "' is not a non-negative integer");
         }
         const std::string_view sm = trim(fields[n - 2]);
         const auto sm_usage = parse_uint64(sm);
@@ -92,8 +90,7 @@ Result<std::vector<KernelProfile>> parse_orion_profile(std::string_view text,
     return out;
 }
 
-Result<std::vector<KernelProfile>> load_orion_profile(const std::string& path,
-                                                      std::uint32_t sm_count) {
+Result<std::vector<KernelProfile>> load_orion_profile(const std::string& path, std::uint32_t sm_count) {
     std::ifstream in(path, std::ios::binary);
     if (!in) return make_error("cannot read kernel profile " + path + ": " + std::strerror(errno));
     std::ostringstream text;

@@ -20,12 +20,10 @@ namespace explsched {
 // Parses the CSV text. `origin` names the source in error messages ("<origin>:<line>: ...");
 // `sm_count` is the SM count of the device the profile was taken on (80 for Orion's V100), used
 // to cap SM demand and derive bandwidth demand.
-Result<std::vector<KernelProfile>> parse_orion_profile(std::string_view text,
-                                                       std::string_view origin,
+Result<std::vector<KernelProfile>> parse_orion_profile(std::string_view text, std::string_view origin,
                                                        std::uint32_t sm_count);
 
 // Reads and parses a file.
-Result<std::vector<KernelProfile>> load_orion_profile(const std::string& path,
-                                                      std::uint32_t sm_count);
+Result<std::vector<KernelProfile>> load_orion_profile(const std::string& path, std::uint32_t sm_count);
 
 }  // namespace explsched

@@ -62,7 +62,8 @@ Result<std::vector<double>> parse_list(std::string_view v, const char* opt) {
     for (std::string_view item : split(v, ",")) {
         auto d = parse_finite_double(trim(item));
         if (!d || *d <= 0.0)
-            return make_error(std::string("option ") + opt + ": '" + std::string(item) + "' is not a positive number");
+            return make_error(std::string("option ") + opt + ": '" + std::string(item) +
+                              "' is not a positive number");
         out.push_back(*d);
     }
     return out;
@@ -74,13 +75,20 @@ Result<Options> parse(int argc, char** argv) {
     o.sim.horizon_ns = 3000000000ULL;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
-        if (arg == "--json") { o.json = true; continue; }
-        if (arg == "--hp-closed-loop") { o.hp_closed_loop = true; continue; }
+        if (arg == "--json") {
+            o.json = true;
+            continue;
+        }
+        if (arg == "--hp-closed-loop") {
+            o.hp_closed_loop = true;
+            continue;
+        }
         if (i + 1 >= argc) return make_error("option " + arg + " needs a value (or is unknown)");
         const std::string v = argv[++i];
         auto number = [&](double lo) -> Result<double> {
             auto d = parse_finite_double(v);
-            if (!d || *d < lo) return make_error("option " + arg + ": '" + v + "' is not a number >= " + std::to_string(lo));
+            if (!d || *d < lo)
+                return make_error("option " + arg + ": '" + v + "' is not a number >= " + std::to_string(lo));
             return *d;
         };
         auto ns = [&](double scale, std::uint64_t& field) -> Status {
@@ -90,31 +98,58 @@ Result<Options> parse(int argc, char** argv) {
             return {};
         };
         Status s;
-        if (arg == "--profiles") o.profiles = v;
-        else if (arg == "--hp") { o.hp.clear(); for (auto x : split(v, ",")) o.hp.emplace_back(trim(x)); }
-        else if (arg == "--be") o.be = v;
-        else if (arg == "--load") { auto l = parse_list(v, "--load"); if (!l) return l.error(); o.loads = *l; }
-        else if (arg == "--policies") {
+        if (arg == "--profiles")
+            o.profiles = v;
+        else if (arg == "--hp") {
+            o.hp.clear();
+            for (auto x : split(v, ",")) o.hp.emplace_back(trim(x));
+        } else if (arg == "--be")
+            o.be = v;
+        else if (arg == "--load") {
+            auto l = parse_list(v, "--load");
+            if (!l) return l.error();
+            o.loads = *l;
+        } else if (arg == "--policies") {
             o.policies.clear();
             for (auto x : split(v, ",")) {
                 auto p = parse_sharing_policy(trim(x));
                 if (!p) return make_error("option --policies: " + p.error().message);
                 if (*p != SharingPolicy::exclusive) o.policies.push_back(*p);
             }
-        } else if (arg == "--sm-count") { auto d = number(1); if (!d) return d.error(); o.sim.device.sm_count = static_cast<std::uint32_t>(*d); }
-        else if (arg == "--bandwidth") { auto d = number(0.01); if (!d) return d.error(); o.sim.device.bandwidth = *d; }
-        else if (arg == "--colocation-penalty") { auto d = number(0); if (!d) return d.error(); o.sim.device.colocation_penalty = *d; }
-        else if (arg == "--launch-us") s = ns(1e3, o.sim.launch_ns);
-        else if (arg == "--horizon-s") s = ns(1e9, o.sim.horizon_ns);
-        else if (arg == "--warmup-s") s = ns(1e9, o.sim.warmup_ns);
-        else if (arg == "--timeslice-us") s = ns(1e3, o.sim.timeslice_ns);
-        else if (arg == "--switch-us") s = ns(1e3, o.sim.switch_ns);
-        else if (arg == "--rtt-us") s = ns(1e3, o.sim.admission_rtt_ns);
-        else if (arg == "--budget-us") s = ns(1e3, o.sim.admission.be_budget_ns);
-        else if (arg == "--idle-us") s = ns(1e3, o.sim.admission.protected_idle_ns);
-        else if (arg == "--orion-dur-us") s = ns(1e3, o.sim.orion_dur_threshold_ns);
-        else if (arg == "--seed") s = ns(1, o.sim.seed);
-        else return make_error("unknown option " + arg);
+        } else if (arg == "--sm-count") {
+            auto d = number(1);
+            if (!d) return d.error();
+            o.sim.device.sm_count = static_cast<std::uint32_t>(*d);
+        } else if (arg == "--bandwidth") {
+            auto d = number(0.01);
+            if (!d) return d.error();
+            o.sim.device.bandwidth = *d;
+        } else if (arg == "--colocation-penalty") {
+            auto d = number(0);
+            if (!d) return d.error();
+            o.sim.device.colocation_penalty = *d;
+        } else if (arg == "--launch-us")
+            s = ns(1e3, o.sim.launch_ns);
+        else if (arg == "--horizon-s")
+            s = ns(1e9, o.sim.horizon_ns);
+        else if (arg == "--warmup-s")
+            s = ns(1e9, o.sim.warmup_ns);
+        else if (arg == "--timeslice-us")
+            s = ns(1e3, o.sim.timeslice_ns);
+        else if (arg == "--switch-us")
+            s = ns(1e3, o.sim.switch_ns);
+        else if (arg == "--rtt-us")
+            s = ns(1e3, o.sim.admission_rtt_ns);
+        else if (arg == "--budget-us")
+            s = ns(1e3, o.sim.admission.be_budget_ns);
+        else if (arg == "--idle-us")
+            s = ns(1e3, o.sim.admission.protected_idle_ns);
+        else if (arg == "--orion-dur-us")
+            s = ns(1e3, o.sim.orion_dur_threshold_ns);
+        else if (arg == "--seed")
+            s = ns(1, o.sim.seed);
+        else
+            return make_error("unknown option " + arg);
         if (!s) return s.error();
     }
     if (o.profiles.empty()) return make_error("option --profiles DIR is required");
@@ -144,15 +179,21 @@ int run(const Options& o) {
     }
     nlohmann::json out = nlohmann::json::array();
     if (!o.json) {
-        std::printf("# device: %u SMs, bandwidth x%.2f; launch %.1f us; BE admission round trip %.1f us; time slice %.0f us (+%.0f us switch);\n"
-                    "# co-location penalty %.2f; explsched budget %.0f us; horizon %.1f s; seed %llu\n",
-                    o.sim.device.sm_count, o.sim.device.bandwidth, us(o.sim.launch_ns), us(o.sim.admission_rtt_ns), us(o.sim.timeslice_ns),
-                    us(o.sim.switch_ns), o.sim.device.colocation_penalty, us(o.sim.admission.be_budget_ns),
-                    us(o.sim.horizon_ns) / 1e6, static_cast<unsigned long long>(o.sim.seed));
-        std::printf("# HP slowdown: mean (p99) request latency vs the HP job alone; BE: throughput vs BE alone;\n"
-                    "# STP: HP speed (exclusive/co-located latency) + BE share. Targets: HP <= %.0f%%, BE >= %.0f%%.\n",
-                    o.target_slowdown * 100, o.target_be * 100);
-        std::printf("%-22s %5s %-13s %10s %10s %8s %6s %s\n", "HP job", "load", "policy", "HP mean", "HP p99", "BE", "STP", "targets");
+        std::printf(
+            "# device: %u SMs, bandwidth x%.2f; launch %.1f us; BE admission round trip %.1f us; time slice "
+            "%.0f us (+%.0f us switch);\n"
+            "# co-location penalty %.2f; explsched budget %.0f us; horizon %.1f s; seed %llu\n",
+            o.sim.device.sm_count, o.sim.device.bandwidth, us(o.sim.launch_ns), us(o.sim.admission_rtt_ns),
+            us(o.sim.timeslice_ns), us(o.sim.switch_ns), o.sim.device.colocation_penalty,
+            us(o.sim.admission.be_budget_ns), us(o.sim.horizon_ns) / 1e6,
+            static_cast<unsigned long long>(o.sim.seed));
+        std::printf(
+            "# HP slowdown: mean (p99) request latency vs the HP job alone; BE: throughput vs BE alone;\n"
+            "# STP: HP speed (exclusive/co-located latency) + BE share. Targets: HP <= %.0f%%, BE >= "
+            "%.0f%%.\n",
+            o.target_slowdown * 100, o.target_be * 100);
+        std::printf("%-22s %5s %-13s %10s %10s %8s %6s %s\n", "HP job", "load", "policy", "HP mean", "HP p99",
+                    "BE", "STP", "targets");
     }
     int failures = 0;
     for (const std::string& hp_name : o.hp) {
@@ -186,25 +227,35 @@ int run(const Options& o) {
                 const bool met = slow_mean <= o.target_slowdown && be_share >= o.target_be;
                 if (p == SharingPolicy::explsched && !met) ++failures;
                 if (o.json) {
-                    out.push_back({{"hp", hp_name}, {"be", o.be}, {"load", load}, {"policy", to_string(p)},
-                                   {"hp_mean_slowdown", slow_mean}, {"hp_p99_slowdown", slow_p99},
-                                   {"hp_requests", h.requests}, {"be_throughput_share", be_share},
-                                   {"stp", stp[p]}, {"targets_met", met}});
+                    out.push_back({{"hp", hp_name},
+                                   {"be", o.be},
+                                   {"load", load},
+                                   {"policy", to_string(p)},
+                                   {"hp_mean_slowdown", slow_mean},
+                                   {"hp_p99_slowdown", slow_p99},
+                                   {"hp_requests", h.requests},
+                                   {"be_throughput_share", be_share},
+                                   {"stp", stp[p]},
+                                   {"targets_met", met}});
                 } else {
-                    std::printf("%-22s %5.2f %-13s %+9.1f%% %+9.1f%% %7.1f%% %6.3f %s\n", hp_name.c_str(), load, to_string(p),
-                                slow_mean * 100, slow_p99 * 100, be_share * 100, stp[p], met ? "met" : "-");
+                    std::printf("%-22s %5.2f %-13s %+9.1f%% %+9.1f%% %7.1f%% %6.3f %s\n", hp_name.c_str(),
+                                load, to_string(p), slow_mean * 100, slow_p99 * 100, be_share * 100, stp[p],
+                                met ? "met" : "-");
                 }
             }
             if (!o.json && stp.count(SharingPolicy::explsched)) {
                 const double ours = stp[SharingPolicy::explsched];
-                std::printf("%-22s %5s explsched STP vs unmanaged %+.3f, vs time slicing %+.3f\n", "", "",
-                            stp.count(SharingPolicy::unmanaged) ? ours - stp[SharingPolicy::unmanaged] : 0.0,
-                            stp.count(SharingPolicy::time_slicing) ? ours - stp[SharingPolicy::time_slicing] : 0.0);
+                std::printf(
+                    "%-22s %5s explsched STP vs unmanaged %+.3f, vs time slicing %+.3f\n", "", "",
+                    stp.count(SharingPolicy::unmanaged) ? ours - stp[SharingPolicy::unmanaged] : 0.0,
+                    stp.count(SharingPolicy::time_slicing) ? ours - stp[SharingPolicy::time_slicing] : 0.0);
             }
         }
     }
-    if (o.json) std::printf("%s\n", out.dump(2).c_str());
-    else std::printf("# explsched missed a target in %d of the runs above\n", failures);
+    if (o.json)
+        std::printf("%s\n", out.dump(2).c_str());
+    else
+        std::printf("# explsched missed a target in %d of the runs above\n", failures);
     return 0;
 }
 

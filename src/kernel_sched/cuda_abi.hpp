@@ -10,16 +10,16 @@
 
 extern "C" {
 
-typedef int es_CUresult;                 // enum cudaError_enum
-typedef int es_CUdevice;                 // CUdevice_v1
+typedef int es_CUresult;  // enum cudaError_enum
+typedef int es_CUdevice;  // CUdevice_v1
 typedef struct es_CUfunc_st* es_CUfunction;
 typedef struct es_CUstream_st* es_CUstream;
 typedef struct es_CUgraphExec_st* es_CUgraphExec;
 typedef struct es_CUctx_st* es_CUcontext;
 typedef std::uint64_t es_cuuint64_t;
-typedef int es_CUfunction_attribute;     // enum CUfunction_attribute_enum
-typedef int es_CUdevice_attribute;       // enum CUdevice_attribute_enum
-typedef int es_CUlaunchAttributeID;      // enum CUlaunchAttributeID_enum
+typedef int es_CUfunction_attribute;  // enum CUfunction_attribute_enum
+typedef int es_CUdevice_attribute;    // enum CUdevice_attribute_enum
+typedef int es_CUlaunchAttributeID;   // enum CUlaunchAttributeID_enum
 typedef int es_CUdriverProcAddressQueryResult;
 typedef int es_CUstreamCaptureStatus;
 typedef void (*es_CUhostFn)(void* user_data);
@@ -55,12 +55,12 @@ typedef struct es_CUlaunchConfig_st {
 
 namespace explsched::cuda {
 
-inline constexpr es_CUresult kSuccess = 0;                 // CUDA_SUCCESS
-inline constexpr es_CUresult kErrorInvalidValue = 1;       // CUDA_ERROR_INVALID_VALUE
-inline constexpr es_CUresult kErrorNotInitialized = 3;     // CUDA_ERROR_NOT_INITIALIZED
-inline constexpr es_CUresult kErrorInvalidHandle = 400;    // CUDA_ERROR_INVALID_HANDLE
-inline constexpr es_CUresult kErrorNotFound = 500;         // CUDA_ERROR_NOT_FOUND
-inline constexpr es_CUresult kErrorNotSupported = 801;     // CUDA_ERROR_NOT_SUPPORTED
+inline constexpr es_CUresult kSuccess = 0;               // CUDA_SUCCESS
+inline constexpr es_CUresult kErrorInvalidValue = 1;     // CUDA_ERROR_INVALID_VALUE
+inline constexpr es_CUresult kErrorNotInitialized = 3;   // CUDA_ERROR_NOT_INITIALIZED
+inline constexpr es_CUresult kErrorInvalidHandle = 400;  // CUDA_ERROR_INVALID_HANDLE
+inline constexpr es_CUresult kErrorNotFound = 500;       // CUDA_ERROR_NOT_FOUND
+inline constexpr es_CUresult kErrorNotSupported = 801;   // CUDA_ERROR_NOT_SUPPORTED
 
 inline constexpr es_CUfunction_attribute kFuncMaxThreadsPerBlock = 0;
 inline constexpr es_CUfunction_attribute kFuncSharedSizeBytes = 1;

@@ -37,7 +37,7 @@ struct Endpoint {
     std::atomic<bool> dead{false};
 };
 Endpoint g_endpoints[kMaxEndpoints];
-int g_endpoint_count = 0;           // written before g_state publishes a mode
+int g_endpoint_count = 0;  // written before g_state publishes a mode
 es::ClientMode g_mode = es::ClientMode::observe;
 // Enforce mode reports kernel completions with a host function queued behind the kernel: always
 // for launches that waited for admission (their completion frees capacity), one in
@@ -46,7 +46,7 @@ es::ClientMode g_mode = es::ClientMode::observe;
 bool g_track = true;
 std::uint32_t g_track_every = 16;
 thread_local std::uint32_t t_track_count = 0;
-std::uint64_t g_max_wait_ns = 0;    // enforce: 0 = wait as long as the daemon lives
+std::uint64_t g_max_wait_ns = 0;  // enforce: 0 = wait as long as the daemon lives
 std::mutex g_register_mutex;
 
 // Process-local map CUfunction -> function-table index. Lock-free lookups; inserts under
@@ -302,7 +302,8 @@ bool wait_grant(Endpoint& ep, std::uint64_t seq) {
             break;
         }
         if (g_max_wait_ns != 0 && now - start > g_max_wait_ns) {
-            warn_once(kWarnMaxWait, "a launch waited longer than EXPLSCHED_KSCHED_MAX_WAIT_MS; letting it through");
+            warn_once(kWarnMaxWait,
+                      "a launch waited longer than EXPLSCHED_KSCHED_MAX_WAIT_MS; letting it through");
             ok = false;
             break;
         }
@@ -337,8 +338,8 @@ __attribute__((noinline)) es_CUresult enforce_launch(const Launch& launch, Call&
     const bool track = g_track && host_func != nullptr && (!bypass || t_track_count++ % g_track_every == 0);
     if (!track) l.flags |= es::kFlagUntracked;
     std::uint64_t pos = 0;
-    if (!post(*ep, bypass ? es::RecordType::started : es::RecordType::request, l,
-              launch_function_index(l), pos)) {
+    if (!post(*ep, bypass ? es::RecordType::started : es::RecordType::request, l, launch_function_index(l),
+              pos)) {
         return call();  // ring full: this launch is not scheduled (counted as dropped)
     }
     if (!bypass) {
@@ -348,8 +349,8 @@ __attribute__((noinline)) es_CUresult enforce_launch(const Launch& launch, Call&
     const es_CUresult r = call();
     if (!track) return r;
     const auto index = static_cast<std::uint64_t>(ep - g_endpoints);
-    if (r != cu::kSuccess ||
-        host_func(qs, on_kernel_complete, reinterpret_cast<void*>((index << 56) | (pos + 1))) != cu::kSuccess) {
+    if (r != cu::kSuccess || host_func(qs, on_kernel_complete,
+                                       reinterpret_cast<void*>((index << 56) | (pos + 1))) != cu::kSuccess) {
         post_complete(static_cast<int>(index), pos + 1);
     }
     return r;
@@ -359,10 +360,13 @@ __attribute__((noinline)) es_CUresult enforce_launch(const Launch& launch, Call&
 void register_client() {
     const char* mode = getenv("EXPLSCHED_KSCHED_MODE");
     std::uint32_t state = kPassthrough;
-    if (mode != nullptr && std::strcmp(mode, "observe") == 0) state = kObserve;
-    else if (mode != nullptr && std::strcmp(mode, "enforce") == 0) state = kEnforce;
+    if (mode != nullptr && std::strcmp(mode, "observe") == 0)
+        state = kObserve;
+    else if (mode != nullptr && std::strcmp(mode, "enforce") == 0)
+        state = kEnforce;
     else if (mode != nullptr && *mode != '\0' && std::strcmp(mode, "off") != 0)
-        warn_once(kWarnBadEnv, "EXPLSCHED_KSCHED_MODE is not off, observe or enforce; kernel scheduling is off", mode);
+        warn_once(kWarnBadEnv,
+                  "EXPLSCHED_KSCHED_MODE is not off, observe or enforce; kernel scheduling is off", mode);
     const char* endpoints = getenv("EXPLSCHED_KSCHED_ENDPOINTS");
     if (state == kPassthrough || endpoints == nullptr || *endpoints == '\0') {
         g_state.store(kPassthrough, std::memory_order_release);
@@ -394,14 +398,20 @@ void register_client() {
         if (ep.seg == nullptr) {
             es::SegmentMap map;
             std::string error;
-            if (map.attach(path, true, error)) ep.seg = map.release();
-            else warn_once(kWarnEndpoint, "kernel scheduler endpoint unusable, its launches go straight through", error.c_str());
+            if (map.attach(path, true, error))
+                ep.seg = map.release();
+            else
+                warn_once(kWarnEndpoint,
+                          "kernel scheduler endpoint unusable, its launches go straight through",
+                          error.c_str());
         }
         const std::uint64_t now = es::monotonic_ns();
-        if (ep.seg != nullptr && now <= ep.seg->header.heartbeat_ns.load(std::memory_order_relaxed) + es::kDeadAfterNs) {
+        if (ep.seg != nullptr &&
+            now <= ep.seg->header.heartbeat_ns.load(std::memory_order_relaxed) + es::kDeadAfterNs) {
             for (es::ClientSlot& s : ep.seg->slots) {
                 auto expected = static_cast<std::uint32_t>(es::SlotState::free);
-                if (!s.state.compare_exchange_strong(expected, static_cast<std::uint32_t>(es::SlotState::claiming)))
+                if (!s.state.compare_exchange_strong(expected,
+                                                     static_cast<std::uint32_t>(es::SlotState::claiming)))
                     continue;
                 s.pid = getpid();
                 s.mode = g_mode;
@@ -424,9 +434,12 @@ void register_client() {
                 ++usable;
                 break;
             }
-            if (ep.slot == nullptr) warn_once(kWarnNoSlot, "kernel scheduler has no free client slot; launches go straight through");
+            if (ep.slot == nullptr)
+                warn_once(kWarnNoSlot,
+                          "kernel scheduler has no free client slot; launches go straight through");
         } else if (ep.seg != nullptr) {
-            warn_once(kWarnDaemonDead, "kernel scheduler daemon is not running; launches go straight through", path);
+            warn_once(kWarnDaemonDead, "kernel scheduler daemon is not running; launches go straight through",
+                      path);
         }
         ++count;
         cursor = end != nullptr ? end + 1 : cursor + len;
@@ -472,9 +485,9 @@ __attribute__((noinline)) void start() {
 // Returns false when the launch must take the slow path (any other state). The hook then
 // tail-calls the driver, so the driver sees the application's own stack arguments.
 __attribute__((always_inline)) inline bool observe_fast(es::Entry entry, std::uint16_t flags, es_CUfunction f,
-                                                         std::uint64_t graph, unsigned gx, unsigned gy, unsigned gz,
-                                                         unsigned bx, unsigned by, unsigned bz, unsigned smem,
-                                                         es_CUstream stream) {
+                                                        std::uint64_t graph, unsigned gx, unsigned gy,
+                                                        unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                                                        unsigned smem, es_CUstream stream) {
     if (g_state.load(std::memory_order_acquire) != kObserve) return false;
     Endpoint* ep = endpoint_for_launch();
     if (ep == nullptr) return true;  // this device is not scheduled: launch directly
@@ -557,8 +570,7 @@ es_CUresult hook_init(es::Entry, bool, unsigned int flags) {
 }
 
 template <int Id>
-es_CUresult hook_procaddr(es::Entry, bool, const char* symbol, void** pfn, int version,
-                          es_cuuint64_t flags) {
+es_CUresult hook_procaddr(es::Entry, bool, const char* symbol, void** pfn, int version, es_cuuint64_t flags) {
     auto f = real_or_resolve<decltype(&::cuGetProcAddress)>(Id);
     if (f == nullptr) return ei::missing_driver();
     const es_CUresult r = f(symbol, pfn, version, flags);
@@ -578,8 +590,9 @@ es_CUresult hook_procaddr_v2(es::Entry, bool, const char* symbol, void** pfn, in
 
 template <int Id>
 __attribute__((noinline)) es_CUresult launch_slow(es::Entry entry, bool ptds, es_CUfunction f, unsigned gx,
-                                                  unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                                                  unsigned smem, es_CUstream stream, void** params, void** extra) {
+                                                  unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                                                  unsigned bz, unsigned smem, es_CUstream stream,
+                                                  void** params, void** extra) {
     auto real = real_or_resolve<decltype(&::cuLaunchKernel)>(Id);
     if (real == nullptr) return ei::missing_driver();
     const ei::Launch l{entry, ptds, 0, f, 0, gx, gy, gz, bx, by, bz, smem, stream};
@@ -588,9 +601,10 @@ __attribute__((noinline)) es_CUresult launch_slow(es::Entry entry, bool ptds, es
 
 template <int Id>
 __attribute__((always_inline)) inline es_CUresult hook_launch(es::Entry entry, bool ptds, es_CUfunction f,
-                                                              unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                                                              unsigned by, unsigned bz, unsigned smem,
-                                                              es_CUstream stream, void** params, void** extra) {
+                                                              unsigned gx, unsigned gy, unsigned gz,
+                                                              unsigned bx, unsigned by, unsigned bz,
+                                                              unsigned smem, es_CUstream stream,
+                                                              void** params, void** extra) {
     auto real = ei::real_fn<decltype(&::cuLaunchKernel)>(Id);
     if (real != nullptr && ei::observe_fast(entry, 0, f, 0, gx, gy, gz, bx, by, bz, smem, stream))
         return real(f, gx, gy, gz, bx, by, bz, smem, stream, params, extra);
@@ -598,10 +612,10 @@ __attribute__((always_inline)) inline es_CUresult hook_launch(es::Entry entry, b
 }
 
 template <int Id>
-__attribute__((noinline)) es_CUresult launch_coop_slow(es::Entry entry, bool ptds, es_CUfunction f, unsigned gx,
-                                                       unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                                                       unsigned bz, unsigned smem, es_CUstream stream,
-                                                       void** params) {
+__attribute__((noinline)) es_CUresult launch_coop_slow(es::Entry entry, bool ptds, es_CUfunction f,
+                                                       unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                                                       unsigned by, unsigned bz, unsigned smem,
+                                                       es_CUstream stream, void** params) {
     auto real = real_or_resolve<decltype(&::cuLaunchCooperativeKernel)>(Id);
     if (real == nullptr) return ei::missing_driver();
     const ei::Launch l{entry, ptds, es::kFlagCooperative, f, 0, gx, gy, gz, bx, by, bz, smem, stream};
@@ -609,11 +623,11 @@ __attribute__((noinline)) es_CUresult launch_coop_slow(es::Entry entry, bool ptd
 }
 
 template <int Id>
-__attribute__((always_inline)) inline es_CUresult hook_launch_coop(es::Entry entry, bool ptds, es_CUfunction f,
-                                                                   unsigned gx, unsigned gy, unsigned gz,
-                                                                   unsigned bx, unsigned by, unsigned bz,
-                                                                   unsigned smem, es_CUstream stream,
-                                                                   void** params) {
+__attribute__((always_inline)) inline es_CUresult hook_launch_coop(es::Entry entry, bool ptds,
+                                                                   es_CUfunction f, unsigned gx, unsigned gy,
+                                                                   unsigned gz, unsigned bx, unsigned by,
+                                                                   unsigned bz, unsigned smem,
+                                                                   es_CUstream stream, void** params) {
     auto real = ei::real_fn<decltype(&::cuLaunchCooperativeKernel)>(Id);
     if (real != nullptr &&
         ei::observe_fast(entry, es::kFlagCooperative, f, 0, gx, gy, gz, bx, by, bz, smem, stream))
@@ -636,8 +650,19 @@ __attribute__((noinline)) es_CUresult launch_ex_slow(es::Entry entry, bool ptds,
     auto real = real_or_resolve<decltype(&::cuLaunchKernelEx)>(Id);
     if (real == nullptr) return ei::missing_driver();
     if (c == nullptr) return real(c, f, params, extra);  // let the driver report the error
-    const ei::Launch l{entry, ptds, launch_ex_flags(c), f, 0, c->gridDimX, c->gridDimY, c->gridDimZ,
-                       c->blockDimX, c->blockDimY, c->blockDimZ, c->sharedMemBytes, c->hStream};
+    const ei::Launch l{entry,
+                       ptds,
+                       launch_ex_flags(c),
+                       f,
+                       0,
+                       c->gridDimX,
+                       c->gridDimY,
+                       c->gridDimZ,
+                       c->blockDimX,
+                       c->blockDimY,
+                       c->blockDimZ,
+                       c->sharedMemBytes,
+                       c->hStream};
     return ei::dispatch_slow(l, [&] { return real(c, f, params, extra); });
 }
 
@@ -658,8 +683,8 @@ __attribute__((noinline)) es_CUresult graph_slow(es::Entry entry, bool ptds, es_
                                                  es_CUstream stream) {
     auto real = real_or_resolve<decltype(&::cuGraphLaunch)>(Id);
     if (real == nullptr) return ei::missing_driver();
-    const ei::Launch l{entry, ptds, 0, nullptr, reinterpret_cast<std::uintptr_t>(graph),
-                       1, 1, 1, 1, 1, 1, 0, stream};
+    const ei::Launch l{entry, ptds, 0, nullptr, reinterpret_cast<std::uintptr_t>(graph), 1, 1, 1, 1,
+                       1,     1,    0, stream};
     return ei::dispatch_slow(l, [&] { return real(graph, stream); });
 }
 
@@ -667,8 +692,8 @@ template <int Id>
 __attribute__((always_inline)) inline es_CUresult hook_graph(es::Entry entry, bool ptds, es_CUgraphExec graph,
                                                              es_CUstream stream) {
     auto real = ei::real_fn<decltype(&::cuGraphLaunch)>(Id);
-    if (real != nullptr &&
-        ei::observe_fast(entry, 0, nullptr, reinterpret_cast<std::uintptr_t>(graph), 1, 1, 1, 1, 1, 1, 0, stream))
+    if (real != nullptr && ei::observe_fast(entry, 0, nullptr, reinterpret_cast<std::uintptr_t>(graph), 1, 1,
+                                            1, 1, 1, 1, 0, stream))
         return real(graph, stream);
     return graph_slow<Id>(entry, ptds, graph, stream);
 }
@@ -676,8 +701,8 @@ __attribute__((always_inline)) inline es_CUresult hook_graph(es::Entry entry, bo
 }  // namespace
 
 #define ES_EXPAND(...) __VA_ARGS__
-#define ES_HOOK(symbol, kind, entry, ptds, params, args)                                 \
-    extern "C" es_CUresult symbol params {                                               \
+#define ES_HOOK(symbol, kind, entry, ptds, params, args)                                     \
+    extern "C" es_CUresult symbol params {                                                   \
         return hook_##kind<ei::kId_##symbol>(es::Entry::entry, (ptds) != 0, ES_EXPAND args); \
     }
 #define ES_REAL(symbol, params)

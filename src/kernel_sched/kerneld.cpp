@@ -8,8 +8,8 @@
 
 #include <sched.h>
 
-#include <nlohmann/json.hpp>
 #include <sys/types.h>
+#include <nlohmann/json.hpp>
 
 #include "../common/orion_profile.hpp"
 
@@ -22,9 +22,9 @@ constexpr std::uint64_t kClaimTimeoutNs = 2'000'000'000;
 
 std::uint64_t shape_hash(const Record& r) {
     std::uint64_t h = 0xcbf29ce484222325ULL;
-    for (std::uint64_t v : {std::uint64_t{r.grid_x}, std::uint64_t{r.grid_y}, std::uint64_t{r.grid_z},
-                            std::uint64_t{r.block_x}, std::uint64_t{r.block_y}, std::uint64_t{r.block_z},
-                            std::uint64_t{r.smem_dynamic}}) {
+    for (std::uint64_t v :
+         {std::uint64_t{r.grid_x}, std::uint64_t{r.grid_y}, std::uint64_t{r.grid_z}, std::uint64_t{r.block_x},
+          std::uint64_t{r.block_y}, std::uint64_t{r.block_z}, std::uint64_t{r.smem_dynamic}}) {
         h ^= v + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
     }
     return h;
@@ -122,6 +122,7 @@ void KernelDaemon::adopt_client(std::uint32_t id, ClientSlot& slot, std::uint64_
     c.job_index = job_index(c.job);
     c.claimed_since_ns = now_ns;
     admission_.set_client(id, c.priority);
+    clients_changed_ = true;
     if (log_.enabled(LogLevel::verbose)) {
         log_.write(LogLevel::verbose, "kerneld: client pid " + std::to_string(c.pid) + " job " + c.job +
                                           " mode " + (c.mode == ClientMode::enforce ? "enforce" : "observe") +
@@ -156,9 +157,11 @@ void KernelDaemon::retire_client(std::uint32_t id, ClientSlot& slot) {
         d.wait_ns_max = std::max(d.wait_ns_max, t.wait_ns_max);
         d.dropped += t.dropped;
         for (int e = 0; e < static_cast<int>(Entry::count); ++e)
-            entry_totals_[static_cast<std::size_t>(c.job_index)][static_cast<std::size_t>(e)] += c.by_entry[e];
+            entry_totals_[static_cast<std::size_t>(c.job_index)][static_cast<std::size_t>(e)] +=
+                c.by_entry[e];
     }
     admission_.remove_client(id);
+    clients_changed_ = true;
     c = Client{};
     ring_reset(slot);
     slot.state.store(static_cast<std::uint32_t>(SlotState::free), std::memory_order_release);
@@ -219,7 +222,8 @@ void KernelDaemon::handle_record(std::uint32_t id, Client& c, ClientSlot& slot, 
     const std::uint64_t seq = pos + 1;
     if (r.type == RecordType::complete) {
         const std::uint64_t at = r.time_ns != 0 ? std::min(r.time_ns, now_ns) : now_ns;
-        if (auto done = admission_.complete(id, r.arg, at)) profiles_.observe_duration(done->key, done->duration_ns);
+        if (auto done = admission_.complete(id, r.arg, at))
+            profiles_.observe_duration(done->key, done->duration_ns);
         return;
     }
     c.launches += 1;
@@ -230,14 +234,19 @@ void KernelDaemon::handle_record(std::uint32_t id, Client& c, ClientSlot& slot, 
     }
     AdmissionRequest q = describe(id, c, slot, r, seq, now_ns);
     switch (r.type) {
-    case RecordType::launch:
-        // Observe mode: no completion follows; the kernel counts as running for its expected time.
-        q.tracked = false;
-        admission_.note_running(q, now_ns);
-        break;
-    case RecordType::request: admission_.submit(q); break;
-    case RecordType::started: admission_.note_running(q, now_ns); break;
-    case RecordType::complete: break;
+        case RecordType::launch:
+            // Observe mode: no completion follows; the kernel counts as running for its expected time.
+            q.tracked = false;
+            admission_.note_running(q, now_ns);
+            break;
+        case RecordType::request:
+            admission_.submit(q);
+            break;
+        case RecordType::started:
+            admission_.note_running(q, now_ns);
+            break;
+        case RecordType::complete:
+            break;
     }
 }
 
@@ -279,18 +288,23 @@ bool KernelDaemon::poll_once(std::uint64_t now_ns) {
         if (trace_ != nullptr) {
             const Client& c = clients_[g.client];
             std::fprintf(trace_, "grant pid=%d job=%s seq=%llu waited_ns=%llu\n", c.pid, c.job.c_str(),
-                         static_cast<unsigned long long>(g.seq), static_cast<unsigned long long>(g.waited_ns));
+                         static_cast<unsigned long long>(g.seq),
+                         static_cast<unsigned long long>(g.waited_ns));
             std::fflush(trace_);
         }
     }
     if (!grants_.empty()) activity = true;
-    for (std::uint32_t id = 0; id < kMaxClients; ++id) {
-        Client& c = clients_[id];
-        if (!c.active || c.mode != ClientMode::enforce) continue;
-        const bool bypass = admission_.is_protected(id);
-        if (bypass != c.bypass) {
-            c.bypass = bypass;
-            seg->slots[id].bypass.store(bypass ? 1 : 0, std::memory_order_relaxed);
+    // Who is protected depends only on the priorities present: recompute when clients change.
+    if (clients_changed_) {
+        clients_changed_ = false;
+        for (std::uint32_t id = 0; id < kMaxClients; ++id) {
+            Client& c = clients_[id];
+            if (!c.active || c.mode != ClientMode::enforce) continue;
+            const bool bypass = admission_.is_protected(id);
+            if (bypass != c.bypass) {
+                c.bypass = bypass;
+                seg->slots[id].bypass.store(bypass ? 1 : 0, std::memory_order_relaxed);
+            }
         }
     }
     if (now_ns >= last_housekeeping_ns_ + kHousekeepingNs) housekeeping(now_ns);
@@ -305,7 +319,8 @@ void KernelDaemon::housekeeping(std::uint64_t now_ns) {
         const auto state = static_cast<SlotState>(slot.state.load(std::memory_order_acquire));
         if (state == SlotState::active && clients_[id].active && !pid_alive(clients_[id].pid)) {
             if (log_.enabled(LogLevel::verbose))
-                log_.write(LogLevel::verbose, "kerneld: client pid " + std::to_string(clients_[id].pid) + " exited");
+                log_.write(LogLevel::verbose,
+                           "kerneld: client pid " + std::to_string(clients_[id].pid) + " exited");
             // Drain what it left so its last completions and counts are not lost.
             for (;;) {
                 std::uint64_t pos = 0;
@@ -317,8 +332,10 @@ void KernelDaemon::housekeeping(std::uint64_t now_ns) {
             retire_client(id, slot);
         } else if (state == SlotState::claiming) {
             // A client that died while claiming leaves the slot half-written.
-            if (clients_[id].claimed_since_ns == 0) clients_[id].claimed_since_ns = now_ns;
-            else if (now_ns > clients_[id].claimed_since_ns + kClaimTimeoutNs) retire_client(id, slot);
+            if (clients_[id].claimed_since_ns == 0)
+                clients_[id].claimed_since_ns = now_ns;
+            else if (now_ns > clients_[id].claimed_since_ns + kClaimTimeoutNs)
+                retire_client(id, slot);
         }
     }
     publish_jobs();
@@ -378,8 +395,10 @@ void KernelDaemon::run(const std::atomic<bool>& stop) {
         }
         if (now < last_activity + config_.spin_ns) {
             // Poll for the next request; yield now and then so a busy node's clients can run.
-            if ((++spins & 4095) == 0) sched_yield();
-            else cpu_relax();
+            if ((++spins & 4095) == 0)
+                sched_yield();
+            else
+                cpu_relax();
             continue;
         }
         // Sleep until a client rings (enforce requests do when they see us asleep) or the
@@ -393,8 +412,8 @@ void KernelDaemon::run(const std::atomic<bool>& stop) {
             last_activity = now;
             continue;
         }
-        const std::uint64_t timeout = admission_.waiting() > 0 ? std::min<std::uint64_t>(config_.sleep_ns, 100000)
-                                                                : config_.sleep_ns;
+        const std::uint64_t timeout =
+            admission_.waiting() > 0 ? std::min<std::uint64_t>(config_.sleep_ns, 100000) : config_.sleep_ns;
         futex_wait(&h.doorbell, bell, timeout);
         h.daemon_sleeping.store(0, std::memory_order_relaxed);
     }
@@ -405,13 +424,15 @@ std::string KernelDaemon::stats_json() const {
     nlohmann::json out;
     out["gpu"] = config_.gpu_index;
     out["endpoint"] = config_.endpoint;
-    out["profiles"] = {{"imported_names", profiles_.imported_names()}, {"learned_keys", profiles_.learned_keys()}};
+    out["profiles"] = {{"imported_names", profiles_.imported_names()},
+                       {"learned_keys", profiles_.learned_keys()}};
     nlohmann::json jobs = nlohmann::json::array();
     for (std::size_t j = 0; j < kMaxJobs; ++j) {
         if (job_names_[j].empty()) continue;
         JobTotals t = departed_[j];
         std::uint64_t by_entry[static_cast<int>(Entry::count)];
-        for (int e = 0; e < static_cast<int>(Entry::count); ++e) by_entry[e] = entry_totals_[j][static_cast<std::size_t>(e)];
+        for (int e = 0; e < static_cast<int>(Entry::count); ++e)
+            by_entry[e] = entry_totals_[j][static_cast<std::size_t>(e)];
         std::uint32_t live = 0;
         for (std::uint32_t id = 0; id < kMaxClients; ++id) {
             const Client& c = clients_[id];

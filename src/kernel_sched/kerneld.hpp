@@ -23,12 +23,12 @@
 namespace explsched::ksched {
 
 struct KerneldConfig {
-    std::string endpoint;              // segment file
+    std::string endpoint;  // segment file
     std::uint32_t gpu_index = 0;
-    GpuLimits limits;                  // used where a client does not report its device
-    double sm_cap_fraction = 1.0;      // admission SM cap as a fraction of the SM count
-    AdmissionConfig admission;         // sm_cap is derived from limits and the fraction
-    std::vector<std::string> profiles; // Orion-format CSV files to import
+    GpuLimits limits;                     // used where a client does not report its device
+    double sm_cap_fraction = 1.0;         // admission SM cap as a fraction of the SM count
+    AdmissionConfig admission;            // sm_cap is derived from limits and the fraction
+    std::vector<std::string> profiles;    // Orion-format CSV files to import
     std::uint32_t profile_sm_count = 80;  // SM count of the device the profiles come from
     std::uint64_t default_kernel_ns = 20000;
     std::uint64_t spin_ns = 200000;    // keep polling this long after the last record
@@ -88,8 +88,8 @@ private:
         bool bypass = false;
     };
     struct JobTotals {
-        std::uint64_t launches = 0, admitted = 0, held = 0, completed = 0, wait_ns_total = 0,
-                      wait_ns_max = 0, dropped = 0;
+        std::uint64_t launches = 0, admitted = 0, held = 0, completed = 0, wait_ns_total = 0, wait_ns_max = 0,
+                      dropped = 0;
     };
 
     void adopt_client(std::uint32_t id, ClientSlot& slot, std::uint64_t now_ns);
@@ -116,6 +116,7 @@ private:
     std::vector<Grant> grants_;
     std::uint64_t last_housekeeping_ns_ = 0;
     std::uint64_t last_expire_ns_ = 0;
+    bool clients_changed_ = false;
     std::FILE* trace_ = nullptr;
 };
 

@@ -28,7 +28,8 @@ template <typename Field>
 auto uint_opt(Field field, std::uint64_t scale, std::uint64_t min_value) {
     return [field, scale, min_value](KerneldConfig& c, std::string_view v) -> Status {
         auto n = parse_uint64(v);
-        if (!n || *n < min_value) return make_error("'" + std::string(v) + "' is not an integer >= " + std::to_string(min_value));
+        if (!n || *n < min_value)
+            return make_error("'" + std::string(v) + "' is not an integer >= " + std::to_string(min_value));
         field(c) = static_cast<std::remove_reference_t<decltype(field(c))>>(*n * scale);
         return {};
     };
@@ -39,7 +40,8 @@ auto double_opt(Field field, double lo, double hi) {
     return [field, lo, hi](KerneldConfig& c, std::string_view v) -> Status {
         auto d = parse_finite_double(v);
         if (!d || *d <= lo || *d > hi)
-            return make_error("'" + std::string(v) + "' is not a number in (" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+            return make_error("'" + std::string(v) + "' is not a number in (" + std::to_string(lo) + ", " +
+                              std::to_string(hi) + "]");
         field(c) = *d;
         return {};
     };
@@ -58,7 +60,8 @@ Status add_profiles(KerneldConfig& c, std::string_view v) {
     std::vector<std::string> found;
     while (dirent* e = readdir(d)) {
         const std::string name = e->d_name;
-        if (name.size() > 4 && name.compare(name.size() - 4, 4, ".csv") == 0) found.push_back(path + "/" + name);
+        if (name.size() > 4 && name.compare(name.size() - 4, 4, ".csv") == 0)
+            found.push_back(path + "/" + name);
     }
     closedir(d);
     if (found.empty()) return make_error("directory '" + path + "' holds no .csv profile");
@@ -75,14 +78,16 @@ const std::vector<Option>& options() {
              c.endpoint = std::string(v);
              return {};
          }},
-        {"gpu", "N  GPU index (for logs and statistics)", uint_opt([](KerneldConfig& c) -> std::uint32_t& { return c.gpu_index; }, 1, 0)},
+        {"gpu", "N  GPU index (for logs and statistics)",
+         uint_opt([](KerneldConfig& c) -> std::uint32_t& { return c.gpu_index; }, 1, 0)},
         {"sm-count", "N  SMs of the device when clients cannot report it (default 132)",
          uint_opt([](KerneldConfig& c) -> std::uint32_t& { return c.limits.sm_count; }, 1, 1)},
         {"sm-cap-fraction", "X  admission cap on summed SM demand, as a fraction of the SMs (default 1)",
          double_opt([](KerneldConfig& c) -> double& { return c.sm_cap_fraction; }, 0.0, 4.0)},
         {"bw-cap", "X  admission cap on summed bandwidth demand, fraction of the device's (default 1)",
          double_opt([](KerneldConfig& c) -> double& { return c.admission.bw_cap; }, 0.0, 4.0)},
-        {"budget-us", "N  best-effort work outstanding while the protected job is unpredictable (default 100)",
+        {"budget-us",
+         "N  best-effort work outstanding while the protected job is unpredictable (default 100)",
          uint_opt([](KerneldConfig& c) -> std::uint64_t& { return c.admission.be_budget_ns; }, 1000, 1)},
         {"idle-us", "N  a protected job is idle after this long without kernels (default 100)",
          uint_opt([](KerneldConfig& c) -> std::uint64_t& { return c.admission.protected_idle_ns; }, 1000, 1)},
@@ -96,11 +101,20 @@ const std::vector<Option>& options() {
         {"sleep-us", "N  longest sleep between scans when idle (default 1000)",
          uint_opt([](KerneldConfig& c) -> std::uint64_t& { return c.sleep_ns; }, 1000, 1)},
         {"stats-file", "PATH  write JSON statistics here at exit",
-         [](KerneldConfig& c, std::string_view v) -> Status { c.stats_file = std::string(v); return {}; }},
+         [](KerneldConfig& c, std::string_view v) -> Status {
+             c.stats_file = std::string(v);
+             return {};
+         }},
         {"trace-file", "PATH  append one line per admission grant (debugging, tests)",
-         [](KerneldConfig& c, std::string_view v) -> Status { c.trace_file = std::string(v); return {}; }},
+         [](KerneldConfig& c, std::string_view v) -> Status {
+             c.trace_file = std::string(v);
+             return {};
+         }},
         {"pid-file", "PATH  write the daemon's pid here once it serves",
-         [](KerneldConfig& c, std::string_view v) -> Status { c.pid_file = std::string(v); return {}; }},
+         [](KerneldConfig& c, std::string_view v) -> Status {
+             c.pid_file = std::string(v);
+             return {};
+         }},
     };
     return table;
 }
@@ -109,8 +123,9 @@ const std::vector<Option>& options() {
 
 const char* kerneld_usage() {
     static const std::string text = [] {
-        std::string t = "usage: explsched-kerneld --endpoint PATH [options]\n"
-                        "Kernel scheduler for one GPU: serves libexplsched_intercept.so clients.\n\noptions:\n";
+        std::string t =
+            "usage: explsched-kerneld --endpoint PATH [options]\n"
+            "Kernel scheduler for one GPU: serves libexplsched_intercept.so clients.\n\noptions:\n";
         for (const Option& o : options()) t += "  --" + std::string(o.name) + " " + o.help + "\n";
         t += "  --verbose  log client arrivals and departures\n  --help     this text\n";
         return t;

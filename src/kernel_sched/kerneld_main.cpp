@@ -24,8 +24,10 @@ int main(int argc, char** argv) {
                 std::fputs(explsched::ksched::kerneld_usage(), stdout);
                 return 0;
             }
-            if (std::strcmp(argv[i], "--verbose") == 0) verbose = true;
-            else args.push_back(argv[i]);
+            if (std::strcmp(argv[i], "--verbose") == 0)
+                verbose = true;
+            else
+                args.push_back(argv[i]);
         }
         auto config = explsched::ksched::parse_kerneld_args(static_cast<int>(args.size()), args.data());
         if (!config) {

@@ -12,16 +12,25 @@ namespace explsched::ksched {
 
 const char* entry_name(Entry e) {
     switch (e) {
-    case Entry::launch_kernel: return "cuLaunchKernel";
-    case Entry::launch_kernel_ptsz: return "cuLaunchKernel_ptsz";
-    case Entry::launch_kernel_ex: return "cuLaunchKernelEx";
-    case Entry::launch_kernel_ex_ptsz: return "cuLaunchKernelEx_ptsz";
-    case Entry::launch_cooperative: return "cuLaunchCooperativeKernel";
-    case Entry::launch_cooperative_ptsz: return "cuLaunchCooperativeKernel_ptsz";
-    case Entry::graph_launch: return "cuGraphLaunch";
-    case Entry::graph_launch_ptsz: return "cuGraphLaunch_ptsz";
-    case Entry::count:
-    case Entry::none: break;
+        case Entry::launch_kernel:
+            return "cuLaunchKernel";
+        case Entry::launch_kernel_ptsz:
+            return "cuLaunchKernel_ptsz";
+        case Entry::launch_kernel_ex:
+            return "cuLaunchKernelEx";
+        case Entry::launch_kernel_ex_ptsz:
+            return "cuLaunchKernelEx_ptsz";
+        case Entry::launch_cooperative:
+            return "cuLaunchCooperativeKernel";
+        case Entry::launch_cooperative_ptsz:
+            return "cuLaunchCooperativeKernel_ptsz";
+        case Entry::graph_launch:
+            return "cuGraphLaunch";
+        case Entry::graph_launch_ptsz:
+            return "cuGraphLaunch_ptsz";
+        case Entry::count:
+        case Entry::none:
+            break;
     }
     return "?";
 }
@@ -143,8 +152,8 @@ bool SegmentMap::attach(const std::string& path, bool writable, std::string& err
         return false;
     }
     if (static_cast<std::uint64_t>(st.st_size) != kSegmentSize) {
-        error = path + ": size " + std::to_string(st.st_size) + " is not " +
-                std::to_string(kSegmentSize) + " (another explsched version?)";
+        error = path + ": size " + std::to_string(st.st_size) + " is not " + std::to_string(kSegmentSize) +
+                " (another explsched version?)";
         return false;
     }
     const int prot = writable ? PROT_READ | PROT_WRITE : PROT_READ;
@@ -156,8 +165,10 @@ bool SegmentMap::attach(const std::string& path, bool writable, std::string& err
     auto* seg = static_cast<Segment*>(p);
     const SegmentHeader& h = seg->header;
     std::string why;
-    if (h.magic.load(std::memory_order_acquire) != kMagic) why = "not initialised (daemon starting or not an explsched segment)";
-    else if (h.version != kVersion) why = "protocol version " + std::to_string(h.version) + ", expected " + std::to_string(kVersion);
+    if (h.magic.load(std::memory_order_acquire) != kMagic)
+        why = "not initialised (daemon starting or not an explsched segment)";
+    else if (h.version != kVersion)
+        why = "protocol version " + std::to_string(h.version) + ", expected " + std::to_string(kVersion);
     else if (h.max_clients != kMaxClients || h.ring_size != kRingSize || h.max_funcs != kMaxFuncs ||
              h.max_jobs != kMaxJobs || h.segment_size != kSegmentSize)
         why = "segment geometry differs from this build";

@@ -63,11 +63,11 @@ enum class RecordType : std::uint8_t {
     complete = 4,  // `arg` (a request's or started launch's sequence) finished at `time_ns`
 };
 
-inline constexpr std::uint16_t kFlagCaptured = 1;     // launched into a capturing stream
+inline constexpr std::uint16_t kFlagCaptured = 1;  // launched into a capturing stream
 inline constexpr std::uint16_t kFlagCooperative = 2;
-inline constexpr std::uint16_t kFlagUntracked = 4;    // no completion will follow
-inline constexpr std::uint32_t kGraphFunc = 0xFFFFFFFEu;   // func_index of a graph launch
-inline constexpr std::uint32_t kUnknownFunc = 0xFFFFFFFFu; // function table full
+inline constexpr std::uint16_t kFlagUntracked = 4;          // no completion will follow
+inline constexpr std::uint32_t kGraphFunc = 0xFFFFFFFEu;    // func_index of a graph launch
+inline constexpr std::uint32_t kUnknownFunc = 0xFFFFFFFFu;  // function table full
 
 struct alignas(64) Record {
     std::atomic<std::uint64_t> cell;  // ring sequence (Vyukov)
@@ -131,9 +131,9 @@ struct alignas(64) JobStats {
     std::uint32_t clients_live;
     char job[kJobMax];
     double priority;
-    std::uint64_t launches;   // every launch seen (all modes)
-    std::uint64_t admitted;   // enforce: launches admitted (waited or bypassed)
-    std::uint64_t held;       // enforce: requests that had to wait
+    std::uint64_t launches;  // every launch seen (all modes)
+    std::uint64_t admitted;  // enforce: launches admitted (waited or bypassed)
+    std::uint64_t held;      // enforce: requests that had to wait
     std::uint64_t completed;
     std::uint64_t wait_ns_total;
     std::uint64_t wait_ns_max;
@@ -164,8 +164,7 @@ inline constexpr std::size_t kSegmentSize = sizeof(Segment);
 inline std::uint64_t monotonic_ns() {
     timespec ts{};
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ULL +
-           static_cast<std::uint64_t>(ts.tv_nsec);
+    return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ULL + static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
 inline void cpu_relax() {
@@ -177,8 +176,7 @@ inline void cpu_relax() {
 }
 
 // Shared (not process-private) futex operations on a word in the mapping.
-inline void futex_wait(std::atomic<std::uint32_t>* word, std::uint32_t expected,
-                       std::uint64_t timeout_ns) {
+inline void futex_wait(std::atomic<std::uint32_t>* word, std::uint32_t expected, std::uint64_t timeout_ns) {
     timespec ts{static_cast<time_t>(timeout_ns / 1000000000ULL),
                 static_cast<long>(timeout_ns % 1000000000ULL)};
     syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAIT, expected, &ts, nullptr, 0);
@@ -204,9 +202,7 @@ inline Record* ring_claim(ClientSlot& s, std::uint64_t& pos) {
         }
     }
 }
-inline void ring_publish(Record& r, std::uint64_t pos) {
-    r.cell.store(pos + 1, std::memory_order_release);
-}
+inline void ring_publish(Record& r, std::uint64_t pos) { r.cell.store(pos + 1, std::memory_order_release); }
 
 // Consumer side (the daemon): the next published record, or nullptr. Call ring_release()
 // after reading it.

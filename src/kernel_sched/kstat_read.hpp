@@ -27,7 +27,7 @@ struct KstatGpu {
     std::string endpoint;
     std::uint32_t gpu_index = 0;
     std::int32_t daemon_pid = 0;
-    bool alive = false;                 // heartbeat fresh
+    bool alive = false;  // heartbeat fresh
     std::uint64_t heartbeat_age_ns = 0;
     std::uint32_t clients_active = 0;
     std::vector<KstatJob> jobs;

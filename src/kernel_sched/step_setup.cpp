@@ -106,8 +106,10 @@ std::vector<std::string> prune_steps(const std::string& steps_dir) {
     std::vector<std::string> live;
     for (const std::string& name : list_dir(steps_dir)) {
         const std::string path = steps_dir + "/" + name;
-        if (pid_alive(read_pid(path))) live.push_back(name);
-        else unlink(path.c_str());
+        if (pid_alive(read_pid(path)))
+            live.push_back(name);
+        else
+            unlink(path.c_str());
     }
     return live;
 }
@@ -148,7 +150,8 @@ Result<int> run_program(const std::string& path, const std::vector<std::string>&
     while (waitpid(pid, &status, 0) < 0) {
         if (errno != EINTR) return make_error(sys_error("waiting for " + path));
     }
-    if (!WIFEXITED(status)) return make_error(path + " was killed by signal " + std::to_string(WTERMSIG(status)));
+    if (!WIFEXITED(status))
+        return make_error(path + " was killed by signal " + std::to_string(WTERMSIG(status)));
     return WEXITSTATUS(status);
 }
 
@@ -159,15 +162,16 @@ Status spawn_kerneld(const StepSetupRequest& r, std::uint32_t gpu, const std::st
     const std::string pid_file = dir + "/kerneld.pid";
     const std::string log = dir + "/kerneld.log";
     unlink(pid_file.c_str());
-    std::vector<std::string> args = {r.kerneld_path, "--endpoint", endpoint, "--gpu", std::to_string(gpu),
-                                     "--pid-file", pid_file};
+    std::vector<std::string> args = {r.kerneld_path,      "--endpoint", endpoint, "--gpu",
+                                     std::to_string(gpu), "--pid-file", pid_file};
     args.insert(args.end(), r.kerneld_args.begin(), r.kerneld_args.end());
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
 
     const pid_t child = fork();
-    if (child < 0) return make_error(sys_error("cannot fork explsched-kerneld for GPU " + std::to_string(gpu)));
+    if (child < 0)
+        return make_error(sys_error("cannot fork explsched-kerneld for GPU " + std::to_string(gpu)));
     if (child == 0) {
         // Only async-signal-safe calls from here to exec: the caller may be multithreaded.
         setsid();
@@ -200,14 +204,15 @@ Status start_mps(const std::string& control, std::uint32_t gpu, const std::strin
     if (access((mps + "/started").c_str(), F_OK) == 0) return {};
     for (const std::string& d : {mps, mps + "/pipe", mps + "/log"})
         if (auto s = make_dir(d, 0755); !s) return s;
-    auto rc = run_program(control, {"-d"},
-                          {"CUDA_VISIBLE_DEVICES=" + std::to_string(gpu), "CUDA_MPS_PIPE_DIRECTORY=" + mps + "/pipe",
-                           "CUDA_MPS_LOG_DIRECTORY=" + mps + "/log"},
-                          "");
+    auto rc =
+        run_program(control, {"-d"},
+                    {"CUDA_VISIBLE_DEVICES=" + std::to_string(gpu),
+                     "CUDA_MPS_PIPE_DIRECTORY=" + mps + "/pipe", "CUDA_MPS_LOG_DIRECTORY=" + mps + "/log"},
+                    "");
     if (!rc) return rc.error();
     if (*rc != 0)
-        return make_error("MPS control daemon for GPU " + std::to_string(gpu) + " (" + control + " -d) exited with status " +
-                          std::to_string(*rc));
+        return make_error("MPS control daemon for GPU " + std::to_string(gpu) + " (" + control +
+                          " -d) exited with status " + std::to_string(*rc));
     std::ofstream(mps + "/started") << "1\n";
     return {};
 }
@@ -216,7 +221,8 @@ void stop_mps(const std::string& control, const std::string& dir) {
     const std::string mps = dir + "/mps";
     if (access((mps + "/started").c_str(), F_OK) != 0) return;
     // `quit` on the control pipe stops the MPS control daemon and its server.
-    (void)run_program(control, {}, {"CUDA_MPS_PIPE_DIRECTORY=" + mps + "/pipe", "CUDA_MPS_LOG_DIRECTORY=" + mps + "/log"},
+    (void)run_program(control, {},
+                      {"CUDA_MPS_PIPE_DIRECTORY=" + mps + "/pipe", "CUDA_MPS_LOG_DIRECTORY=" + mps + "/log"},
                       "quit\n");
     unlink((mps + "/started").c_str());
 }
@@ -248,9 +254,12 @@ Result<KschedMode> parse_ksched_mode(std::string_view text) {
 
 const char* to_string(KschedMode mode) {
     switch (mode) {
-    case KschedMode::off: return "off";
-    case KschedMode::observe: return "observe";
-    case KschedMode::enforce: return "enforce";
+        case KschedMode::off:
+            return "off";
+        case KschedMode::observe:
+            return "observe";
+        case KschedMode::enforce:
+            return "enforce";
     }
     return "off";
 }
@@ -274,10 +283,18 @@ Result<std::vector<std::uint32_t>> parse_visible_devices(std::string_view text) 
 std::string step_name(std::uint32_t job_id, std::uint32_t step_id) {
     std::string step;
     switch (step_id) {
-    case 0xfffffffbU: step = "batch"; break;
-    case 0xfffffffcU: step = "extern"; break;
-    case 0xfffffffdU: step = "interactive"; break;
-    default: step = std::to_string(step_id); break;
+        case 0xfffffffbU:
+            step = "batch";
+            break;
+        case 0xfffffffcU:
+            step = "extern";
+            break;
+        case 0xfffffffdU:
+            step = "interactive";
+            break;
+        default:
+            step = std::to_string(step_id);
+            break;
     }
     return std::to_string(job_id) + "." + step;
 }
@@ -291,8 +308,10 @@ Result<StepEnvironment> setup_step(const StepSetupRequest& r) {
         return make_error("kerneld path '" + r.kerneld_path + "' must be absolute");
     if (r.intercept_path.empty() || r.intercept_path[0] != '/')
         return make_error("intercept library path '" + r.intercept_path + "' must be absolute");
-    if (access(r.kerneld_path.c_str(), X_OK) != 0) return make_error(sys_error("cannot execute " + r.kerneld_path));
-    if (access(r.intercept_path.c_str(), R_OK) != 0) return make_error(sys_error("cannot read " + r.intercept_path));
+    if (access(r.kerneld_path.c_str(), X_OK) != 0)
+        return make_error(sys_error("cannot execute " + r.kerneld_path));
+    if (access(r.intercept_path.c_str(), R_OK) != 0)
+        return make_error(sys_error("cannot read " + r.intercept_path));
     if (r.mps && gpus->size() > 1)
         return make_error("MPS with more than one GPU per step is not supported (CUDA_VISIBLE_DEVICES=" +
                           r.cuda_visible_devices + ")");

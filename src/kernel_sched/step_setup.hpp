@@ -37,24 +37,24 @@ std::string step_name(std::uint32_t job_id, std::uint32_t step_id);
 struct StepSetupRequest {
     std::uint32_t job_id = 0;
     std::uint32_t step_id = 0;
-    std::string cuda_visible_devices;   // the step's value
+    std::string cuda_visible_devices;  // the step's value
     KschedMode mode = KschedMode::observe;
-    double priority = 0.0;              // the job's utility-derived priority (cluster level)
+    double priority = 0.0;  // the job's utility-derived priority (cluster level)
     std::string runtime_dir = "/run/explsched/ksched";
-    bool mps = false;                   // also start nvidia-cuda-mps-control per GPU
-    std::string kerneld_path;           // installed explsched-kerneld (absolute)
-    std::string intercept_path;         // installed libexplsched_intercept.so (absolute)
+    bool mps = false;            // also start nvidia-cuda-mps-control per GPU
+    std::string kerneld_path;    // installed explsched-kerneld (absolute)
+    std::string intercept_path;  // installed libexplsched_intercept.so (absolute)
     std::string mps_control_path = "nvidia-cuda-mps-control";
     std::vector<std::string> kerneld_args;  // extra daemon options, e.g. {"--profiles", DIR}
-    std::string current_ld_preload;     // the step's LD_PRELOAD, kept after ours
+    std::string current_ld_preload;         // the step's LD_PRELOAD, kept after ours
     std::uint32_t start_timeout_ms = 5000;
-    pid_t owner_pid = 0;                // 0: the caller (slurmstepd)
+    pid_t owner_pid = 0;  // 0: the caller (slurmstepd)
 };
 
 struct StepEnvironment {
     std::vector<std::pair<std::string, std::string>> env;  // set these in every task
     std::vector<std::uint32_t> gpus;
-    std::vector<bool> started;          // per GPU: this call started its daemon
+    std::vector<bool> started;  // per GPU: this call started its daemon
 };
 
 // Mode off returns an empty environment and touches nothing.

@@ -60,11 +60,16 @@ int main(int argc, char** argv) {
     bool rtt = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        if (a == "--launches" && i + 1 < argc) launches = std::atoi(argv[++i]);
-        else if (a == "--batches" && i + 1 < argc) batches = std::atoi(argv[++i]);
-        else if (a == "--pause-us" && i + 1 < argc) pause_us = std::atoi(argv[++i]);
-        else if (a == "--only" && i + 1 < argc) only = argv[++i];
-        else if (a == "--rtt") rtt = true;
+        if (a == "--launches" && i + 1 < argc)
+            launches = std::atoi(argv[++i]);
+        else if (a == "--batches" && i + 1 < argc)
+            batches = std::atoi(argv[++i]);
+        else if (a == "--pause-us" && i + 1 < argc)
+            pause_us = std::atoi(argv[++i]);
+        else if (a == "--only" && i + 1 < argc)
+            only = argv[++i];
+        else if (a == "--rtt")
+            rtt = true;
         else {
             std::fprintf(stderr, "bench_hook_overhead: unknown option %s\n", a.c_str());
             return 2;
@@ -113,8 +118,9 @@ int main(int argc, char** argv) {
     }
     const double dn = median(d);
     const double hn = median(h);
-    std::printf("direct_ns %.1f hooked_ns %.1f overhead_ns %.1f ratio %.2f (hooked batches p10 %.1f p90 %.1f)\n", dn,
-                hn, hn - dn, dn > 0 ? hn / dn : 0.0, quantile(h, 0.1), quantile(h, 0.9));
+    std::printf(
+        "direct_ns %.1f hooked_ns %.1f overhead_ns %.1f ratio %.2f (hooked batches p10 %.1f p90 %.1f)\n", dn,
+        hn, hn - dn, dn > 0 ? hn / dn : 0.0, quantile(h, 0.1), quantile(h, 0.9));
     if (helper > 0) {
         kill(helper, SIGTERM);
         waitpid(helper, nullptr, 0);

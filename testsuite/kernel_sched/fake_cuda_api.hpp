@@ -6,14 +6,14 @@
 
 extern "C" {
 es_CUresult cuInit(unsigned int flags);
-es_CUresult cuLaunchKernel(es_CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                           es_CUstream, void**, void**);
+es_CUresult cuLaunchKernel(es_CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                           unsigned, es_CUstream, void**, void**);
 es_CUresult cuLaunchKernel_ptsz(es_CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                                 unsigned, es_CUstream, void**, void**);
 es_CUresult cuLaunchKernelEx(const es_CUlaunchConfig*, es_CUfunction, void**, void**);
 es_CUresult cuLaunchKernelEx_ptsz(const es_CUlaunchConfig*, es_CUfunction, void**, void**);
-es_CUresult cuLaunchCooperativeKernel(es_CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                                      unsigned, es_CUstream, void**);
+es_CUresult cuLaunchCooperativeKernel(es_CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                      unsigned, unsigned, es_CUstream, void**);
 es_CUresult cuLaunchCooperativeKernel_ptsz(es_CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                                            unsigned, unsigned, es_CUstream, void**);
 es_CUresult cuGraphLaunch(es_CUgraphExec, es_CUstream);
@@ -32,8 +32,9 @@ void* fakecuda_real_address(const char* symbol);
 void fakecuda_set_capturing(es_CUstream stream, int on);
 }
 
-using LaunchKernelFn = es_CUresult (*)(es_CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                                       unsigned, es_CUstream, void**, void**);
+using LaunchKernelFn = es_CUresult (*)(es_CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                       unsigned, unsigned, es_CUstream, void**, void**);
 using LaunchKernelExFn = es_CUresult (*)(const es_CUlaunchConfig*, es_CUfunction, void**, void**);
 using GraphLaunchFn = es_CUresult (*)(es_CUgraphExec, es_CUstream);
-using GetProcAddressV2Fn = es_CUresult (*)(const char*, void**, int, es_cuuint64_t, es_CUdriverProcAddressQueryResult*);
+using GetProcAddressV2Fn = es_CUresult (*)(const char*, void**, int, es_cuuint64_t,
+                                           es_CUdriverProcAddressQueryResult*);

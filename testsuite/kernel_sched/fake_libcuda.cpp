@@ -46,12 +46,20 @@ struct FakeGraph {
 };
 
 enum EntryIndex {
-    kLaunchKernel, kLaunchKernelPtsz, kLaunchKernelEx, kLaunchKernelExPtsz, kLaunchCoop,
-    kLaunchCoopPtsz, kGraphLaunch, kGraphLaunchPtsz, kEntries
+    kLaunchKernel,
+    kLaunchKernelPtsz,
+    kLaunchKernelEx,
+    kLaunchKernelExPtsz,
+    kLaunchCoop,
+    kLaunchCoopPtsz,
+    kGraphLaunch,
+    kGraphLaunchPtsz,
+    kEntries
 };
 const char* const kEntryNames[kEntries] = {
-    "cuLaunchKernel", "cuLaunchKernel_ptsz", "cuLaunchKernelEx", "cuLaunchKernelEx_ptsz",
-    "cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel_ptsz", "cuGraphLaunch", "cuGraphLaunch_ptsz"};
+    "cuLaunchKernel",        "cuLaunchKernel_ptsz",       "cuLaunchKernelEx",
+    "cuLaunchKernelEx_ptsz", "cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel_ptsz",
+    "cuGraphLaunch",         "cuGraphLaunch_ptsz"};
 
 std::atomic<std::uint64_t> g_counts[kEntries];
 std::atomic<bool> g_initialized{false};
@@ -126,12 +134,15 @@ void atfork_child() {
     // The child has no driver thread and its own (empty) device state.
     g_gpu = new Gpu;
 }
-__attribute__((constructor)) void install_atfork() { pthread_atfork(atfork_prepare, atfork_parent, atfork_child); }
+__attribute__((constructor)) void install_atfork() {
+    pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
 
 void log_launch(EntryIndex entry, const char* name) {
     static int fd = [] {
         const char* path = getenv("FAKECUDA_LOG");
-        return path != nullptr && *path != '\0' ? open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644) : -1;
+        return path != nullptr && *path != '\0' ? open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)
+                                                : -1;
     }();
     if (fd < 0) return;
     char line[256];
@@ -206,8 +217,8 @@ FAKE_EXPORT es_CUresult cuDriverGetVersion(int* version) {
     return explsched::cuda::kSuccess;
 }
 
-FAKE_EXPORT es_CUresult cuLaunchKernel(es_CUfunction f, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                                       unsigned, es_CUstream stream, void**, void**) {
+FAKE_EXPORT es_CUresult cuLaunchKernel(es_CUfunction f, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                       unsigned, unsigned, es_CUstream stream, void**, void**) {
     return launch_func(kLaunchKernel, f, stream);
 }
 FAKE_EXPORT es_CUresult cuLaunchKernel_ptsz(es_CUfunction f, unsigned, unsigned, unsigned, unsigned, unsigned,
@@ -222,12 +233,13 @@ FAKE_EXPORT es_CUresult cuLaunchKernelEx_ptsz(const es_CUlaunchConfig* c, es_CUf
     if (c == nullptr) return explsched::cuda::kErrorInvalidValue;
     return launch_func(kLaunchKernelExPtsz, f, c->hStream);
 }
-FAKE_EXPORT es_CUresult cuLaunchCooperativeKernel(es_CUfunction f, unsigned, unsigned, unsigned, unsigned, unsigned,
-                                                  unsigned, unsigned, es_CUstream stream, void**) {
+FAKE_EXPORT es_CUresult cuLaunchCooperativeKernel(es_CUfunction f, unsigned, unsigned, unsigned, unsigned,
+                                                  unsigned, unsigned, unsigned, es_CUstream stream, void**) {
     return launch_func(kLaunchCoop, f, stream);
 }
-FAKE_EXPORT es_CUresult cuLaunchCooperativeKernel_ptsz(es_CUfunction f, unsigned, unsigned, unsigned, unsigned,
-                                                       unsigned, unsigned, unsigned, es_CUstream stream, void**) {
+FAKE_EXPORT es_CUresult cuLaunchCooperativeKernel_ptsz(es_CUfunction f, unsigned, unsigned, unsigned,
+                                                       unsigned, unsigned, unsigned, unsigned,
+                                                       es_CUstream stream, void**) {
     return launch_func(kLaunchCoopPtsz, f, stream);
 }
 FAKE_EXPORT es_CUresult cuGraphLaunch(es_CUgraphExec g, es_CUstream stream) {
@@ -247,26 +259,39 @@ FAKE_EXPORT es_CUresult cuFuncGetName(const char** name, es_CUfunction f) {
 FAKE_EXPORT es_CUresult cuFuncGetAttribute(int* value, es_CUfunction_attribute a, es_CUfunction f) {
     if (value == nullptr || f == nullptr) return explsched::cuda::kErrorInvalidValue;
     const auto* fn = reinterpret_cast<const FakeFunc*>(f);
-    if (a == explsched::cuda::kFuncNumRegs) *value = fn->regs;
-    else if (a == explsched::cuda::kFuncSharedSizeBytes) *value = fn->smem;
-    else if (a == explsched::cuda::kFuncMaxThreadsPerBlock) *value = fn->max_threads;
-    else return explsched::cuda::kErrorNotSupported;
+    if (a == explsched::cuda::kFuncNumRegs)
+        *value = fn->regs;
+    else if (a == explsched::cuda::kFuncSharedSizeBytes)
+        *value = fn->smem;
+    else if (a == explsched::cuda::kFuncMaxThreadsPerBlock)
+        *value = fn->max_threads;
+    else
+        return explsched::cuda::kErrorNotSupported;
     return explsched::cuda::kSuccess;
 }
 FAKE_EXPORT es_CUresult cuDeviceGetAttribute(int* value, es_CUdevice_attribute a, es_CUdevice dev) {
     if (value == nullptr || dev < 0) return explsched::cuda::kErrorInvalidValue;
     if (!g_initialized.load()) return explsched::cuda::kErrorNotInitialized;
     switch (a) {
-    case explsched::cuda::kDevMultiprocessorCount: {
-        const char* sms = getenv("FAKECUDA_SMS");
-        *value = sms != nullptr ? std::atoi(sms) : 132;
-        break;
-    }
-    case explsched::cuda::kDevMaxThreadsPerMultiprocessor: *value = 2048; break;
-    case explsched::cuda::kDevMaxSharedMemoryPerMultiprocessor: *value = 233472; break;
-    case explsched::cuda::kDevMaxRegistersPerMultiprocessor: *value = 65536; break;
-    case explsched::cuda::kDevMaxBlocksPerMultiprocessor: *value = 32; break;
-    default: return explsched::cuda::kErrorInvalidValue;
+        case explsched::cuda::kDevMultiprocessorCount: {
+            const char* sms = getenv("FAKECUDA_SMS");
+            *value = sms != nullptr ? std::atoi(sms) : 132;
+            break;
+        }
+        case explsched::cuda::kDevMaxThreadsPerMultiprocessor:
+            *value = 2048;
+            break;
+        case explsched::cuda::kDevMaxSharedMemoryPerMultiprocessor:
+            *value = 233472;
+            break;
+        case explsched::cuda::kDevMaxRegistersPerMultiprocessor:
+            *value = 65536;
+            break;
+        case explsched::cuda::kDevMaxBlocksPerMultiprocessor:
+            *value = 32;
+            break;
+        default:
+            return explsched::cuda::kErrorInvalidValue;
     }
     return explsched::cuda::kSuccess;
 }
@@ -352,11 +377,14 @@ namespace {
 const ProcEntry kProcs[] = {
     {"cuInit", reinterpret_cast<void*>(&cuInit), nullptr, 2000},
     {"cuDriverGetVersion", reinterpret_cast<void*>(&cuDriverGetVersion), nullptr, 2020},
-    {"cuLaunchKernel", reinterpret_cast<void*>(&cuLaunchKernel), reinterpret_cast<void*>(&cuLaunchKernel_ptsz), 4000},
-    {"cuLaunchKernelEx", reinterpret_cast<void*>(&cuLaunchKernelEx), reinterpret_cast<void*>(&cuLaunchKernelEx_ptsz), 11060},
+    {"cuLaunchKernel", reinterpret_cast<void*>(&cuLaunchKernel),
+     reinterpret_cast<void*>(&cuLaunchKernel_ptsz), 4000},
+    {"cuLaunchKernelEx", reinterpret_cast<void*>(&cuLaunchKernelEx),
+     reinterpret_cast<void*>(&cuLaunchKernelEx_ptsz), 11060},
     {"cuLaunchCooperativeKernel", reinterpret_cast<void*>(&cuLaunchCooperativeKernel),
      reinterpret_cast<void*>(&cuLaunchCooperativeKernel_ptsz), 9000},
-    {"cuGraphLaunch", reinterpret_cast<void*>(&cuGraphLaunch), reinterpret_cast<void*>(&cuGraphLaunch_ptsz), 10000},
+    {"cuGraphLaunch", reinterpret_cast<void*>(&cuGraphLaunch), reinterpret_cast<void*>(&cuGraphLaunch_ptsz),
+     10000},
     {"cuFuncGetName", reinterpret_cast<void*>(&cuFuncGetName), nullptr, 12030},
     {"cuFuncGetAttribute", reinterpret_cast<void*>(&cuFuncGetAttribute), nullptr, 2020},
     {"cuDeviceGetAttribute", reinterpret_cast<void*>(&cuDeviceGetAttribute), nullptr, 2000},
@@ -373,7 +401,8 @@ es_CUresult proc_address(const char* symbol, void** pfn, int version, es_cuuint6
     *pfn = nullptr;
     if (status != nullptr) *status = explsched::cuda::kGetProcAddressSymbolNotFound;
     if (std::strcmp(symbol, "cuGetProcAddress") == 0) {
-        *pfn = version >= 12000 ? reinterpret_cast<void*>(&cuGetProcAddress_v2) : reinterpret_cast<void*>(&cuGetProcAddress);
+        *pfn = version >= 12000 ? reinterpret_cast<void*>(&cuGetProcAddress_v2)
+                                : reinterpret_cast<void*>(&cuGetProcAddress);
     } else {
         for (const ProcEntry& e : kProcs) {
             if (std::strcmp(e.name, symbol) != 0) continue;
@@ -395,7 +424,8 @@ FAKE_EXPORT void* fakecuda_real_address(const char* symbol) {
     void* p = nullptr;
     if (symbol != nullptr && std::strstr(symbol, "_ptsz") != nullptr) {
         std::string base(symbol, std::strstr(symbol, "_ptsz"));
-        (void)proc_address(base.c_str(), &p, 13000, explsched::cuda::kGetProcAddressPerThreadDefaultStream, nullptr);
+        (void)proc_address(base.c_str(), &p, 13000, explsched::cuda::kGetProcAddressPerThreadDefaultStream,
+                           nullptr);
     } else {
         (void)proc_address(symbol, &p, 13000, 0, nullptr);
     }

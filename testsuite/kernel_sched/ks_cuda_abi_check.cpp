@@ -44,7 +44,9 @@ constexpr bool same_kind() {
 
 template <typename O, typename T, std::size_t... I>
 constexpr bool same_params(std::index_sequence<I...>) {
-    return (same_kind<std::tuple_element_t<I, typename Fn<O>::args>, std::tuple_element_t<I, typename Fn<T>::args>>() && ...);
+    return (same_kind<std::tuple_element_t<I, typename Fn<O>::args>,
+                      std::tuple_element_t<I, typename Fn<T>::args>>() &&
+            ...);
 }
 
 template <typename O, typename T>
@@ -57,7 +59,8 @@ constexpr bool same_signature() {
     }
 }
 
-#define CHECK_SIG(symbol, pfn) static_assert(same_signature<ours::symbol, pfn>(), "signature of " #symbol " differs from " #pfn)
+#define CHECK_SIG(symbol, pfn) \
+    static_assert(same_signature<ours::symbol, pfn>(), "signature of " #symbol " differs from " #pfn)
 CHECK_SIG(cuInit, PFN_cuInit_v2000);
 CHECK_SIG(cuGetProcAddress, PFN_cuGetProcAddress_v11030);
 CHECK_SIG(cuGetProcAddress_v2, PFN_cuGetProcAddress_v12000);
@@ -76,7 +79,8 @@ CHECK_SIG(cuCtxGetDevice, PFN_cuCtxGetDevice_v2000);
 CHECK_SIG(cuStreamIsCapturing, PFN_cuStreamIsCapturing_v10000);
 CHECK_SIG(cuLaunchHostFunc, PFN_cuLaunchHostFunc_v10000);
 
-#define CHECK_SIZE(a, b) static_assert(sizeof(a) == sizeof(b) && alignof(a) == alignof(b), "size of " #a " differs from " #b)
+#define CHECK_SIZE(a, b) \
+    static_assert(sizeof(a) == sizeof(b) && alignof(a) == alignof(b), "size of " #a " differs from " #b)
 CHECK_SIZE(es_CUresult, CUresult);
 CHECK_SIZE(es_CUdevice, CUdevice_v1);
 CHECK_SIZE(es_CUfunction, CUfunction);
@@ -110,7 +114,9 @@ CHECK_OFFSET(es_CUlaunchAttribute, CUlaunchAttribute, id);
 CHECK_OFFSET(es_CUlaunchAttribute, CUlaunchAttribute, value);
 CHECK_OFFSET(es_CUlaunchAttributeValue, CUlaunchAttributeValue, cooperative);
 
-#define CHECK_VALUE(ours_v, theirs_v) static_assert(static_cast<long long>(ours_v) == static_cast<long long>(theirs_v), #ours_v " != " #theirs_v)
+#define CHECK_VALUE(ours_v, theirs_v)                                                 \
+    static_assert(static_cast<long long>(ours_v) == static_cast<long long>(theirs_v), \
+                  #ours_v " != " #theirs_v)
 CHECK_VALUE(cu::kSuccess, CUDA_SUCCESS);
 CHECK_VALUE(cu::kErrorInvalidValue, CUDA_ERROR_INVALID_VALUE);
 CHECK_VALUE(cu::kErrorNotInitialized, CUDA_ERROR_NOT_INITIALIZED);
@@ -122,7 +128,8 @@ CHECK_VALUE(cu::kFuncSharedSizeBytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
 CHECK_VALUE(cu::kFuncNumRegs, CU_FUNC_ATTRIBUTE_NUM_REGS);
 CHECK_VALUE(cu::kDevMultiprocessorCount, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
 CHECK_VALUE(cu::kDevMaxThreadsPerMultiprocessor, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
-CHECK_VALUE(cu::kDevMaxSharedMemoryPerMultiprocessor, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
+CHECK_VALUE(cu::kDevMaxSharedMemoryPerMultiprocessor,
+            CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
 CHECK_VALUE(cu::kDevMaxRegistersPerMultiprocessor, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR);
 CHECK_VALUE(cu::kDevMaxBlocksPerMultiprocessor, CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR);
 CHECK_VALUE(cu::kLaunchAttributeCooperative, CU_LAUNCH_ATTRIBUTE_COOPERATIVE);
@@ -137,8 +144,9 @@ int main() {
     // The special stream handles are pointer constants, not constant expressions.
     int errors = 0;
     if (reinterpret_cast<void*>(cu::stream_legacy()) != reinterpret_cast<void*>(CU_STREAM_LEGACY)) ++errors;
-    if (reinterpret_cast<void*>(cu::stream_per_thread()) != reinterpret_cast<void*>(CU_STREAM_PER_THREAD)) ++errors;
-    std::printf("cuda_abi.hpp and hooks.def match cuda.h %d.%d: %s\n", CUDA_VERSION / 1000, CUDA_VERSION % 1000 / 10,
-                errors == 0 ? "yes" : "NO (stream handles)");
+    if (reinterpret_cast<void*>(cu::stream_per_thread()) != reinterpret_cast<void*>(CU_STREAM_PER_THREAD))
+        ++errors;
+    std::printf("cuda_abi.hpp and hooks.def match cuda.h %d.%d: %s\n", CUDA_VERSION / 1000,
+                CUDA_VERSION % 1000 / 10, errors == 0 ? "yes" : "NO (stream handles)");
     return errors == 0 ? 0 : 1;
 }

@@ -42,7 +42,8 @@ void check_hooked(void* p, const char* symbol, const char* path) {
         std::fprintf(stderr, "ks_fake_launch_paths: %s gave no pointer for %s\n", path, symbol);
         g_errors.fetch_add(1);
     } else if (g_expect_hooked && p == fakecuda_real_address(symbol)) {
-        std::fprintf(stderr, "ks_fake_launch_paths: %s handed out the driver's own %s (not hooked)\n", path, symbol);
+        std::fprintf(stderr, "ks_fake_launch_paths: %s handed out the driver's own %s (not hooked)\n", path,
+                     symbol);
         g_errors.fetch_add(1);
     }
 }
@@ -67,7 +68,8 @@ Pointers obtain() {
     check_hooked(v, "cuLaunchKernel_ptsz", "dlsym(RTLD_DEFAULT)");
     p.dlsym_default_ptsz = reinterpret_cast<LaunchKernelFn>(v);
 
-    check(cuGetProcAddress("cuLaunchKernel", &v, 4000, cu::kGetProcAddressDefault), "cuGetProcAddress(cuLaunchKernel)");
+    check(cuGetProcAddress("cuLaunchKernel", &v, 4000, cu::kGetProcAddressDefault),
+          "cuGetProcAddress(cuLaunchKernel)");
     check_hooked(v, "cuLaunchKernel", "cuGetProcAddress(legacy)");
     p.proc_legacy = reinterpret_cast<LaunchKernelFn>(v);
     check(cuGetProcAddress("cuLaunchKernel", &v, 12000, cu::kGetProcAddressPerThreadDefaultStream),
@@ -75,7 +77,8 @@ Pointers obtain() {
     check_hooked(v, "cuLaunchKernel_ptsz", "cuGetProcAddress(per-thread stream)");
     p.proc_ptds = reinterpret_cast<LaunchKernelFn>(v);
     es_CUdriverProcAddressQueryResult status = -1;
-    check(cuGetProcAddress_v2("cuLaunchKernelEx", &v, 12000, 0, &status), "cuGetProcAddress_v2(cuLaunchKernelEx)");
+    check(cuGetProcAddress_v2("cuLaunchKernelEx", &v, 12000, 0, &status),
+          "cuGetProcAddress_v2(cuLaunchKernelEx)");
     if (status != cu::kGetProcAddressSuccess) fail("cuGetProcAddress_v2 status is not success");
     check_hooked(v, "cuLaunchKernelEx", "cuGetProcAddress_v2");
     p.proc_v2_ex = reinterpret_cast<LaunchKernelExFn>(v);
@@ -85,11 +88,13 @@ Pointers obtain() {
     auto gpa = reinterpret_cast<GetProcAddressV2Fn>(v);
     void* g = nullptr;
     if (gpa != nullptr)
-        check(gpa("cuGraphLaunch", &g, 12000, cu::kGetProcAddressPerThreadDefaultStream, &status), "nested cuGetProcAddress");
+        check(gpa("cuGraphLaunch", &g, 12000, cu::kGetProcAddressPerThreadDefaultStream, &status),
+              "nested cuGetProcAddress");
     check_hooked(g, "cuGraphLaunch_ptsz", "cuGetProcAddress from cuGetProcAddress");
     p.proc_from_proc_graph_ptsz = reinterpret_cast<GraphLaunchFn>(g);
     // Too old a version must still say "not found", through the hook as from the driver.
-    if (cuGetProcAddress("cuLaunchKernelEx", &v, 11000, 0) == cu::kSuccess) fail("cuLaunchKernelEx found at version 11000");
+    if (cuGetProcAddress("cuLaunchKernelEx", &v, 11000, 0) == cu::kSuccess)
+        fail("cuLaunchKernelEx found at version 11000");
     return p;
 }
 
@@ -105,7 +110,8 @@ void round(const Pointers& p, es_CUfunction f, es_CUgraphExec graph, es_CUstream
     check(cuLaunchKernelEx(&cfg, f, nullptr, nullptr), "cuLaunchKernelEx");
     check(cuLaunchKernelEx_ptsz(&cfg, f, nullptr, nullptr), "cuLaunchKernelEx_ptsz");
     check(cuLaunchCooperativeKernel(f, 8, 1, 1, 256, 1, 1, 0, s, nullptr), "cuLaunchCooperativeKernel");
-    check(cuLaunchCooperativeKernel_ptsz(f, 8, 1, 1, 256, 1, 1, 0, s, nullptr), "cuLaunchCooperativeKernel_ptsz");
+    check(cuLaunchCooperativeKernel_ptsz(f, 8, 1, 1, 256, 1, 1, 0, s, nullptr),
+          "cuLaunchCooperativeKernel_ptsz");
     check(cuGraphLaunch(graph, s), "cuGraphLaunch");
     check(cuGraphLaunch_ptsz(graph, s), "cuGraphLaunch_ptsz");
     check(p.dlsym_handle(f, 8, 1, 1, 256, 1, 1, 0, s, nullptr, nullptr), "dlsym cuLaunchKernel");
@@ -134,12 +140,18 @@ int main(int argc, char** argv) {
     int threads = 1;
     bool do_fork = false;
     for (int i = 1; i < argc; ++i) {
-        if (std::strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) rounds = std::atoi(argv[++i]);
-        else if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) threads = std::atoi(argv[++i]);
-        else if (std::strcmp(argv[i], "--fork") == 0) do_fork = true;
-        else if (std::strcmp(argv[i], "--expect-hooked") == 0) g_expect_hooked = true;
+        if (std::strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
+            rounds = std::atoi(argv[++i]);
+        else if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
+            threads = std::atoi(argv[++i]);
+        else if (std::strcmp(argv[i], "--fork") == 0)
+            do_fork = true;
+        else if (std::strcmp(argv[i], "--expect-hooked") == 0)
+            g_expect_hooked = true;
         else {
-            std::fprintf(stderr, "usage: ks_fake_launch_paths [--rounds N] [--threads N] [--fork] [--expect-hooked]\n");
+            std::fprintf(
+                stderr,
+                "usage: ks_fake_launch_paths [--rounds N] [--threads N] [--fork] [--expect-hooked]\n");
             return 2;
         }
     }
@@ -160,8 +172,10 @@ int main(int argc, char** argv) {
             check(cuCtxSynchronize(), "cuCtxSynchronize (child)");
             _exit(g_errors.load() == 0 ? 0 : 1);
         }
-        if (pid < 0 || waitpid(pid, &child_status, 0) != pid) fail("fork/wait failed");
-        else if (!WIFEXITED(child_status) || WEXITSTATUS(child_status) != 0) fail("forked child failed");
+        if (pid < 0 || waitpid(pid, &child_status, 0) != pid)
+            fail("fork/wait failed");
+        else if (!WIFEXITED(child_status) || WEXITSTATUS(child_status) != 0)
+            fail("forked child failed");
     }
     check(cuCtxSynchronize(), "cuCtxSynchronize");
     const long long per_round = 14;

@@ -63,7 +63,8 @@ BOOST_AUTO_TEST_CASE(bad_parameters_are_errors) {
     p = short_run();
     p.device.colocation_penalty = 1.0;
     BOOST_TEST(validate(p).error().message == "simulator colocation_penalty: must be in [0, 1)");
-    BOOST_TEST(simulate({}, SharingPolicy::unmanaged, short_run()).error().message == "simulator: no jobs to simulate");
+    BOOST_TEST(simulate({}, SharingPolicy::unmanaged, short_run()).error().message ==
+               "simulator: no jobs to simulate");
     SimJobSpec empty{"e", {}, 1.0, false, 0.0, 0};
     BOOST_TEST(simulate({empty}, SharingPolicy::unmanaged, short_run()).error().message ==
                "simulator job 'e': has no kernels");
@@ -91,7 +92,7 @@ BOOST_AUTO_TEST_CASE(unmanaged_colocation_slows_both_and_time_slicing_alternates
     auto t = simulate({a, b}, SharingPolicy::time_slicing, short_run());
     BOOST_REQUIRE(t.ok());
     const double total = t->jobs[0].work_rate + t->jobs[1].work_rate;
-    BOOST_TEST(total < 1.0);   // context switches cost
+    BOOST_TEST(total < 1.0);  // context switches cost
     BOOST_TEST(total > 0.95);
 }
 
@@ -103,7 +104,9 @@ BOOST_AUTO_TEST_CASE(explsched_protects_the_high_priority_job_on_shipped_profile
     auto ts = simulate(jobs, SharingPolicy::time_slicing, p);
     auto es = simulate(jobs, SharingPolicy::explsched, p);
     BOOST_REQUIRE(ex.ok() && un.ok() && ts.ok() && es.ok());
-    auto slowdown = [&](const SimResult& r) { return r.jobs[0].mean_latency_ns / ex->jobs[0].mean_latency_ns - 1.0; };
+    auto slowdown = [&](const SimResult& r) {
+        return r.jobs[0].mean_latency_ns / ex->jobs[0].mean_latency_ns - 1.0;
+    };
     auto be_share = [&](const SimResult& r) { return r.jobs[1].work_rate / ex->jobs[1].work_rate; };
     BOOST_TEST(ex->jobs[0].requests > 10u);
     BOOST_TEST(slowdown(*es) < 0.05);

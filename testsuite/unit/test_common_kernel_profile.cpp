@@ -25,7 +25,8 @@ BOOST_AUTO_TEST_CASE(bandwidth_demand_follows_class_and_sms) {
 }
 
 BOOST_AUTO_TEST_CASE(name_heuristic) {
-    BOOST_TEST(classify_kernel_name("void at::native::vectorized_elementwise_kernel<4>") == KernelClass::memory);
+    BOOST_TEST(classify_kernel_name("void at::native::vectorized_elementwise_kernel<4>") ==
+               KernelClass::memory);
     BOOST_TEST(classify_kernel_name("void cudnn::detail::bn_fw_tr_1C11_kernel_NCHW") == KernelClass::memory);
     BOOST_TEST(classify_kernel_name("sm90_xmma_gemm_f16f16_f16f32") == KernelClass::compute);
     BOOST_TEST(classify_kernel_name("volta_scudnn_128x64_relu_interior_nn_v1") == KernelClass::unknown);

@@ -49,11 +49,16 @@ BOOST_AUTO_TEST_CASE(parses_rows_and_names_with_commas) {
 }
 
 BOOST_AUTO_TEST_CASE(errors_name_line_field_and_value) {
-    BOOST_TEST(error_of("Name,Profile\n") == "p.csv:1: header 'Name,Profile' is not '" + kHeader.substr(0, kHeader.size() - 1) + "'");
-    BOOST_TEST(error_of(kHeader + "Conv,2,0,1,5\n") == "p.csv:2: field 'Profile': '2' is not one of -1, 0, 1");
-    BOOST_TEST(error_of(kHeader + "Conv,1,x,1,5\n") == "p.csv:2: field 'Memory_footprint': 'x' is not a non-negative integer");
-    BOOST_TEST(error_of(kHeader + "Conv,1,0,-3,5\n") == "p.csv:2: field 'SM_usage': '-3' is not a non-negative integer");
-    BOOST_TEST(error_of(kHeader + "Conv,1,0,1,0\n") == "p.csv:2: field 'Duration': '0' is not a positive integer (nanoseconds)");
+    BOOST_TEST(error_of("Name,Profile\n") ==
+               "p.csv:1: header 'Name,Profile' is not '" + kHeader.substr(0, kHeader.size() - 1) + "'");
+    BOOST_TEST(error_of(kHeader + "Conv,2,0,1,5\n") ==
+               "p.csv:2: field 'Profile': '2' is not one of -1, 0, 1");
+    BOOST_TEST(error_of(kHeader + "Conv,1,x,1,5\n") ==
+               "p.csv:2: field 'Memory_footprint': 'x' is not a non-negative integer");
+    BOOST_TEST(error_of(kHeader + "Conv,1,0,-3,5\n") ==
+               "p.csv:2: field 'SM_usage': '-3' is not a non-negative integer");
+    BOOST_TEST(error_of(kHeader + "Conv,1,0,1,0\n") ==
+               "p.csv:2: field 'Duration': '0' is not a positive integer (nanoseconds)");
     BOOST_TEST(error_of(kHeader + "Conv,1,0\n") ==
                "p.csv:2: expected 5 fields (Name,Profile,Memory_footprint,SM_usage,Duration), got 3");
     BOOST_TEST(error_of(kHeader + ",1,0,1,5\n") == "p.csv:2: field 'Name' is empty");

@@ -5,10 +5,10 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <system_error>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -27,8 +27,10 @@ struct TempDir {
         char tmpl[] = "/tmp/explsched-kerneld-test.XXXXXX";
         path = mkdtemp(tmpl);
     }
-    ~TempDir() { std::error_code ec;
-        std::filesystem::remove_all(path, ec); }
+    ~TempDir() {
+        std::error_code ec;
+        std::filesystem::remove_all(path, ec);
+    }
 };
 
 Result<KerneldConfig> parse(std::vector<std::string> args) {
@@ -98,7 +100,8 @@ BOOST_AUTO_TEST_CASE(options_parse_and_errors_name_the_option) {
     BOOST_TEST(c->admission.bw_cap == 0.9);
     BOOST_TEST(c->spin_ns == 0u);
     BOOST_TEST(parse({}).error().message == "option --endpoint is required");
-    BOOST_TEST(parse({"--endpoint", "e", "--frobnicate", "1"}).error().message == "unknown option --frobnicate");
+    BOOST_TEST(parse({"--endpoint", "e", "--frobnicate", "1"}).error().message ==
+               "unknown option --frobnicate");
     BOOST_TEST(parse({"--endpoint", "e", "--sm-count", "x"}).error().message ==
                "option --sm-count: 'x' is not an integer >= 1");
     BOOST_TEST(parse({"--endpoint", "e", "--bw-cap", "7"}).error().message ==
@@ -106,7 +109,8 @@ BOOST_AUTO_TEST_CASE(options_parse_and_errors_name_the_option) {
     BOOST_TEST(parse({"--endpoint", "e", "--profiles", "/nonexistent"}).error().message ==
                "option --profiles: '/nonexistent' does not exist");
     BOOST_TEST(parse({"--endpoint"}).error().message == "option --endpoint needs a value");
-    const auto shipped = parse({"--endpoint", "e", "--profiles", std::string(EXPLSCHED_DATA_DIR) + "/kernel-profiles"});
+    const auto shipped =
+        parse({"--endpoint", "e", "--profiles", std::string(EXPLSCHED_DATA_DIR) + "/kernel-profiles"});
     BOOST_REQUIRE(shipped.ok());
     BOOST_TEST(shipped->profiles.size() == 6u);
 }
@@ -128,7 +132,7 @@ BOOST_AUTO_TEST_CASE(daemon_holds_best_effort_until_the_protected_kernel_complet
     hp.function(0, "hp_gemm_kernel", 32);
     be.function(0, "be_elementwise_kernel", 32);
     std::uint64_t now = monotonic_ns();
-    BOOST_TEST(!daemon.poll_once(now));  // adopts both clients; nothing posted yet
+    BOOST_TEST(!daemon.poll_once(now));      // adopts both clients; nothing posted yet
     BOOST_TEST(hp.s().bypass.load() == 1u);  // protected: launches without waiting
     BOOST_TEST(be.s().bypass.load() == 0u);
 

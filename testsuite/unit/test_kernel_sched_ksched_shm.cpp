@@ -7,9 +7,9 @@
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
-#include <system_error>
 #include <memory>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -25,8 +25,10 @@ struct TempDir {
         char tmpl[] = "/tmp/explsched-shm-test.XXXXXX";
         path = mkdtemp(tmpl);
     }
-    ~TempDir() { std::error_code ec;
-        std::filesystem::remove_all(path, ec); }
+    ~TempDir() {
+        std::error_code ec;
+        std::filesystem::remove_all(path, ec);
+    }
 };
 
 // A slot on the heap is enough for the ring (it only needs the cells and counters).
@@ -153,7 +155,7 @@ BOOST_AUTO_TEST_CASE(a_new_daemon_never_resets_an_old_mapping) {
     client->slots[0].pid = 7;
     SegmentMap second;
     BOOST_REQUIRE(second.create(path, 0, error));  // renamed over the old file
-    BOOST_TEST(client->slots[0].pid == 7);           // the orphaned mapping is untouched
+    BOOST_TEST(client->slots[0].pid == 7);         // the orphaned mapping is untouched
     BOOST_TEST(second->slots[0].pid == 0);
 }
 

@@ -7,11 +7,11 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <system_error>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
+#include <system_error>
 
 #include "kernel_sched/kstat_read.hpp"
 #include "kernel_sched/step_setup.hpp"
@@ -47,7 +47,8 @@ struct TempDir {
     }
 };
 
-StepSetupRequest request(const std::string& runtime, std::uint32_t job, std::uint32_t step, const char* gpus) {
+StepSetupRequest request(const std::string& runtime, std::uint32_t job, std::uint32_t step,
+                         const char* gpus) {
     StepSetupRequest r;
     r.job_id = job;
     r.step_id = step;
@@ -61,7 +62,8 @@ StepSetupRequest request(const std::string& runtime, std::uint32_t job, std::uin
     return r;
 }
 
-StepTeardownRequest teardown(const std::string& runtime, std::uint32_t job, std::uint32_t step, const char* gpus) {
+StepTeardownRequest teardown(const std::string& runtime, std::uint32_t job, std::uint32_t step,
+                             const char* gpus) {
     StepTeardownRequest t;
     t.job_id = job;
     t.step_id = step;
@@ -70,9 +72,7 @@ StepTeardownRequest teardown(const std::string& runtime, std::uint32_t job, std:
     return t;
 }
 
-std::map<std::string, std::string> env_of(const StepEnvironment& e) {
-    return {e.env.begin(), e.env.end()};
-}
+std::map<std::string, std::string> env_of(const StepEnvironment& e) { return {e.env.begin(), e.env.end()}; }
 
 pid_t dead_pid() {
     const pid_t pid = fork();
@@ -99,12 +99,15 @@ BOOST_AUTO_TEST_SUITE(kernel_sched_step_setup)
 
 BOOST_AUTO_TEST_CASE(parsers) {
     BOOST_TEST(parse_ksched_mode("enforce").value() == KschedMode::enforce);
-    BOOST_TEST(parse_ksched_mode("on").error().message == "kernel scheduling mode 'on': expected off, observe or enforce");
+    BOOST_TEST(parse_ksched_mode("on").error().message ==
+               "kernel scheduling mode 'on': expected off, observe or enforce");
     BOOST_TEST(parse_visible_devices("0, 3").value() == (std::vector<std::uint32_t>{0, 3}));
-    BOOST_TEST(parse_visible_devices("GPU-8f2c").error().message ==
-               "CUDA_VISIBLE_DEVICES item 'GPU-8f2c' is not a GPU index (UUIDs and MIG devices are not supported)");
+    BOOST_TEST(
+        parse_visible_devices("GPU-8f2c").error().message ==
+        "CUDA_VISIBLE_DEVICES item 'GPU-8f2c' is not a GPU index (UUIDs and MIG devices are not supported)");
     BOOST_TEST(parse_visible_devices("1,1").error().message == "CUDA_VISIBLE_DEVICES lists GPU 1 twice");
-    BOOST_TEST(parse_visible_devices(" ").error().message == "CUDA_VISIBLE_DEVICES is empty: the step has no GPU");
+    BOOST_TEST(parse_visible_devices(" ").error().message ==
+               "CUDA_VISIBLE_DEVICES is empty: the step has no GPU");
     BOOST_TEST(step_name(12, 0xfffffffbU) == "12.batch");
     BOOST_TEST(step_name(12, 3) == "12.3");
 }
@@ -144,7 +147,8 @@ BOOST_AUTO_TEST_CASE(daemons_are_shared_by_steps_and_stop_with_the_last) {
     BOOST_REQUIRE_MESSAGE(eb.ok(), (eb.ok() ? std::string() : eb.error().message));
     BOOST_TEST(eb->started == (std::vector<bool>{false, true}));
     BOOST_TEST(running_kerneld(rt, 0) == gpu0);
-    BOOST_TEST(env_of(*eb)["EXPLSCHED_KSCHED_ENDPOINTS"] == rt + "/gpu0/kerneld.shm:" + rt + "/gpu1/kerneld.shm");
+    BOOST_TEST(env_of(*eb)["EXPLSCHED_KSCHED_ENDPOINTS"] ==
+               rt + "/gpu0/kerneld.shm:" + rt + "/gpu1/kerneld.shm");
     BOOST_TEST(live_steps(rt, 0).value() == (std::vector<std::string>{"7.0", "8.batch"}));
     BOOST_TEST(find_endpoints(rt).size() == 2u);
 
@@ -184,10 +188,12 @@ BOOST_AUTO_TEST_CASE(bad_requests_are_errors) {
     BOOST_TEST(setup_step(r).error().message == "kerneld path 'explsched-kerneld' must be absolute");
     r = request(dir.path, 1, 0, "0");
     r.intercept_path = dir.path + "/missing.so";
-    BOOST_TEST(setup_step(r).error().message == "cannot read " + dir.path + "/missing.so: No such file or directory");
+    BOOST_TEST(setup_step(r).error().message ==
+               "cannot read " + dir.path + "/missing.so: No such file or directory");
     r = request(dir.path, 1, 0, "0,1");
     r.mps = true;
-    BOOST_TEST(setup_step(r).error().message == "MPS with more than one GPU per step is not supported (CUDA_VISIBLE_DEVICES=0,1)");
+    BOOST_TEST(setup_step(r).error().message ==
+               "MPS with more than one GPU per step is not supported (CUDA_VISIBLE_DEVICES=0,1)");
     r = request(dir.path, 1, 0, "NoDevFiles");
     BOOST_TEST(!setup_step(r).ok());
     // A daemon that cannot start: the error says where to look, and the step is not registered.
@@ -196,8 +202,9 @@ BOOST_AUTO_TEST_CASE(bad_requests_are_errors) {
     r.start_timeout_ms = 200;
     auto e = setup_step(r);
     BOOST_REQUIRE(!e.ok());
-    BOOST_TEST(e.error().message == "explsched-kerneld for GPU 0 did not start within 200 ms (/bin/false); see " +
-                                        dir.path + "/rt/gpu0/kerneld.log");
+    BOOST_TEST(e.error().message ==
+               "explsched-kerneld for GPU 0 did not start within 200 ms (/bin/false); see " + dir.path +
+                   "/rt/gpu0/kerneld.log");
     BOOST_TEST(live_steps(dir.path + "/rt", 0).value().empty());
 }
 
@@ -207,8 +214,9 @@ BOOST_AUTO_TEST_CASE(mps_control_daemon_per_gpu) {
     // A stand-in for nvidia-cuda-mps-control that records how it was called.
     const std::string control = dir.path + "/mps-control";
     const std::string log = dir.path + "/mps.log";
-    std::ofstream(control) << "#!/bin/sh\necho \"args=$* pipe=$CUDA_MPS_PIPE_DIRECTORY gpu=$CUDA_VISIBLE_DEVICES\" >> " << log
-                           << "\nif [ $# -eq 0 ]; then read cmd; echo \"stdin=$cmd\" >> " << log << "; fi\n";
+    std::ofstream(control)
+        << "#!/bin/sh\necho \"args=$* pipe=$CUDA_MPS_PIPE_DIRECTORY gpu=$CUDA_VISIBLE_DEVICES\" >> " << log
+        << "\nif [ $# -eq 0 ]; then read cmd; echo \"stdin=$cmd\" >> " << log << "; fi\n";
     chmod(control.c_str(), 0755);
     StepSetupRequest r = request(rt, 9, 0, "3");
     r.mps = true;
@@ -226,7 +234,8 @@ BOOST_AUTO_TEST_CASE(mps_control_daemon_per_gpu) {
     std::ifstream in(log);
     std::stringstream text;
     text << in.rdbuf();
-    BOOST_TEST(text.str() == "args=-d pipe=" + rt + "/gpu3/mps/pipe gpu=3\nargs= pipe=" + rt + "/gpu3/mps/pipe gpu=\nstdin=quit\n");
+    BOOST_TEST(text.str() == "args=-d pipe=" + rt + "/gpu3/mps/pipe gpu=3\nargs= pipe=" + rt +
+                                 "/gpu3/mps/pipe gpu=\nstdin=quit\n");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

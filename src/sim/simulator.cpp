@@ -257,10 +257,14 @@ Result<SimResult> Simulation::run() {
         o.max_step = t.max_step;
         o.time_limit_s = t.duration;
         o.arrival = t.arrival;
-        if (t.gpus > cluster_.total_gpus()) {
+        // A job runs on one GPU type: one that no type can hold would wait forever.
+        std::uint32_t largest = 0;
+        for (const std::string& type : cluster_.types()) largest = std::max(largest, cluster_.free_gpus(type));
+        if (t.gpus > largest) {
             return make_error("trace line " + std::to_string(t.trace_line) + ": job '" + t.trace_name +
                               "' asks for " + std::to_string(t.gpus) + " GPUs, the cluster has " +
-                              std::to_string(cluster_.total_gpus()));
+                              (cluster_.types().size() > 1 ? "at most " + std::to_string(largest) + " of one type"
+                                                           : std::to_string(cluster_.total_gpus())));
         }
     }
     const double period = settings_.period_s;

@@ -116,6 +116,10 @@ BOOST_AUTO_TEST_CASE(bad_plans_are_errors_not_crashes) {
     BOOST_REQUIRE(!r3.ok());
     BOOST_TEST(r3.error().message.find("asks for 4 GPUs, the cluster has 1") != std::string::npos,
                r3.error().message);
+    // 4 GPUs in all, but at most 2 of one type: it could never start
+    auto r4 = simulate(big, lib, ThroughputTable{}, *parse_cluster_spec("v100:1x2,k80:1x2"), idle, small_settings());
+    BOOST_REQUIRE(!r4.ok());
+    BOOST_TEST(r4.error().message.find("at most 2 of one type") != std::string::npos, r4.error().message);
 }
 
 BOOST_AUTO_TEST_CASE(same_seed_same_result_for_every_policy) {

@@ -1,9 +1,29 @@
-// Remote context (slurmstepd): runs in every step of a trial. It exports to the tasks what the
-// training code needs to report its curve: the sweep and metric, and where explschedd listens.
+// Remote context (slurmstepd): runs in every step of a job that asked for ExplSched. It exports to
+// the tasks what the training code needs to report its curve (the sweep, the metric, where
+// explschedd listens), and sets up the device level for steps that share GPUs: one
+// explsched-kerneld per allocated GPU (started or reused), LD_PRELOAD of the intercept library,
+// the daemon endpoints. The device level fails open: if it cannot be set up, the step runs
+// unmanaged and the reason is logged; it never fails a user's step.
+#include <unistd.h>
+
+#include <cstring>
 #include <string>
 
+#include "kernel_sched/step_setup.hpp"
 #include "spank_contexts.hpp"
 #include "spank_options.hpp"
+
+extern "C" {
+#include <slurm/slurm.h>
+}
+
+
+#ifndef EXPLSCHED_KERNELD_PATH
+#define EXPLSCHED_KERNELD_PATH "/usr/sbin/explsched-kerneld"
+#endif
+#ifndef EXPLSCHED_INTERCEPT_PATH
+#define EXPLSCHED_INTERCEPT_PATH "/usr/lib/libexplsched_intercept.so"
+#endif
 
 namespace explsched::spank {
 
@@ -18,17 +38,87 @@ int set_env(spank_t sp, const std::string& name, const std::string& value) {
     return 0;
 }
 
+std::string get_env(spank_t sp, const char* name) {
+    char buf[4096];
+    if (spank_getenv(sp, name, buf, sizeof buf) != ESPANK_SUCCESS) return {};
+    return buf;
+}
+
+// What the device level needs to know of the step; empty mode: not managed.
+struct DeviceStep {
+    bool managed = false;
+    ksched::KschedMode mode = ksched::KschedMode::off;
+    uint32_t job_id = 0;
+    uint32_t step_id = 0;
+    std::string visible_devices;
+};
+
+DeviceStep device_step(spank_t sp, const ExploreSpec& spec, const Settings& settings) {
+    DeviceStep d;
+    // A job's --kernel-sched wins; otherwise trials get the site's default (plugstack.conf).
+    const KernelSchedMode mode =
+        spec.kernel_sched.value_or(spec.exploratory() ? settings.kernel_sched : KernelSchedMode::off);
+    if (mode == KernelSchedMode::off) return d;
+    d.visible_devices = get_env(sp, "CUDA_VISIBLE_DEVICES");
+    if (d.visible_devices.empty()) return d;  // no GPU in this step
+    if (spank_get_item(sp, S_JOB_ID, &d.job_id) != ESPANK_SUCCESS) return d;
+    if (spank_get_item(sp, S_JOB_STEPID, &d.step_id) != ESPANK_SUCCESS) return d;
+    d.mode = mode == KernelSchedMode::enforce ? ksched::KschedMode::enforce : ksched::KschedMode::observe;
+    d.managed = true;
+    return d;
+}
+
+std::string ksched_runtime(const Settings& settings) { return settings.runtime_dir + "/ksched"; }
+
+// The job's rank at the cluster level, for the kernel scheduler to prefer: its Slurm priority,
+// which priority/explsched derives from the trial's utility against the GPU price.
+double cluster_priority(uint32_t job_id) {
+    job_info_msg_t* msg = nullptr;
+    if (slurm_load_job(&msg, job_id, SHOW_DETAIL) != SLURM_SUCCESS || msg == nullptr) return 0.0;
+    double priority = 0.0;
+    if (msg->record_count > 0) priority = static_cast<double>(msg->job_array[0].priority);
+    slurm_free_job_info_msg(msg);
+    return priority;
+}
+
+void setup_device_level(spank_t sp, const DeviceStep& d, const Settings& settings) {
+    ksched::StepSetupRequest req;
+    req.job_id = d.job_id;
+    req.step_id = d.step_id;
+    req.cuda_visible_devices = d.visible_devices;
+    req.mode = d.mode;
+    req.priority = cluster_priority(d.job_id);
+    req.runtime_dir = ksched_runtime(settings);
+    req.mps = settings.mps;
+    const std::string dir = settings.libexec_dir;
+    req.kerneld_path = dir.empty() ? EXPLSCHED_KERNELD_PATH : dir + "/explsched-kerneld";
+    req.intercept_path = dir.empty() ? EXPLSCHED_INTERCEPT_PATH : dir + "/libexplsched_intercept.so";
+    req.current_ld_preload = get_env(sp, "LD_PRELOAD");
+    req.owner_pid = getpid();  // slurmstepd: the step is live while it is
+    auto env = ksched::setup_step(req);
+    if (!env) {
+        slurm_error("explsched: device level not set up for step %u.%u (it runs unmanaged): %s", d.job_id,
+                    d.step_id, env.error().message.c_str());
+        return;
+    }
+    for (const auto& [name, value] : env->env) set_env(sp, name, value);
+    slurm_info("explsched: step %u.%u: kernel scheduling (%s) on GPU(s) %s, priority %.0f", d.job_id, d.step_id,
+               ksched::to_string(d.mode), d.visible_devices.c_str(), req.priority);
+}
+
 }  // namespace
 
 int remote_user_init(spank_t sp, const Settings& settings) {
     const RawOptions& raw = recorded_options();
-    if (!raw.any()) return 0;
     auto spec = validated_spec(raw);
     if (!spec) {
         // Submit-time validation makes this unreachable unless the record was altered.
         slurm_error("explsched: %s", spec.error().message.c_str());
         return ESPANK_BAD_ARG;
     }
+    const DeviceStep device = device_step(sp, *spec, settings);
+    if (device.managed) setup_device_level(sp, device, settings);
+    if (!raw.any()) return 0;
     for (const auto& [name, value] : explore_env(*spec))
         if (int rc = set_env(sp, name, value); rc != 0) return rc;
     if (!spec->exploratory()) return 0;
@@ -40,6 +130,21 @@ int remote_user_init(spank_t sp, const Settings& settings) {
     return set_env(sp, "EXPLSCHED_REPORT_ADDR", settings.report_host + ":" + std::to_string(settings.report_port));
 }
 
-int remote_exit(spank_t /*sp*/, const Settings& /*settings*/) { return 0; }
+int remote_exit(spank_t sp, const Settings& settings) {
+    auto spec = validated_spec(recorded_options());
+    if (!spec) return 0;
+    const DeviceStep device = device_step(sp, *spec, settings);
+    if (!device.managed) return 0;
+    ksched::StepTeardownRequest req;
+    req.job_id = device.job_id;
+    req.step_id = device.step_id;
+    req.cuda_visible_devices = device.visible_devices;
+    req.runtime_dir = ksched_runtime(settings);
+    auto done = ksched::teardown_step(req);
+    if (!done)
+        slurm_error("explsched: device level teardown of step %u.%u: %s", device.job_id, device.step_id,
+                    done.error().message.c_str());
+    return 0;
+}
 
 }  // namespace explsched::spank

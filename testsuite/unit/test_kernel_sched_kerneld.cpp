@@ -109,10 +109,15 @@ BOOST_AUTO_TEST_CASE(options_parse_and_errors_name_the_option) {
     BOOST_TEST(parse({"--endpoint", "e", "--profiles", "/nonexistent"}).error().message ==
                "option --profiles: '/nonexistent' does not exist");
     BOOST_TEST(parse({"--endpoint"}).error().message == "option --endpoint needs a value");
-    const auto shipped =
-        parse({"--endpoint", "e", "--profiles", std::string(EXPLSCHED_DATA_DIR) + "/kernel-profiles"});
-    BOOST_REQUIRE(shipped.ok());
-    BOOST_TEST(shipped->profiles.size() == 6u);
+    // A directory of profiles expands to its .csv files.
+    TempDir dir;
+    std::ofstream(dir.path + "/a.csv") << "x";
+    std::ofstream(dir.path + "/b.csv") << "x";
+    std::ofstream(dir.path + "/notes.txt") << "x";
+    const auto listed = parse({"--endpoint", "e", "--profiles", dir.path});
+    BOOST_REQUIRE(listed.ok());
+    BOOST_TEST(listed->profiles == (std::vector<std::string>{dir.path + "/a.csv", dir.path + "/b.csv"}));
+    BOOST_TEST(parse({"--endpoint", "e", "--profiles", dir.path + "/notes.txt"}).ok());
 }
 
 BOOST_AUTO_TEST_CASE(daemon_holds_best_effort_until_the_protected_kernel_completes) {
@@ -121,7 +126,9 @@ BOOST_AUTO_TEST_CASE(daemon_holds_best_effort_until_the_protected_kernel_complet
     config.endpoint = dir.path + "/gpu0.shm";
     config.stats_file = dir.path + "/stats.json";
     config.limits.sm_count = 132;
-    config.profiles = {std::string(EXPLSCHED_DATA_DIR) + "/kernel-profiles/resnet50_4_fwd_new.csv"};
+    config.profiles = {dir.path + "/hp.csv"};
+    std::ofstream(config.profiles[0])
+        << "Name,Profile,Memory_footprint,SM_usage,Duration\nhp_gemm_kernel,1,0,80,50000\n";
     NullLogger log;
     KernelDaemon daemon(config, log);
     BOOST_REQUIRE(daemon.start().ok());

@@ -170,11 +170,9 @@ Result<ExploreSpec> parse_explore_env(const std::vector<std::string_view>& env) 
 }  // namespace explsched
 
 namespace explsched {
-std::string explore_comment(const ExploreSpec& spec) {
-    std::string out = "explsched: group=" + spec.group + " metric=" + spec.metric + ":" +
-                      std::string(to_string(spec.direction));
+std::string explore_trial_text(const ExploreSpec& spec) {
+    std::string out = "group=" + spec.group + " metric=" + spec.metric + ":" + std::string(to_string(spec.direction));
     if (spec.max_steps) out += " max_steps=" + std::to_string(*spec.max_steps);
-    out += " state=unknown reason=no curve reported yet";
     return out;
 }
 }  // namespace explsched

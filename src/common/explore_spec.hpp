@@ -61,6 +61,6 @@ Result<ExploreSpec> parse_explore_env(const std::vector<std::string_view>& env);
 }  // namespace explsched
 
 namespace explsched {
-// SystemComment of a trial before its curve says anything: which sweep, what it optimises.
-std::string explore_comment(const ExploreSpec& spec);
+// What a trial is, for the start of its SystemComment: "group=G metric=NAME:DIR [max_steps=N]".
+std::string explore_trial_text(const ExploreSpec& spec);
 }  // namespace explsched

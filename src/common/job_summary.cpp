@@ -34,8 +34,13 @@ constexpr Decision kDecisions[] = {Decision::run,         Decision::wait,      D
 
 }  // namespace
 
-std::string summary_line(const Assessment& a, double load) {
-    std::string out = "explsched: state=";
+std::string summary_line(const Assessment& a, double load, std::string_view trial) {
+    std::string out = "explsched: ";
+    if (!trial.empty()) {
+        out += trial;
+        out += ' ';
+    }
+    out += "state=";
     out += to_string(a.state);
     out += " decision=";
     out += to_string(a.decision);

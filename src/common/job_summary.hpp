@@ -2,11 +2,13 @@
 // what preempt/explsched reads back (it runs in another module of slurmctld, and the line is
 // saved with the job, so it also survives a slurmctld restart). Format, keys in this order:
 //
-//   explsched: state=promising decision=keep utility=3.1e-06 price=2.0e-06 load=0.94
+//   explsched: group=lr metric=loss:min max_steps=2000
+//              state=promising decision=keep utility=3.1e-06 price=2.0e-06 load=0.94
 //              pred=0.412 [0.398,0.431]@2000 points=14 reason=<free text to the end of the line>
 //
 // pred is the predicted final metric, its interval and the step it is for ("pred=none" without
-// a prediction). The reason is last because it is free text.
+// a prediction). The reason is last because it is free text. What precedes state= describes the
+// trial (explore_trial_text) and is not read back.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +21,7 @@
 
 namespace explsched {
 
-std::string summary_line(const Assessment& assessment, double load);
+std::string summary_line(const Assessment& assessment, double load, std::string_view trial = {});
 
 struct JobSummary {
     TrialState state = TrialState::unknown;

@@ -14,7 +14,8 @@ done
 [ "$(echo "$help" | grep -c '\[explsched\]')" -ge 6 ] || fail "help strings lack the [explsched] prefix"
 pass "sbatch --help lists the options with [explsched]"
 
-id=$(submit --explore=g1 --explore-metric=accuracy --explore-max-steps=500 --hold --wrap true)
+# Not eligible for an hour: pending (ranked every round) but never started.
+id=$(submit --explore=g1 --explore-metric=accuracy --explore-max-steps=500 --begin=now+3600 --wrap true)
 wait_until 10 '[ -n "$(job_field $id SystemComment)" ]' "SystemComment of job $id"
 comment=$(scontrol show job "$id" | sed -n 's/^ *SystemComment=//p')
 echo "$comment" | grep -q "group=g1" || fail "SystemComment lacks the group: $comment"

@@ -28,7 +28,7 @@ wait_until 30 '[ "$(snapshot)" = "$before" ]' "queue restored after restart"
 grep -q "ExplSched priority plugin loaded\|priority/explsched" "$CLUSTER_DIR/log/slurmctld.log" || true
 pend=$(squeue -h -t PENDING -o %i | head -1)
 c=$(scontrol show job "$pend" | sed -n 's/^ *SystemComment=//p')
-echo "$c" | grep -q "group=sw" || fail "pending job $pend lost its SystemComment: '$c'"
+echo "$c" | grep -q "group=sw .*state=" || fail "pending job $pend lost its SystemComment: '$c'"
 # Ranking goes on: the age term of pending jobs grows, so priorities change within periods.
 p1=$(job_field "$pend" Priority)
 wait_until 20 '[ "$(job_field $pend Priority)" != "$p1" ]' "priority of job $pend to be re-ranked after restart"

@@ -16,7 +16,7 @@ trial="/usr/bin/python3 $top_srcdir/testsuite/integration/synthetic_trial.py"
 plainjob=$(submit --gres=gpu:1 --wrap 'sleep 8')
 wait_until 20 '[ "$(job_state $plainjob)" = RUNNING ]' "the non-exploratory job running"
 t1=$(submit --gres=gpu:1 --explore=flat --explore-max-steps=3000 -o t1.out --open-mode=append \
-    --wrap "$trial --a 0.5 --b 0.2 --steps 3000 --every 0.3 --checkpoint $PWD/t1.ckpt")
+    --wrap "exec $trial --a 0.5 --b 0.2 --steps 3000 --every 0.3 --checkpoint $PWD/t1.ckpt")
 sleep 3
 [ "$(job_state $plainjob)" = RUNNING ] || fail "the non-exploratory job was disturbed"
 wait_until 30 '[ "$(job_state $t1)" = RUNNING ]' "the flat trial running after the non-exploratory job"

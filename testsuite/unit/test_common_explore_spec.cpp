@@ -85,7 +85,7 @@ BOOST_AUTO_TEST_CASE(env_round_trip) {
     BOOST_TEST((*back->on_hopeless == HopelessAction::none));
     BOOST_TEST(back->milestones == spec.milestones);
     BOOST_TEST((*back->kernel_sched == KernelSchedMode::observe));
-    BOOST_TEST(explore_comment(*back).find("group=sweep1 metric=acc:max max_steps=5000") != std::string::npos);
+    BOOST_TEST(explore_trial_text(*back) == "group=sweep1 metric=acc:max max_steps=5000");
 }
 
 BOOST_AUTO_TEST_CASE(altered_record_is_an_error_naming_the_variable) {

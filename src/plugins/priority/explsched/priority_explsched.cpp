@@ -76,6 +76,7 @@ struct State {
     // Reused every round.
     std::vector<JobView> views;
     std::vector<job_record_t*> records;
+    std::vector<std::string> trials;
     std::vector<Assessment> out;
 };
 State g_state;
@@ -120,8 +121,9 @@ uint32_t gpus_of(const job_record_t* job) {
     return static_cast<uint32_t>(std::min<uint64_t>(n, UINT32_MAX));
 }
 
-// Fills `view` from the record; false when the job's --explore options cannot be read (logged).
-bool job_view(const job_record_t* job, JobView& view) {
+// Fills `view` (and `trial`, the text that describes a trial) from the record; false when the
+// job's --explore options cannot be read (logged).
+bool job_view(const job_record_t* job, JobView& view, std::string* trial = nullptr) {
     view = JobView{};
     view.key = trial_key(job);
     auto spec = shim::job_explore_spec(job);
@@ -132,6 +134,7 @@ bool job_view(const job_record_t* job, JobView& view) {
     if (spec->exploratory()) {
         // Groups are per user: two users' "lr" sweeps are different sweeps.
         view.group = std::to_string(job->user_id) + ":" + spec->group;
+        if (trial != nullptr) *trial = explore_trial_text(*spec);
         view.direction = spec->direction == MetricDirection::max ? Direction::maximize : Direction::minimize;
         view.max_steps = spec->max_steps ? static_cast<double>(*spec->max_steps) : 0.0;
         view.has_hopeless_action = spec->on_hopeless.has_value();
@@ -234,14 +237,17 @@ void rerank_all() {
     const time_t now = time(nullptr);
     g_state.views.clear();
     g_state.records.clear();
+    g_state.trials.clear();
     ListIterator it = list_iterator_create(job_list);
     while (auto* job = static_cast<job_record_t*>(list_next(it))) {
         const bool pending = IS_JOB_PENDING(job) && job->priority != 0;  // 0: held, not competing
         if (!pending && !IS_JOB_RUNNING(job)) continue;
         JobView view;
-        if (!job_view(job, view)) continue;
+        std::string trial;
+        if (!job_view(job, view, &trial)) continue;
         g_state.views.push_back(std::move(view));
         g_state.records.push_back(job);
+        g_state.trials.push_back(std::move(trial));
     }
     list_iterator_destroy(it);
 
@@ -261,7 +267,7 @@ void rerank_all() {
         const JobView& view = g_state.views[i];
         const Assessment& a = g_state.out[i];
         write_factors(job, view, a, cluster.now);
-        if (a.exploratory) shim::set_system_comment(job, summary_line(a, load));
+        if (a.exploratory) shim::set_system_comment(job, summary_line(a, load, g_state.trials[i]));
         if (IS_JOB_PENDING(job) && !job->direct_set_prio && job->priority != a.priority) {
             job->priority = a.priority;
             changed = true;
@@ -340,14 +346,15 @@ bool in_slurmctld() { return &job_list != nullptr && job_list != nullptr; }
 // else the rank of a job with no curve yet.
 uint32_t provisional_priority(job_record_t* job) {
     JobView view;
-    if (!job_view(job, view)) return 1;
+    std::string trial;
+    if (!job_view(job, view, &trial)) return 1;
     if (g_state.engine) {
         if (const Assessment* a = g_state.engine->find(view.key)) return a->priority;
     }
     const EngineSettings& es = g_state.settings.engine;
     const double value = view.group.empty() ? es.nonexploratory_value : es.unknown_value;
     Assessment a = provisional_assessment(view, value, es);
-    if (!view.group.empty()) shim::set_system_comment(job, summary_line(a, 0.0));
+    if (!view.group.empty()) shim::set_system_comment(job, summary_line(a, 0.0, trial));
     return a.priority;
 }
 

@@ -11,6 +11,8 @@ namespace explsched::spank {
 int allocator_post_opt(spank_t sp, const Settings& settings);
 // slurmstepd, in every task of batch and srun steps: export what the trial's code needs.
 int remote_user_init(spank_t sp, const Settings& settings);
+// slurmstepd, in each task before exec, as root: the device level (kernel scheduler per GPU).
+int remote_task_init_privileged(spank_t sp, const Settings& settings);
 int remote_exit(spank_t sp, const Settings& settings);
 
 }  // namespace explsched::spank

@@ -21,6 +21,7 @@ EXPLSCHED_EXPORT extern const unsigned int plugin_version = SLURM_VERSION_NUMBER
 EXPLSCHED_EXPORT int slurm_spank_init(spank_t sp, int ac, char** av);
 EXPLSCHED_EXPORT int slurm_spank_init_post_opt(spank_t sp, int ac, char** av);
 EXPLSCHED_EXPORT int slurm_spank_user_init(spank_t sp, int ac, char** av);
+EXPLSCHED_EXPORT int slurm_spank_task_init_privileged(spank_t sp, int ac, char** av);
 EXPLSCHED_EXPORT int slurm_spank_exit(spank_t sp, int ac, char** av);
 }
 
@@ -84,6 +85,13 @@ int slurm_spank_user_init(spank_t sp, int, char**) {
     return guarded("user_init", [&] {
         if (spank_context() != S_CTX_REMOTE) return 0;
         return spank::remote_user_init(sp, g_settings);
+    });
+}
+
+int slurm_spank_task_init_privileged(spank_t sp, int, char**) {
+    return guarded("task_init_privileged", [&] {
+        if (spank_context() != S_CTX_REMOTE) return 0;
+        return spank::remote_task_init_privileged(sp, g_settings);
     });
 }
 

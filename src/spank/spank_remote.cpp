@@ -81,7 +81,7 @@ double cluster_priority(uint32_t job_id) {
     return priority;
 }
 
-void setup_device_level(spank_t sp, const DeviceStep& d, const Settings& settings) {
+void setup_device_level(spank_t sp, const DeviceStep& d, const Settings& settings, pid_t step_owner) {
     ksched::StepSetupRequest req;
     req.job_id = d.job_id;
     req.step_id = d.step_id;
@@ -94,7 +94,7 @@ void setup_device_level(spank_t sp, const DeviceStep& d, const Settings& setting
     req.kerneld_path = dir.empty() ? EXPLSCHED_KERNELD_PATH : dir + "/explsched-kerneld";
     req.intercept_path = dir.empty() ? EXPLSCHED_INTERCEPT_PATH : dir + "/libexplsched_intercept.so";
     req.current_ld_preload = get_env(sp, "LD_PRELOAD");
-    req.owner_pid = getpid();  // slurmstepd: the step is live while it is
+    req.owner_pid = step_owner;  // slurmstepd: the step is live while it is
     auto env = ksched::setup_step(req);
     if (!env) {
         slurm_error("explsched: device level not set up for step %u.%u (it runs unmanaged): %s", d.job_id,
@@ -116,8 +116,6 @@ int remote_user_init(spank_t sp, const Settings& settings) {
         slurm_error("explsched: %s", spec.error().message.c_str());
         return ESPANK_BAD_ARG;
     }
-    const DeviceStep device = device_step(sp, *spec, settings);
-    if (device.managed) setup_device_level(sp, device, settings);
     if (!raw.any()) return 0;
     for (const auto& [name, value] : explore_env(*spec))
         if (int rc = set_env(sp, name, value); rc != 0) return rc;
@@ -128,6 +126,16 @@ int remote_user_init(spank_t sp, const Settings& settings) {
     if (!settings.munge_socket.empty())
         if (int rc = set_env(sp, "EXPLSCHED_MUNGE_SOCKET", settings.munge_socket); rc != 0) return rc;
     return set_env(sp, "EXPLSCHED_REPORT_ADDR", settings.report_host + ":" + std::to_string(settings.report_port));
+}
+
+// Runs in each task, as root, just before it drops privileges and execs: the per-GPU daemons are
+// root's and serve every user's steps on that GPU (setup is idempotent for a step's tasks).
+int remote_task_init_privileged(spank_t sp, const Settings& settings) {
+    auto spec = validated_spec(recorded_options());
+    if (!spec) return 0;  // reported by user_init
+    const DeviceStep device = device_step(sp, *spec, settings);
+    if (device.managed) setup_device_level(sp, device, settings, getppid());
+    return 0;
 }
 
 int remote_exit(spank_t sp, const Settings& settings) {

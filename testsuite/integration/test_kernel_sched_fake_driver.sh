@@ -15,6 +15,7 @@ workload=$b/testsuite/kernel_sched/ks_fake_workload
 
 # One node: several slurmd on one host would share the per-GPU runtime directory.
 libexec=$(mktemp -d /tmp/explsched-libexec.XXXXXX)
+chmod 755 "$libexec"
 ln -s "$b/src/kernel_sched/explsched-kerneld" "$libexec/explsched-kerneld"
 ln -s "$b/src/kernel_sched/.libs/libexplsched_intercept.so" "$libexec/libexplsched_intercept.so"
 start_cluster --nodes 1 --gpus 2 --spank-args "runtime_dir=$libexec/run libexec_dir=$libexec"
@@ -51,4 +52,17 @@ wait_until 60 '[ -z "$(squeue -h -j $job -o %i)" ]' "job $job to finish"
 grep -q "^done" stepA.out && grep -q "^done" stepB.out || fail "workloads did not finish: $(cat stepA.out stepB.out)"
 wait_until 15 '! kill -0 $kpid 2>/dev/null' "kerneld to stop after the last step"
 pass "kerneld stopped when the job's last step on GPU $gpu ended"
+# An ordinary user's job: the daemon (root's) serves it too.
+TEST_USER=explsched-test
+id -u $TEST_USER >/dev/null 2>&1 || useradd --system --no-create-home --shell /bin/sh $TEST_USER \
+    || skip "cannot create the user $TEST_USER"
+ujob=$(runuser -u $TEST_USER -- env SLURM_CONF="$SLURM_CONF" sbatch --parsable --gres=gpu:1 --kernel-sched=enforce \
+    -o user.out --wrap "LD_LIBRARY_PATH=$fake exec $workload --name user --count 300 --us 50 --hold-ms 3000")
+wait_until 30 '[ "$(launches)" -ge 300 ]' "kstat to show the ordinary user's launches"
+pass "a job of user $TEST_USER is scheduled by the same root daemon (enforce):"
+kstat | sed 's/^/    /'
+wait_until 60 '[ -z "$(squeue -h -j $ujob -o %i)" ]' "the user's job to finish"
+[ "$(job_field $ujob JobState)" = COMPLETED ] || fail "the user's job ended $(job_field $ujob JobState): $(cat user.out)"
+grep -q "^done" user.out || fail "the user's workload did not finish: $(cat user.out)"
+pass "the user's job completed: $(cat user.out)"
 rm -rf "$libexec"

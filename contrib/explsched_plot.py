@@ -104,7 +104,8 @@ COMPARE_PANELS = [
 def plot_compare(spec, out):
     mean = spec.get("mean", {})
     runs = spec.get("runs", [])
-    policies = list(mean.keys())
+    order = ["fifo", "tiresias", "gandiva", "gavel", "asha", "slaq", "oasis", "explsched", "oracle"]
+    policies = [p for p in order if p in mean] + sorted(p for p in mean if p not in order)
     fig, axes = plt.subplots(2, 3, figsize=(13, 7))
     for ax, (key, title) in zip(axes.flat, COMPARE_PANELS):
         values = [mean[p].get(key) for p in policies]

@@ -153,7 +153,8 @@ int cmd_plot(int argc, char** argv) {
             return 1;
         }
         spec["kind"] = "compare";
-        spec["title"] = "policy comparison: " + options->sim;
+        const auto slash = options->sim.rfind('/');
+        spec["title"] = "policy comparison: " + (slash == std::string::npos ? options->sim : options->sim.substr(slash + 1));
         spec["runs"] = result->value("runs", nlohmann::json::array());
         spec["mean"] = result->value("mean", nlohmann::json::object());
         spec["config"] = result->value("config", nlohmann::json::object());

@@ -76,6 +76,9 @@ void print_ranking(const TrialInfo& t) {
     }
     std::printf("  Rank %zu of %zu in sweep %s (by priority, then utility):\n", rank, rows.size(),
                 t.group.empty() ? "(given siblings)" : t.group.c_str());
+    if (t.source.rfind("sim", 0) == 0) {
+        std::printf("    (each trial's last assessment; trials that ended were last assessed before they did)\n");
+    }
     std::printf("    %-4s %-24s %-10s %10s %12s %12s  %s\n", "", "job", "state", "priority", "utility", "pred. final",
                 "decision");
     for (std::size_t i = 0; i < rows.size(); ++i) {

@@ -79,6 +79,7 @@ std::optional<AssessmentView> assessment_from_json(const nlohmann::json& record)
         v.prediction.upper = number_or_nan(*p, "upper");
         v.prediction.horizon = number_or_nan(*p, "horizon");
         v.prediction.extrapolated = p->value("extrapolated", false);
+        v.prediction.observed = p->value("observed", std::size_t{0});
     }
     return v;
 }

@@ -132,6 +132,7 @@ public:
                         json_number(a.prediction.value) + ",\"lower\":" + json_number(a.prediction.lower) +
                         ",\"upper\":" + json_number(a.prediction.upper) +
                         ",\"horizon\":" + json_number(a.prediction.horizon) +
+                        ",\"observed\":" + std::to_string(a.prediction.observed) +
                         ",\"extrapolated\":" + (a.prediction.extrapolated ? "true" : "false") + "}}";
         return s;
     }

@@ -37,6 +37,8 @@ const char* sim_usage() {
            "  --max-time S          stop the clock at S simulated seconds (default: run to the end)\n"
            "  --min-run S           no preemption within S seconds of a start (default 600)\n"
            "  --slice S             time slice of gandiva and gavel (default 1800)\n"
+           "  --rerank S            explsched and slaq re-assess every S seconds (default 300,\n"
+           "                        Slurm's PriorityCalcPeriod)\n"
            "  --json                print the summary as JSON\n"
            "  --output FILE         also write every trial's record (for explsched show/why/plot --sim)\n"
            "  --quiet               no progress lines\n";
@@ -62,6 +64,7 @@ nlohmann::json SimOptions::describe() const {
     j["max_time_s"] = sim.max_time_s;
     j["min_run_s"] = policy.min_run_s;
     j["slice_s"] = policy.slice_s;
+    j["rerank_period_s"] = policy.rerank_period_s;
     return j;
 }
 
@@ -180,6 +183,13 @@ Result<SimOptions> parse_sim_options(int argc, char** argv) {
         {"--max-time", set_seconds(o.sim.max_time_s)},
         {"--min-run", set_seconds(o.policy.min_run_s)},
         {"--slice", set_seconds(o.policy.slice_s)},
+        {"--rerank", [&](std::string_view v) -> Status {
+             auto s = seconds(v);
+             if (!s) return s.error();
+             if (*s <= 0.0) return make_error("'" + std::string(v) + "' must be > 0");
+             o.policy.rerank_period_s = *s;
+             return {};
+         }},
         {"--output", [&](std::string_view v) -> Status { o.output = std::string(v); return {}; }},
     };
     for (int i = 1; i < argc; ++i) {

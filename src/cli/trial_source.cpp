@@ -242,7 +242,12 @@ Result<TrialInfo> load_live(const std::string& job, const SourceOptions& options
     if (!id || *id == 0 || *id > 0xffffffffULL) {
         return make_error("job '" + job + "': not a job id (for an array task give the task's own job id)");
     }
-    const std::string db = options.db.empty() ? Settings{}.report_db : options.db;
+    std::string db = options.db;
+    if (db.empty()) {
+        auto site = site_settings();  // explschedd.conf names the store
+        if (!site) return make_error(site.error().message);
+        db = site->report_db;
+    }
     auto reader = ReportReader::open(db);
     if (!reader) return make_error("report store: " + reader.error().message);
     auto rows = (*reader)->job_curve(static_cast<std::uint32_t>(*id));
@@ -296,7 +301,7 @@ Result<TrialInfo> load_live(const std::string& job, const SourceOptions& options
 const char* source_options_help() {
     return "Where the trial comes from (default: the live cluster):\n"
            "  JOBID                   live: curve from the report store, assessment from slurmctld\n"
-           "    --db PATH             report store (default: explsched.conf's report_db default)\n"
+           "    --db PATH             report store (default: report_db of $EXPLSCHED_CONF or /etc/slurm/explschedd.conf)\n"
            "  --curve FILE            offline: a curve CSV, assessed by the engine as one round\n"
            "    --sibling FILE        another trial of its sweep (repeatable)\n"
            "    --direction min|max   metric direction (default: inferred from the curve)\n"

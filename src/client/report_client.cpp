@@ -60,18 +60,7 @@ const char* env(const char* name) {
 }
 
 // The settings file clients share with explschedd, for report_host/report_port/munge_socket.
-Result<Settings> client_settings() {
-    const char* path = env("EXPLSCHED_CONF");
-    const std::string file = path != nullptr ? path : "/etc/slurm/explschedd.conf";
-    std::ifstream in(file);
-    if (!in) {
-        if (path == nullptr) return Settings{};  // the default file is optional
-        return make_error("cannot read EXPLSCHED_CONF=" + file + ": " + std::strerror(errno));
-    }
-    std::stringstream text;
-    text << in.rdbuf();
-    return parse_settings_file_text(text.str(), file);
-}
+Result<Settings> client_settings() { return site_settings(); }
 
 }  // namespace
 

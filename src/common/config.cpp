@@ -1,6 +1,8 @@
 #include "config.hpp"
 
 #include <cerrno>
+#include <cstring>
+#include <fstream>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -365,6 +367,20 @@ std::vector<std::string> describe_settings(const Settings& settings) {
     std::vector<std::string> out;
     for (const Row& row : kRows) out.push_back(std::string(row.key) + "=" + row.get(settings));
     return out;
+}
+
+Result<Settings> site_settings() {
+    const char* env = std::getenv("EXPLSCHED_CONF");
+    const bool explicit_path = env != nullptr && *env != '\0';
+    const std::string file = explicit_path ? env : "/etc/slurm/explschedd.conf";
+    std::ifstream in(file);
+    if (!in) {
+        if (!explicit_path) return Settings{};  // the default file is optional
+        return make_error("cannot read EXPLSCHED_CONF=" + file + ": " + std::strerror(errno));
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    return parse_settings_file_text(text.str(), file);
 }
 
 }  // namespace explsched

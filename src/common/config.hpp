@@ -74,6 +74,10 @@ Result<Settings> parse_settings_args(const std::vector<std::string>& args,
 // ignored. Errors name the line number: "<origin>:<line>: ...".
 Result<Settings> parse_settings_file_text(std::string_view text, std::string_view origin,
                                           const Settings& base = Settings{});
+// The settings file shared by explschedd and the client tools: $EXPLSCHED_CONF if set (it must
+// then be readable), else /etc/slurm/explschedd.conf if it exists, else the defaults.
+Result<Settings> site_settings();
+
 // "key=value" for every key, in table order (what `explsched config` and the logs show).
 std::vector<std::string> describe_settings(const Settings& settings);
 

@@ -52,6 +52,7 @@ std::string summary_line(const Assessment& a, double load, std::string_view tria
         out += " pred=none";
     }
     out += " points=" + std::to_string(p.observed);
+    out += p.extrapolated ? " extrapolated=yes" : " extrapolated=no";
     out += " reason=" + explain(a);
     return out;
 }
@@ -101,6 +102,9 @@ Result<JobSummary> parse_summary_line(std::string_view line) {
             s.prediction.lower = *lo;
             s.prediction.upper = *hi;
             s.prediction.horizon = *h;
+        } else if (key == "extrapolated") {
+            if (value != "yes" && value != "no") return bad();
+            s.prediction.extrapolated = value == "yes";
         } else if (key == "points") {
             auto n = parse_uint64(value);
             if (!n) return bad();

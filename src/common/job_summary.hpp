@@ -4,7 +4,7 @@
 //
 //   explsched: group=lr metric=loss:min max_steps=2000
 //              state=promising decision=keep utility=3.1e-06 price=2.0e-06 load=0.94
-//              pred=0.412 [0.398,0.431]@2000 points=14 reason=<free text to the end of the line>
+//              pred=0.412 [0.398,0.431]@2000 points=14 extrapolated=yes reason=<free text to the end>
 //
 // pred is the predicted final metric, its interval and the step it is for ("pred=none" without
 // a prediction). The reason is last because it is free text. What precedes state= describes the

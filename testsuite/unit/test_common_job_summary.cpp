@@ -24,6 +24,7 @@ Assessment sample() {
     a.prediction.upper = 0.431;
     a.prediction.horizon = 2000;
     a.prediction.observed = 14;
+    a.prediction.extrapolated = true;
     a.reason.code = ReasonCode::below_price;
     a.reason.a = a.utility;
     a.reason.b = a.price;
@@ -50,6 +51,7 @@ BOOST_AUTO_TEST_CASE(round_trip) {
     BOOST_TEST(s->prediction.lower == 0.398, boost::test_tools::tolerance(1e-3));
     BOOST_TEST(s->prediction.horizon == 2000.0);
     BOOST_TEST(s->prediction.observed == 14u);
+    BOOST_TEST(s->prediction.extrapolated);
     BOOST_TEST(s->reason.find("below the GPU price") != std::string::npos, s->reason);
 }
 

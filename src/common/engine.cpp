@@ -57,6 +57,7 @@ struct TrialCache {
     double asha_rung = kNaN, asha_value = kNaN;
     std::uint64_t asha_version = ~std::uint64_t{0};
     std::uint64_t round = 0;
+    std::size_t group = std::numeric_limits<std::size_t>::max();  // index in Impl::groups
 };
 
 // A group (sweep) persists across rounds so that what only changes when a member's curve
@@ -74,14 +75,19 @@ struct GroupStats {
     std::vector<std::size_t> members;                 // this round's jobs
     // per rung reached: the sorted metrics of the members that reached it
     std::vector<std::pair<double, std::vector<double>>> rung_values;
+    // What the sweep's trials that have left the queue (finished, stopped, held) achieved: a
+    // sweep's best often finishes first, and later siblings must still be measured against it.
+    double ended_lo = kInf, ended_hi = -kInf, ended_best = kNaN, ended_furthest = 0.0;
+    TrialKey ended_best_key;
 
     void start_round(std::uint64_t round, Direction d) {
         direction = d;
-        lo = kInf;
-        hi = -kInf;
-        best = second = kNaN;
-        best_key = TrialKey{};
-        furthest_step = 0.0;
+        lo = ended_lo;
+        hi = ended_hi;
+        best = ended_best;
+        second = kNaN;
+        best_key = ended_best_key;
+        furthest_step = ended_furthest;
         trials = 0;
         seen_round = round;
         changed = false;
@@ -287,6 +293,31 @@ Status Engine::evaluate(const std::vector<JobView>& jobs, const ClusterView& clu
     const double load = std::min(1.0, static_cast<double>(busy) / total);
     ++m.round;
 
+    // --- trials that left the queue (finished, stopped, held) ------------------------------------
+    // Forget their fits but keep what they achieved in their sweep's statistics, before this
+    // round's statistics are built: a sweep's best often finishes first, and later siblings must
+    // still be measured against it. With the same keys as last round, nobody left.
+    if (!same_keys) {
+        for (auto it = m.cache.begin(); it != m.cache.end();) {
+            if (m.index.count(it->first) != 0) {
+                ++it;
+                continue;
+            }
+            const TrialCache& gone = it->second;
+            if (gone.group < m.groups.size() && gone.predictor.size() > 0 && !std::isnan(gone.best)) {
+                GroupStats& gs = m.groups[gone.group];
+                gs.ended_lo = std::min(gs.ended_lo, gone.lo);
+                gs.ended_hi = std::max(gs.ended_hi, gone.hi);
+                gs.ended_furthest = std::max(gs.ended_furthest, gone.predictor.last_step());
+                if (std::isnan(gs.ended_best) || better(gs.direction, gone.best, gs.ended_best)) {
+                    gs.ended_best = gone.best;
+                    gs.ended_best_key = it->first;
+                }
+            }
+            it = m.cache.erase(it);
+        }
+    }
+
     // --- per-trial caches and group statistics -----------------------------------------------
     if (!same_keys) m.trial_of.assign(n, nullptr);
     m.group_of.assign(n, std::numeric_limits<std::size_t>::max());
@@ -295,6 +326,7 @@ Status Engine::evaluate(const std::vector<JobView>& jobs, const ClusterView& clu
     if (m.groups.size() > 2 * m.active_groups + 1024) {
         m.group_index.clear();
         m.groups.clear();
+        for (auto& entry : m.cache) entry.second.group = std::numeric_limits<std::size_t>::max();
     }
     m.active_groups = 0;
     std::size_t fitted = 0, invalid = 0, trials = 0;
@@ -335,6 +367,7 @@ Status Engine::evaluate(const std::vector<JobView>& jobs, const ClusterView& clu
             ++m.active_groups;
         }
         m.group_of[j] = g->second;
+        c.group = g->second;
         gs.members.push_back(j);
         gs.changed = gs.changed || changed || is_new;
         gs.signature += TrialKeyHash()(job.key) * 0x9E3779B97F4A7C15ULL + 1;
@@ -358,7 +391,7 @@ Status Engine::evaluate(const std::vector<JobView>& jobs, const ClusterView& clu
             gs.rung_values.clear();
         }
     }
-    // forget trials that left the queue (every cached trial was touched: none left)
+    // forget cache entries of jobs listed but no longer exploratory (left ones went above)
     if (m.cache.size() != trials) {
         for (auto it = m.cache.begin(); it != m.cache.end();) {
             it = it->second.round == m.round ? std::next(it) : m.cache.erase(it);

@@ -116,6 +116,25 @@ BOOST_AUTO_TEST_CASE(a_trial_that_cannot_catch_up_is_hopeless) {
     }
 }
 
+BOOST_AUTO_TEST_CASE(a_sweep_remembers_the_best_of_trials_that_ended) {
+    // The sweep's best trial finishes (leaves the queue) before a poor sibling has run long
+    // enough to be judged: the sibling must still be measured against the finished best.
+    const auto good = rising(40, 0.95);
+    const auto poor_early = rising(10, 0.55);
+    const auto poor = rising(40, 0.55);
+    Engine e = make();
+    std::vector<Assessment> out;
+    BOOST_REQUIRE(e.evaluate({view(1, "g", good), view(2, "g", poor_early)}, cluster(1000, 8), out).ok());
+    BOOST_TEST((out[1].state != TrialState::hopeless));  // too early to say
+    // Trial 1 has ended; trial 2 goes on alone.
+    BOOST_REQUIRE(e.evaluate({view(2, "g", poor)}, cluster(2000, 8), out).ok());
+    BOOST_TEST((out[0].state == TrialState::hopeless));
+    BOOST_TEST(explain(out[0]).find("cannot beat the group's best") != std::string::npos, explain(out[0]));
+    // Another sweep is not affected by it.
+    BOOST_REQUIRE(e.evaluate({view(3, "other", poor)}, cluster(3000, 8), out).ok());
+    BOOST_TEST((out[0].state != TrialState::hopeless));
+}
+
 BOOST_AUTO_TEST_CASE(no_trial_is_hopeless_before_half_its_run) {
     const auto good = rising(40, 0.95), poor = rising(40, 0.55);
     Engine e = make();

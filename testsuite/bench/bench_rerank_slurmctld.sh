@@ -16,7 +16,7 @@ curves=${2:-2000}
 measure() {  # measure N CURVES -> prints "median max rounds jobs"
     local n=$1 curves=$2 dir
     dir=$(mktemp -d /tmp/explsched-bench.XXXXXX)
-    cluster_up "$dir" --nodes 4 --gpus 4 --explschedd --log-level verbose \
+    cluster_up "$dir" --nodes 4 --gpus 4 --explschedd --log-level verbose --conf MaxJobCount=100000 \
         --params rerank_period=3,min_run=3600 >/dev/null 2>&1 || { echo "cluster failed" >&2; return 1; }
     (
         . "$dir/env.sh"

@@ -10,6 +10,7 @@
 #                 --preempt TYPE (preempt/explsched)  --params 'k=v,...' (PriorityParameters)
 #                 --spank-args 'k=v ...'  --no-spank  --debug  --log-level LEVEL
 #                 --explschedd (start the report collector; PriorityParameters gets its report_db)
+#                 --conf 'Key=Value' (an extra slurm.conf line; repeatable)
 # After up, DIR/env.sh exports SLURM_CONF, EXPLSCHED_CLUSTER_DIR, EXPLSCHED_MUNGE_SOCKET and
 # EXPLSCHED_REPORT_PORT for clients; source it.
 #
@@ -58,7 +59,7 @@ _cluster_plugindir() {
 cluster_up() {
     local dir=$1; shift
     local nodes=4 gpus=4 cpus=8 priority=priority/explsched preempt=preempt/explsched
-    local params="" spank_args="" spank=yes debug=info explschedd=no
+    local params="" spank_args="" spank=yes debug=info explschedd=no extra_conf=()
     while [ $# -gt 0 ]; do
         case $1 in
             --nodes) nodes=$2; shift ;;
@@ -72,6 +73,7 @@ cluster_up() {
             --debug) debug=debug2 ;;
             --log-level) debug=$2; shift ;;
             --explschedd) explschedd=yes ;;
+            --conf) extra_conf+=("$2"); shift ;;
             *) cluster_die "unknown option $1"; return 1 ;;
         esac
         shift
@@ -166,6 +168,7 @@ cluster_up() {
         echo "MessageTimeout=10"
         echo "TmpFS=$dir/tmp"
         echo "SlurmdParameters=config_overrides"
+        for line in "${extra_conf[@]}"; do echo "$line"; done
         for ((n = 1; n <= nodes; n++)); do
             echo "NodeName=n$n NodeHostname=$host NodeAddr=127.0.0.1 Port=$((base + 2 + n)) CPUs=$cpus RealMemory=4096 Gres=gpu:$gpus State=UNKNOWN"
         done

@@ -65,6 +65,30 @@ struct HopelessAct {
     std::string reason;
 };
 
+// What never changes in a job's record after submit (its --explore options, its TRES requests),
+// parsed once: a round over 10,000 jobs must not re-parse 10,000 environments.
+struct JobStatic {
+    bool exploratory = false;
+    std::string group;  // "uid:GROUP"
+    std::string trial;  // explore_trial_text
+    Direction direction = Direction::minimize;
+    double max_steps = 0.0;
+    std::optional<HopelessAction> on_hopeless;
+    std::vector<double> milestones;
+    uint64_t gpus_per_job = 0, gpus_per_node = 0, gpus_per_task = 0;
+};
+
+// When a trial's SystemComment was last written, and what it said: the line is rewritten when
+// the state, the decision or the curve (a new report) changes, else at most every
+// kCommentRefresh seconds (formatting 10,000 lines a round would cost more than the ranking).
+struct CommentMark {
+    time_t written = 0;
+    TrialState state = TrialState::unknown;
+    Decision decision = Decision::wait;
+    std::size_t points = 0;
+};
+constexpr time_t kCommentRefresh = 30;
+
 struct State {
     std::mutex mutex;
     Settings settings;
@@ -73,10 +97,12 @@ struct State {
     std::unordered_map<uint32_t, std::vector<CurvePoint>> curves;
     // Trials whose hopeless action was carried out: never twice (an owner may release a held one).
     std::unordered_set<uint32_t> acted;
+    std::unordered_map<uint32_t, JobStatic> statics;
+    std::unordered_map<uint32_t, CommentMark> comments;
     // Reused every round.
     std::vector<JobView> views;
     std::vector<job_record_t*> records;
-    std::vector<std::string> trials;
+    std::vector<const std::string*> trials;
     std::vector<Assessment> out;
 };
 State g_state;
@@ -111,39 +137,58 @@ int32_t job_nice(const job_record_t* job) {
     return job->details != nullptr ? static_cast<int32_t>(job->details->nice) - NICE_OFFSET : 0;
 }
 
-uint32_t gpus_of(const job_record_t* job) {
-    const uint64_t nodes = IS_JOB_RUNNING(job) ? job->node_cnt
-                           : job->details != nullptr ? job->details->min_nodes : 1;
-    const uint64_t tasks = job->details != nullptr ? job->details->num_tasks : 1;
-    const uint64_t n = job_gpus(job->tres_per_job ? job->tres_per_job : "",
-                                job->tres_per_node ? job->tres_per_node : "",
-                                job->tres_per_task ? job->tres_per_task : "", nodes, tasks);
-    return static_cast<uint32_t>(std::min<uint64_t>(n, UINT32_MAX));
+
+// The job's static part, parsed on first sight; null when its --explore options cannot be read
+// (logged once).
+const JobStatic* job_static(const job_record_t* job) {
+    auto found = g_state.statics.find(job->job_id);
+    if (found != g_state.statics.end()) return &found->second;
+    auto spec = shim::job_explore_spec(job);
+    if (!spec) {
+        g_log.write(LogLevel::error, "job " + std::to_string(job->job_id) + ": " + spec.error().message);
+        return nullptr;
+    }
+    JobStatic st;
+    if (spec->exploratory()) {
+        st.exploratory = true;
+        // Groups are per user: two users' "lr" sweeps are different sweeps.
+        st.group = std::to_string(job->user_id) + ":" + spec->group;
+        st.trial = explore_trial_text(*spec);
+        st.direction = spec->direction == MetricDirection::max ? Direction::maximize : Direction::minimize;
+        st.max_steps = spec->max_steps ? static_cast<double>(*spec->max_steps) : 0.0;
+        st.on_hopeless = spec->on_hopeless;
+        st.milestones.assign(spec->milestones.begin(), spec->milestones.end());
+    }
+    st.gpus_per_job = tres_gpus(job->tres_per_job ? job->tres_per_job : "").count;
+    st.gpus_per_node = tres_gpus(job->tres_per_node ? job->tres_per_node : "").count;
+    st.gpus_per_task = tres_gpus(job->tres_per_task ? job->tres_per_task : "").count;
+    return &g_state.statics.emplace(job->job_id, std::move(st)).first->second;
 }
 
 // Fills `view` (and `trial`, the text that describes a trial) from the record; false when the
 // job's --explore options cannot be read (logged).
-bool job_view(const job_record_t* job, JobView& view, std::string* trial = nullptr) {
+bool job_view(const job_record_t* job, JobView& view, const std::string** trial = nullptr) {
+    const JobStatic* st = job_static(job);
+    if (st == nullptr) return false;
     view = JobView{};
     view.key = trial_key(job);
-    auto spec = shim::job_explore_spec(job);
-    if (!spec) {
-        g_log.write(LogLevel::error, "job " + std::to_string(job->job_id) + ": " + spec.error().message);
-        return false;
-    }
-    if (spec->exploratory()) {
-        // Groups are per user: two users' "lr" sweeps are different sweeps.
-        view.group = std::to_string(job->user_id) + ":" + spec->group;
-        if (trial != nullptr) *trial = explore_trial_text(*spec);
-        view.direction = spec->direction == MetricDirection::max ? Direction::maximize : Direction::minimize;
-        view.max_steps = spec->max_steps ? static_cast<double>(*spec->max_steps) : 0.0;
-        view.has_hopeless_action = spec->on_hopeless.has_value();
-        view.hopeless_action = spec->on_hopeless.value_or(g_state.settings.engine.hopeless_action);
-        view.milestones.assign(spec->milestones.begin(), spec->milestones.end());
+    if (st->exploratory) {
+        view.group = st->group;
+        if (trial != nullptr) *trial = &st->trial;
+        view.direction = st->direction;
+        view.max_steps = st->max_steps;
+        view.has_hopeless_action = st->on_hopeless.has_value();
+        view.hopeless_action = st->on_hopeless.value_or(g_state.settings.engine.hopeless_action);
+        view.milestones = st->milestones;
         const auto it = g_state.curves.find(job->job_id);
         if (it != g_state.curves.end()) view.points = PointSpan(it->second);
     }
-    view.gpus = std::max<uint32_t>(1, gpus_of(job));
+    const uint64_t nodes = IS_JOB_RUNNING(job) ? job->node_cnt
+                           : job->details != nullptr ? job->details->min_nodes : 1;
+    const uint64_t tasks = job->details != nullptr ? job->details->num_tasks : 1;
+    const uint64_t gpus = st->gpus_per_job + st->gpus_per_node * std::max<uint64_t>(nodes, 1) +
+                          st->gpus_per_task * std::max<uint64_t>(tasks, 1);
+    view.gpus = static_cast<uint32_t>(std::clamp<uint64_t>(gpus, 1, UINT32_MAX));
     view.state = IS_JOB_RUNNING(job) ? JobState::running : JobState::pending;
     view.submit_time = eligible_since(job);
     view.start_time = IS_JOB_RUNNING(job) ? static_cast<double>(job->start_time) : 0.0;
@@ -243,11 +288,11 @@ void rerank_all() {
         const bool pending = IS_JOB_PENDING(job) && job->priority != 0;  // 0: held, not competing
         if (!pending && !IS_JOB_RUNNING(job)) continue;
         JobView view;
-        std::string trial;
+        const std::string* trial = nullptr;
         if (!job_view(job, view, &trial)) continue;
         g_state.views.push_back(std::move(view));
         g_state.records.push_back(job);
-        g_state.trials.push_back(std::move(trial));
+        g_state.trials.push_back(trial);
     }
     list_iterator_destroy(it);
 
@@ -267,7 +312,15 @@ void rerank_all() {
         const JobView& view = g_state.views[i];
         const Assessment& a = g_state.out[i];
         write_factors(job, view, a, cluster.now);
-        if (a.exploratory) shim::set_system_comment(job, summary_line(a, load, g_state.trials[i]));
+        if (a.exploratory) {
+            CommentMark& mark = g_state.comments[job->job_id];
+            if (mark.written == 0 || mark.state != a.state || mark.decision != a.decision ||
+                mark.points != view.points.size || now - mark.written >= kCommentRefresh ||
+                job->system_comment == nullptr) {
+                shim::set_system_comment(job, summary_line(a, load, *g_state.trials[i]));
+                mark = CommentMark{now, a.state, a.decision, view.points.size};
+            }
+        }
         if (IS_JOB_PENDING(job) && !job->direct_set_prio && job->priority != a.priority) {
             job->priority = a.priority;
             changed = true;
@@ -301,6 +354,10 @@ void rerank_all() {
         c = find_job_record(c->first) == nullptr ? g_state.curves.erase(c) : std::next(c);
     for (auto a = g_state.acted.begin(); a != g_state.acted.end();)
         a = find_job_record(*a) == nullptr ? g_state.acted.erase(a) : std::next(a);
+    for (auto st = g_state.statics.begin(); st != g_state.statics.end();)
+        st = find_job_record(st->first) == nullptr ? g_state.statics.erase(st) : std::next(st);
+    for (auto c = g_state.comments.begin(); c != g_state.comments.end();)
+        c = find_job_record(c->first) == nullptr ? g_state.comments.erase(c) : std::next(c);
     if (changed) last_job_update = now;
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
@@ -346,7 +403,7 @@ bool in_slurmctld() { return &job_list != nullptr && job_list != nullptr; }
 // else the rank of a job with no curve yet.
 uint32_t provisional_priority(job_record_t* job) {
     JobView view;
-    std::string trial;
+    const std::string* trial = nullptr;
     if (!job_view(job, view, &trial)) return 1;
     if (g_state.engine) {
         if (const Assessment* a = g_state.engine->find(view.key)) return a->priority;
@@ -354,7 +411,7 @@ uint32_t provisional_priority(job_record_t* job) {
     const EngineSettings& es = g_state.settings.engine;
     const double value = view.group.empty() ? es.nonexploratory_value : es.unknown_value;
     Assessment a = provisional_assessment(view, value, es);
-    if (!view.group.empty()) shim::set_system_comment(job, summary_line(a, 0.0, trial));
+    if (!view.group.empty() && trial != nullptr) shim::set_system_comment(job, summary_line(a, 0.0, *trial));
     return a.priority;
 }
 

@@ -39,7 +39,9 @@ pass "after reports: priorities flat=$pf mid=$pm good=$pg plain=$(job_field $pla
 for j in $flat $mid $good; do echo "    job $j: $(scontrol show job $j | sed -n 's/^ *SystemComment=//p')"; done
 [ "$pg" -gt "$pm" ] || fail "good ($pg) does not outrank mid ($pm)"
 [ "$pm" -gt "$pf" ] || fail "mid ($pm) does not outrank flat ($pf)"
-[ "$pg" != "$p_before" ] || fail "the good trial's priority did not move when its curve arrived"
+# Before any report all trials ranked alike; the curves moved them apart (the best may stay at
+# the price, value 0.5, if its utility sets the upper price bound).
+[ "$pm" != "$p_before" ] && [ "$pf" != "$p_before" ] || fail "priorities did not move when the curves arrived"
 sprio -h -o '%i %S' | grep -q "^ *$good " || fail "sprio does not list job $good"
 site=$(sprio -h -o '%i %S' | awk -v j="$good" '$1 == j {print $2}')
 [ "${site%.*}" -gt 0 ] || fail "sprio shows no utility (SITE) factor for job $good: '$site'"

@@ -61,10 +61,13 @@ GpuCount tres_gpus(std::string_view tres) {
     return out;
 }
 
+uint64_t job_gpus(uint64_t per_job, uint64_t per_node, uint64_t per_task, uint64_t nodes, uint64_t tasks) {
+    return per_job + per_node * std::max<uint64_t>(nodes, 1) + per_task * std::max<uint64_t>(tasks, 1);
+}
+
 uint64_t job_gpus(std::string_view per_job, std::string_view per_node, std::string_view per_task,
                   uint64_t nodes, uint64_t tasks) {
-    return tres_gpus(per_job).count + tres_gpus(per_node).count * std::max<uint64_t>(nodes, 1) +
-           tres_gpus(per_task).count * std::max<uint64_t>(tasks, 1);
+    return job_gpus(tres_gpus(per_job).count, tres_gpus(per_node).count, tres_gpus(per_task).count, nodes, tasks);
 }
 
 }  // namespace explsched

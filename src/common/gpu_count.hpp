@@ -19,7 +19,11 @@ GpuCount node_gpus(std::string_view gres);
 // Sum of the GPUs in a TRES request string (tres_per_job / per_node / per_task).
 GpuCount tres_gpus(std::string_view tres);
 
-// GPUs a job asks for or holds: per_job + per_node x nodes + per_task x tasks.
+// GPUs a job asks for or holds from already-counted requests: per_job + per_node x nodes +
+// per_task x tasks (nodes and tasks count at least 1).
+uint64_t job_gpus(uint64_t per_job, uint64_t per_node, uint64_t per_task, uint64_t nodes, uint64_t tasks);
+
+// The same from the TRES request strings.
 uint64_t job_gpus(std::string_view per_job, std::string_view per_node, std::string_view per_task,
                   uint64_t nodes, uint64_t tasks);
 

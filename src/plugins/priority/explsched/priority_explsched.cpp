@@ -186,8 +186,7 @@ bool job_view(const job_record_t* job, JobView& view, const std::string** trial 
     const uint64_t nodes = IS_JOB_RUNNING(job) ? job->node_cnt
                            : job->details != nullptr ? job->details->min_nodes : 1;
     const uint64_t tasks = job->details != nullptr ? job->details->num_tasks : 1;
-    const uint64_t gpus = st->gpus_per_job + st->gpus_per_node * std::max<uint64_t>(nodes, 1) +
-                          st->gpus_per_task * std::max<uint64_t>(tasks, 1);
+    const uint64_t gpus = job_gpus(st->gpus_per_job, st->gpus_per_node, st->gpus_per_task, nodes, tasks);
     view.gpus = static_cast<uint32_t>(std::clamp<uint64_t>(gpus, 1, UINT32_MAX));
     view.state = IS_JOB_RUNNING(job) ? JobState::running : JobState::pending;
     view.submit_time = eligible_since(job);

@@ -244,8 +244,12 @@ void post_complete(int endpoint, std::uint64_t seq) {
     std::uint64_t pos = 0;
     es::Record* r = es::ring_claim(*ep.slot, pos);
     if (r == nullptr) {
-        ep.slot->dropped.fetch_add(1, std::memory_order_relaxed);
-        return;
+        // A lost completion would hold the kernel's share until it expires: wait for room like
+        // a launch does (claim_when_full counts the record as dropped only if the daemon died).
+        const Claim c = claim_when_full(ep);
+        r = c.record;
+        pos = c.pos;
+        if (r == nullptr) return;
     }
     r->type = es::RecordType::complete;
     r->entry = es::Entry::none;

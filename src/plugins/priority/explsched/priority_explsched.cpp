@@ -88,20 +88,33 @@ struct CommentMark {
     std::size_t points = 0;
 };
 constexpr time_t kCommentRefresh = 30;
+constexpr time_t kPrunePeriod = 10;
+
+// Everything the shim keeps about one job, in one node: a round over 10,000 jobs does one hash
+// lookup per job (the walk is bound by cache misses, not arithmetic).
+struct JobEntry {
+    bool parsed = false;        // `st` filled from the record
+    bool unreadable = false;    // its --explore options could not be read (logged once)
+    JobStatic st;
+    std::vector<CurvePoint> curve;  // reported points, fed from the report store
+    CommentMark mark;
+    uint64_t seen_round = 0;    // last round whose walk visited the job
+};
 
 struct State {
     std::mutex mutex;
     Settings settings;
     std::optional<Engine> engine;
-    // Curves by job id (an array task has its own job id), fed from the report store.
-    std::unordered_map<uint32_t, std::vector<CurvePoint>> curves;
+    // By job id (an array task has its own job id).
+    std::unordered_map<uint32_t, JobEntry> jobs;
     // Trials whose hopeless action was carried out: never twice (an owner may release a held one).
     std::unordered_set<uint32_t> acted;
-    std::unordered_map<uint32_t, JobStatic> statics;
-    std::unordered_map<uint32_t, CommentMark> comments;
+    uint64_t round = 0;
+    time_t last_prune = 0;
     // Reused every round.
     std::vector<JobView> views;
     std::vector<job_record_t*> records;
+    std::vector<JobEntry*> entries;
     std::vector<const std::string*> trials;
     std::vector<Assessment> out;
 };
@@ -138,17 +151,19 @@ int32_t job_nice(const job_record_t* job) {
 }
 
 
-// The job's static part, parsed on first sight; null when its --explore options cannot be read
-// (logged once).
-const JobStatic* job_static(const job_record_t* job) {
-    auto found = g_state.statics.find(job->job_id);
-    if (found != g_state.statics.end()) return &found->second;
+// The job's entry with its static part parsed (on first sight); null when its --explore options
+// cannot be read (logged once).
+JobEntry* job_entry(const job_record_t* job) {
+    JobEntry& entry = g_state.jobs[job->job_id];
+    if (entry.parsed) return &entry;
+    if (entry.unreadable) return nullptr;
     auto spec = shim::job_explore_spec(job);
     if (!spec) {
         g_log.write(LogLevel::error, "job " + std::to_string(job->job_id) + ": " + spec.error().message);
+        entry.unreadable = true;
         return nullptr;
     }
-    JobStatic st;
+    JobStatic& st = entry.st;
     if (spec->exploratory()) {
         st.exploratory = true;
         // Groups are per user: two users' "lr" sweeps are different sweeps.
@@ -162,14 +177,16 @@ const JobStatic* job_static(const job_record_t* job) {
     st.gpus_per_job = tres_gpus(job->tres_per_job ? job->tres_per_job : "").count;
     st.gpus_per_node = tres_gpus(job->tres_per_node ? job->tres_per_node : "").count;
     st.gpus_per_task = tres_gpus(job->tres_per_task ? job->tres_per_task : "").count;
-    return &g_state.statics.emplace(job->job_id, std::move(st)).first->second;
+    entry.parsed = true;
+    return &entry;
 }
 
-// Fills `view` (and `trial`, the text that describes a trial) from the record; false when the
-// job's --explore options cannot be read (logged).
-bool job_view(const job_record_t* job, JobView& view, const std::string** trial = nullptr) {
-    const JobStatic* st = job_static(job);
-    if (st == nullptr) return false;
+// Fills `view` (and `trial`, the text that describes a trial) from the record and answers the
+// job's entry; null when the job's --explore options cannot be read (logged once).
+JobEntry* job_view(const job_record_t* job, JobView& view, const std::string** trial = nullptr) {
+    JobEntry* entry = job_entry(job);
+    if (entry == nullptr) return nullptr;
+    const JobStatic* st = &entry->st;
     view = JobView{};
     view.key = trial_key(job);
     if (st->exploratory) {
@@ -180,8 +197,7 @@ bool job_view(const job_record_t* job, JobView& view, const std::string** trial 
         view.has_hopeless_action = st->on_hopeless.has_value();
         view.hopeless_action = st->on_hopeless.value_or(g_state.settings.engine.hopeless_action);
         view.milestones = st->milestones;
-        const auto it = g_state.curves.find(job->job_id);
-        if (it != g_state.curves.end()) view.points = PointSpan(it->second);
+        if (!entry->curve.empty()) view.points = PointSpan(entry->curve);
     }
     const uint64_t nodes = IS_JOB_RUNNING(job) ? job->node_cnt
                            : job->details != nullptr ? job->details->min_nodes : 1;
@@ -193,7 +209,7 @@ bool job_view(const job_record_t* job, JobView& view, const std::string** trial 
     view.start_time = IS_JOB_RUNNING(job) ? static_cast<double>(job->start_time) : 0.0;
     view.partition_factor = job->part_ptr != nullptr ? job->part_ptr->norm_priority : 0.0;
     view.nice = job_nice(job);
-    return true;
+    return entry;
 }
 
 uint32_t cluster_gpus() {
@@ -256,6 +272,14 @@ private:
 };
 ReportFeed g_feed;
 
+// CPU time of the calling thread: with the wall time it tells the round's own cost from time the
+// thread spent descheduled.
+double thread_cpu_ms() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
 void rerank_all() {
     std::string db;
     {
@@ -269,6 +293,7 @@ void rerank_all() {
     lock_slurmctld(locks);
     // Time spent holding slurmctld's locks: what the rest of slurmctld waits for.
     const auto started = std::chrono::steady_clock::now();
+    const double cpu_started = thread_cpu_ms();
     std::lock_guard<std::mutex> guard(g_state.mutex);
     for (const StoredReport& r : fresh) {
         CurvePoint p;
@@ -276,11 +301,13 @@ void rerank_all() {
         p.metric = r.metric;
         p.wall_time = r.server_time;
         p.throughput = r.throughput.value_or(std::numeric_limits<double>::quiet_NaN());
-        g_state.curves[r.job_id].push_back(p);
+        g_state.jobs[r.job_id].curve.push_back(p);
     }
+    const uint64_t round = ++g_state.round;
     const time_t now = time(nullptr);
     g_state.views.clear();
     g_state.records.clear();
+    g_state.entries.clear();
     g_state.trials.clear();
     ListIterator it = list_iterator_create(job_list);
     while (auto* job = static_cast<job_record_t*>(list_next(it))) {
@@ -288,9 +315,12 @@ void rerank_all() {
         if (!pending && !IS_JOB_RUNNING(job)) continue;
         JobView view;
         const std::string* trial = nullptr;
-        if (!job_view(job, view, &trial)) continue;
+        JobEntry* entry = job_view(job, view, &trial);
+        if (entry == nullptr) continue;
+        entry->seen_round = round;
         g_state.views.push_back(std::move(view));
         g_state.records.push_back(job);
+        g_state.entries.push_back(entry);
         g_state.trials.push_back(trial);
     }
     list_iterator_destroy(it);
@@ -312,9 +342,12 @@ void rerank_all() {
         const Assessment& a = g_state.out[i];
         write_factors(job, view, a, cluster.now);
         if (a.exploratory) {
-            CommentMark& mark = g_state.comments[job->job_id];
+            CommentMark& mark = g_state.entries[i]->mark;
+            // The periodic refresh is spread over kCommentRefresh rounds by job id, so that no
+            // round rewrites every line.
+            const time_t refresh = kCommentRefresh + static_cast<time_t>(job->job_id % kCommentRefresh);
             if (mark.written == 0 || mark.state != a.state || mark.decision != a.decision ||
-                mark.points != view.points.size || now - mark.written >= kCommentRefresh ||
+                mark.points != view.points.size || now - mark.written >= refresh ||
                 job->system_comment == nullptr) {
                 shim::set_system_comment(job, summary_line(a, load, *g_state.trials[i]));
                 mark = CommentMark{now, a.state, a.decision, view.points.size};
@@ -348,24 +381,28 @@ void rerank_all() {
             error("%s: acting on hopeless job %u failed: %s", plugin_type, act.job_id, slurm_strerror(rc));
         changed = true;
     }
-    // Forget curves and actions of jobs slurmctld no longer knows.
-    for (auto c = g_state.curves.begin(); c != g_state.curves.end();)
-        c = find_job_record(c->first) == nullptr ? g_state.curves.erase(c) : std::next(c);
-    for (auto a = g_state.acted.begin(); a != g_state.acted.end();)
-        a = find_job_record(*a) == nullptr ? g_state.acted.erase(a) : std::next(a);
-    for (auto st = g_state.statics.begin(); st != g_state.statics.end();)
-        st = find_job_record(st->first) == nullptr ? g_state.statics.erase(st) : std::next(st);
-    for (auto c = g_state.comments.begin(); c != g_state.comments.end();)
-        c = find_job_record(c->first) == nullptr ? g_state.comments.erase(c) : std::next(c);
+    // Forget the entries and actions of jobs slurmctld no longer knows. A job this round's walk
+    // visited is known; only the others (held, finished, reported but not queued) are looked up.
+    // Walking every entry costs a cache miss each, so it is done only when some were not visited,
+    // and then at most every kPrunePeriod seconds.
+    if (g_state.jobs.size() > g_state.entries.size() && now - g_state.last_prune >= kPrunePeriod) {
+        g_state.last_prune = now;
+        for (auto e = g_state.jobs.begin(); e != g_state.jobs.end();)
+            e = e->second.seen_round != round && find_job_record(e->first) == nullptr ? g_state.jobs.erase(e)
+                                                                                        : std::next(e);
+        for (auto a = g_state.acted.begin(); a != g_state.acted.end();)
+            a = find_job_record(*a) == nullptr ? g_state.acted.erase(a) : std::next(a);
+    }
     if (changed) last_job_update = now;
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
-    const RoundSummary& round = g_state.engine->last_round();
+    const double cpu_ms = thread_cpu_ms() - cpu_started;
+    const RoundSummary& summary = g_state.engine->last_round();
     unlock_slurmctld(locks);
-    verbose("%s: ranked %zu jobs (%zu trials, %zu refitted) in %.2f ms under the job lock; %zu new reports; "
-            "load %.2f, price %.3g",
-            plugin_type, g_state.views.size(), round.trials, round.fitted, ms, fresh.size(), round.utilisation,
-            round.price_now);
+    verbose("%s: ranked %zu jobs (%zu trials, %zu refitted) in %.2f ms under the job lock (%.2f ms CPU); "
+            "%zu new reports; load %.2f, price %.3g",
+            plugin_type, g_state.views.size(), summary.trials, summary.fitted, ms, cpu_ms, fresh.size(), summary.utilisation,
+            summary.price_now);
 }
 
 // --- the re-ranking thread -----------------------------------------------------------------------

@@ -59,6 +59,10 @@ const char* to_string(ReasonCode code) {
             return "below_price";
         case ReasonCode::in_grace:
             return "in_grace";
+        case ReasonCode::behind_at_milestone:
+            return "behind_at_milestone";
+        case ReasonCode::negligible_gain:
+            return "negligible_gain";
     }
     return "?";
 }
@@ -115,6 +119,16 @@ std::string describe(Decision decision, const Reason& r) {
             break;
         case ReasonCode::in_grace:
             text += "running " + num(r.a, 6) + " s, not preemptable before " + num(r.b, 6) + " s";
+            break;
+        case ReasonCode::behind_at_milestone:
+            text += "milestone step " + num(r.a, 10) + ": rank " + num(r.b, 10) + " of " + num(r.c, 10) +
+                    " in its group, outside the top 1/" + num(r.d);
+            text += std::isnan(r.e) ? std::string(", too early to predict")
+                                    : ", and a chance of " + num(r.e, 2) + " to beat the group's best";
+            break;
+        case ReasonCode::negligible_gain:
+            text += "predicted final " + num(r.c, 4) + " is expected to improve the group's best " + num(r.d, 4) +
+                    " by " + num(r.a, 2) + " of its range, less than " + num(r.b, 2);
             break;
     }
     return text;

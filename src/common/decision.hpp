@@ -27,6 +27,8 @@ enum class ReasonCode {
     above_price,     // utility a >= price b at load c
     below_price,     // utility a < price b at load c
     in_grace,        // running a s < min_run_s b: not preemptable yet
+    behind_at_milestone,  // milestone step a: rank b of c, outside the top 1/d; chance e to win
+    negligible_gain,      // expected improvement a (of the range) on best d < b; final c
 };
 
 struct Reason {

@@ -79,6 +79,8 @@ struct GroupStats {
     // sweep's best often finishes first, and later siblings must still be measured against it.
     double ended_lo = kInf, ended_hi = -kInf, ended_best = kNaN, ended_furthest = 0.0;
     TrialKey ended_best_key;
+    // ... and their metric at each milestone they reached: (milestone step, metric)
+    std::vector<std::pair<double, double>> ended_rung_values;
 
     void start_round(std::uint64_t round, Direction d) {
         direction = d;
@@ -130,6 +132,13 @@ struct Engine::Impl {
         if (logger != nullptr && logger->enabled(level)) logger->write(level, message);
     }
     bool sync(const JobView& job, TrialCache& c, std::size_t& budget);
+    const std::vector<double>& rungs_of(const JobView& job, TrialCache& c) const;
+    // The trial's rank at the highest milestone it reached; `reached` NaN when none.
+    struct MilestoneRank {
+        double reached = kNaN;
+        AshaRank rank;
+    };
+    MilestoneRank milestone_rank(const JobView& job, std::size_t j);
     void derive(const JobView& job, TrialCache& c);
     const std::vector<double>& values_at(std::size_t group, double rung);
 };
@@ -199,6 +208,38 @@ void Engine::Impl::derive(const JobView& job, TrialCache& c) {
     c.gain = std::isfinite(g) && g > 0.0 ? g : 0.0;
 }
 
+// The trial's milestones: its own (--explore-milestones), else derived from the settings and its
+// max_steps (cached until max_steps changes).
+const std::vector<double>& Engine::Impl::rungs_of(const JobView& job, TrialCache& c) const {
+    if (!job.milestones.empty()) {
+        if (c.rungs != job.milestones) c.rungs = job.milestones;
+        c.rungs_for_max_steps = -1.0;
+    } else if (c.rungs_for_max_steps != job.max_steps) {
+        c.rungs = asha_rungs({}, job.max_steps, settings);
+        c.rungs_for_max_steps = job.max_steps;
+    }
+    return c.rungs;
+}
+
+Engine::Impl::MilestoneRank Engine::Impl::milestone_rank(const JobView& job, std::size_t j) {
+    MilestoneRank out;
+    TrialCache& c = *trial_of[j];
+    const CurvePredictor& p = c.predictor;
+    if (p.size() == 0) return out;
+    for (double r : rungs_of(job, c)) {
+        if (p.last_step() >= r) out.reached = r;
+    }
+    if (std::isnan(out.reached)) return out;
+    if (c.asha_version != c.version || c.asha_rung != out.reached) {
+        c.asha_rung = out.reached;
+        c.asha_value = metric_at(p.steps(), p.metrics(), out.reached);
+        c.asha_version = c.version;
+    }
+    const auto& values = values_at(group_of[j], out.reached);
+    out.rank = asha_rank_sorted(c.asha_value, values, job.direction, settings.asha_reduction);
+    return out;
+}
+
 const std::vector<double>& Engine::Impl::values_at(std::size_t group, double rung) {
     GroupStats& g = groups[group];
     for (const auto& [r, values] : g.rung_values) {
@@ -212,6 +253,9 @@ const std::vector<double>& Engine::Impl::values_at(std::size_t group, double run
         if (p.size() == 0 || p.last_step() < rung) continue;
         const double v = metric_at(p.steps(), p.metrics(), rung);
         if (std::isfinite(v)) values.push_back(v);
+    }
+    for (const auto& [r, v] : g.ended_rung_values) {
+        if (r == rung) values.push_back(v);
     }
     std::sort(values.begin(), values.end());
     return values;
@@ -313,6 +357,12 @@ Status Engine::evaluate(const std::vector<JobView>& jobs, const ClusterView& clu
                     gs.ended_best = gone.best;
                     gs.ended_best_key = it->first;
                 }
+                const CurvePredictor& p = gone.predictor;
+                for (double r : gone.rungs) {
+                    if (p.last_step() < r) break;
+                    const double v = metric_at(p.steps(), p.metrics(), r);
+                    if (std::isfinite(v)) gs.ended_rung_values.emplace_back(r, v);
+                }
             }
             it = m.cache.erase(it);
         }
@@ -357,6 +407,7 @@ Status Engine::evaluate(const std::vector<JobView>& jobs, const ClusterView& clu
         }
         if (!c.error.empty()) ++invalid;
         m.derive(job, c);
+        m.rungs_of(job, c);  // kept for the sweep's statistics when the trial leaves
         m.trial_of[j] = &c;
 
         auto [g, inserted] = m.group_index.try_emplace(job.group, m.groups.size());
@@ -434,10 +485,41 @@ Status Engine::evaluate(const std::vector<JobView>& jobs, const ClusterView& clu
             a.reason.c = c->final_metric.upper;
             a.reason.d = best_other;
             a.reason.e = p_win;
-        } else {
-            a.state = TrialState::promising;
-            m.scratch.push_back(a.utility);
+            continue;
         }
+        // expected to add (almost) nothing to its sweep's best
+        const bool done = jobs[j].max_steps > 0.0 && c->predictor.last_step() >= jobs[j].max_steps;
+        const bool leader = gs.best_key == jobs[j].key;
+        if (s.min_expected_gain > 0.0 && !leader && !done && c->final_metric.extrapolated &&
+            c->predictor.size() >= s.hopeless_min_points && std::isfinite(best_other)) {
+            const double gain = expected_improvement(c->final_metric, jobs[j].direction, best_other, m.z) / scale;
+            if (gain < s.min_expected_gain) {
+                a.state = TrialState::hopeless;
+                a.reason.code = ReasonCode::negligible_gain;
+                a.reason.a = gain;
+                a.reason.b = s.min_expected_gain;
+                a.reason.c = c->final_metric.value;
+                a.reason.d = best_other;
+                continue;
+            }
+        }
+        // behind at a milestone, and the extrapolation agrees it is unlikely to win
+        if (s.milestone_stop_probability > 0.0 && !done && std::isfinite(best_other) &&
+            p_win < s.milestone_stop_probability) {
+            const Impl::MilestoneRank mr = m.milestone_rank(jobs[j], j);
+            if (!std::isnan(mr.reached) && !mr.rank.promoted) {
+                a.state = TrialState::hopeless;
+                a.reason.code = ReasonCode::behind_at_milestone;
+                a.reason.a = mr.reached;
+                a.reason.b = static_cast<double>(mr.rank.rank);
+                a.reason.c = static_cast<double>(mr.rank.of);
+                a.reason.d = s.asha_reduction;
+                a.reason.e = p_win;
+                continue;
+            }
+        }
+        a.state = TrialState::promising;
+        m.scratch.push_back(a.utility);
     }
     m.bounds.observe(m.scratch);
     const bool priced = m.bounds.has_estimate();
@@ -502,30 +584,15 @@ Status Engine::evaluate(const std::vector<JobView>& jobs, const ClusterView& clu
             // No usable prediction (too few points, or no speed yet): successive halving on
             // the group's milestones decides, so a sweep still prunes before curves are long.
             a.state = TrialState::unknown;
-            TrialCache& cm = *m.trial_of[j];
-            const CurvePredictor& p = cm.predictor;
-            if (job.milestones.empty() && cm.rungs_for_max_steps != job.max_steps) {
-                cm.rungs = asha_rungs({}, job.max_steps, s);
-                cm.rungs_for_max_steps = job.max_steps;
-            }
-            const std::vector<double>& rungs = job.milestones.empty() ? cm.rungs : job.milestones;
-            double reached = kNaN;
-            for (double r : rungs) {
-                if (p.size() > 0 && p.last_step() >= r) reached = r;
-            }
-            if (!std::isnan(reached) && (cm.asha_version != cm.version || cm.asha_rung != reached)) {
-                cm.asha_rung = reached;
-                cm.asha_value = metric_at(p.steps(), p.metrics(), reached);
-                cm.asha_version = cm.version;
-            }
+            const Impl::MilestoneRank mr = m.milestone_rank(job, j);
+            const double reached = mr.reached;
             if (std::isnan(reached)) {
                 a.reason.code = ReasonCode::too_few_points;
-                a.reason.a = static_cast<double>(p.size());
+                a.reason.a = static_cast<double>(m.trial_of[j]->predictor.size());
                 a.reason.b = static_cast<double>(s.min_points_to_fit);
                 a.decision = job.state == JobState::pending ? Decision::run : Decision::keep;
             } else {
-                const auto& values = m.values_at(m.group_of[j], reached);
-                const AshaRank r = asha_rank_sorted(cm.asha_value, values, job.direction, s.asha_reduction);
+                const AshaRank& r = mr.rank;
                 a.reason.code = r.promoted ? ReasonCode::asha_promoted : ReasonCode::asha_behind;
                 a.reason.a = reached;
                 a.reason.b = static_cast<double>(r.rank);
@@ -534,6 +601,14 @@ Status Engine::evaluate(const std::vector<JobView>& jobs, const ClusterView& clu
                 if (r.promoted) {
                     a.decision = job.state == JobState::pending ? Decision::run : Decision::keep;
                     value = 0.5 * (1.0 + s.unknown_value);
+                } else if (s.milestone_stop_probability > 0.0 &&
+                           !(job.max_steps > 0.0 && m.trial_of[j]->predictor.last_step() >= job.max_steps)) {
+                    // Too short to predict and behind its sweep at a milestone: stopped, as
+                    // ASHA stops it (the ranking at equal steps is the only evidence yet).
+                    a.state = TrialState::hopeless;
+                    a.reason.code = ReasonCode::behind_at_milestone;
+                    a.decision = hopeless_decision(action, job.state);
+                    value = 0.0;
                 } else {
                     value = 0.5 * s.unknown_value;
                     if (job.state == JobState::pending) {

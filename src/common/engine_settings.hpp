@@ -54,6 +54,15 @@ struct EngineSettings {
     // furthest trial has done): curves with learning-rate drops look flat early, and no
     // smooth model foresees a drop, so early judgements only make a trial preemptable
     double hopeless_min_progress = 0.5;
+    // At a milestone (ASHA rung), a trial outside the top 1/η of its sweep's values there whose
+    // chance to beat the sweep's best is below this is hopeless, however early: two signals
+    // agree (the ranking at equal steps, robust to curve shape, and the extrapolation).
+    // 0: milestones never stop a trial.
+    double milestone_stop_probability = 0.5;
+    // A trial (other than its sweep's leader) whose expected improvement on the sweep's best,
+    // E[max(0, final - best)], is below this fraction of the sweep's metric range is hopeless:
+    // finishing it would add nothing worth its GPUs. 0: off.
+    double min_expected_gain = 0.05;
     HopelessAction hopeless_action = HopelessAction::requeue_hold;  // site default
     double asha_reduction = 3.0;                                    // η: keep the top 1/η at each milestone
     double asha_min_step = 0.0;  // first milestone; 0: max_steps / η^asha_rungs

@@ -48,6 +48,22 @@ double win_probability(const Prediction& final_metric, Direction direction, doub
     return normal_cdf(margin / sd);
 }
 
+double expected_improvement(const Prediction& final_metric, Direction direction, double best_other,
+                            double z_interval) {
+    if (!std::isfinite(best_other)) return std::numeric_limits<double>::infinity();
+    if (!std::isfinite(final_metric.value)) return 0.0;
+    const double sign = direction == Direction::maximize ? 1.0 : -1.0;
+    const double margin = sign * (final_metric.value - best_other);
+    const double optimistic = direction == Direction::maximize ? final_metric.upper - final_metric.value
+                                                               : final_metric.value - final_metric.lower;
+    const double sd = std::max(optimistic, 0.0) / std::max(z_interval, 1e-9);
+    if (!(sd > 0.0)) return std::max(margin, 0.0);
+    const double d = margin / sd;
+    constexpr double kInvSqrt2Pi = 0.3989422804014327;
+    const double ei = sd * kInvSqrt2Pi * std::exp(-0.5 * d * d) + margin * normal_cdf(d);
+    return std::max(ei, 0.0);
+}
+
 double utility_per_gpu_second(const UtilityInputs& in) {
     if (!(in.gain > 0.0) || !(in.group_scale > 0.0) || !(in.gpus > 0.0) || !(in.horizon_s > 0.0)) {
         return 0.0;

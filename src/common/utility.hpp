@@ -26,6 +26,12 @@ double normal_cdf(double z);
 double win_probability(const Prediction& final_metric, Direction direction, double best_other,
                        double z_interval);
 
+// Expected improvement of the trial's final metric on `best_other`, E[max(0, final - best)]
+// (direction-aware, in metric units), with the same normal reading of the interval: what
+// finishing the trial is expected to add to its sweep's best. Infinite when nobody is ahead.
+double expected_improvement(const Prediction& final_metric, Direction direction, double best_other,
+                            double z_interval);
+
 struct UtilityInputs {
     double gain = 0.0;             // predicted improvement in metric units, direction-aware
     double group_scale = 1.0;      // the group's metric spread (> 0)

@@ -211,7 +211,7 @@ private:
 
 Result<std::unique_ptr<Policy>> make_explsched_policy(const PolicyContext& context) {
     ThroughputTable table = context.throughputs != nullptr ? *context.throughputs : ThroughputTable{};
-    auto engine = Engine::create(EngineSettings{}, std::move(table));
+    auto engine = Engine::create(context.settings.engine, std::move(table));
     if (!engine) return make_error("policy explsched: " + engine.error().message);
     return std::unique_ptr<Policy>(std::make_unique<ExplschedPolicy>(std::move(engine.value()), context));
 }

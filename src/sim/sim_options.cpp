@@ -5,6 +5,7 @@
 #include <functional>
 #include <string_view>
 
+#include "config.hpp"
 #include "strings.hpp"
 
 namespace explsched::sim {
@@ -36,6 +37,8 @@ const char* sim_usage() {
            "  --requeue-delay S     a preempted job may restart after S seconds (default 60)\n"
            "  --max-time S          stop the clock at S simulated seconds (default: run to the end)\n"
            "  --min-run S           no preemption within S seconds of a start (default 600)\n"
+           "  --params LIST         explsched's engine settings, as in PriorityParameters\n"
+           "                        (e.g. hopeless_probability=0.05,preempt_margin=0.5)\n"
            "  --slice S             time slice of gandiva and gavel (default 1800)\n"
            "  --rerank S            explsched and slaq re-assess every S seconds (default 300,\n"
            "                        Slurm's PriorityCalcPeriod)\n"
@@ -65,6 +68,7 @@ nlohmann::json SimOptions::describe() const {
     j["min_run_s"] = policy.min_run_s;
     j["slice_s"] = policy.slice_s;
     j["rerank_period_s"] = policy.rerank_period_s;
+    j["params"] = params;
     return j;
 }
 
@@ -88,7 +92,7 @@ Result<std::uint64_t> count(std::string_view value, std::uint64_t min) {
 
 Result<SimOptions> parse_sim_options(int argc, char** argv) {
     SimOptions o;
-    bool have_gpus = false, have_cluster = false;
+    bool have_gpus = false, have_cluster = false, have_min_run = false;
     std::uint32_t gpus = 64;
     using Handler = std::function<Status(std::string_view)>;
     const auto set_seconds = [](double& field) {
@@ -181,7 +185,17 @@ Result<SimOptions> parse_sim_options(int argc, char** argv) {
         {"--restart-cost", set_seconds(o.sim.restart_cost_s)},
         {"--requeue-delay", set_seconds(o.sim.requeue_delay_s)},
         {"--max-time", set_seconds(o.sim.max_time_s)},
-        {"--min-run", set_seconds(o.policy.min_run_s)},
+        {"--min-run", [&](std::string_view v) -> Status {
+             have_min_run = true;
+             return set_seconds(o.policy.min_run_s)(v);
+         }},
+        {"--params", [&](std::string_view v) -> Status {
+             auto settings = parse_settings(v, ",");
+             if (!settings) return settings.error();
+             o.policy.engine = settings->engine;
+             o.params = std::string(v);
+             return {};
+         }},
         {"--slice", set_seconds(o.policy.slice_s)},
         {"--rerank", [&](std::string_view v) -> Status {
              auto s = seconds(v);
@@ -233,6 +247,11 @@ Result<SimOptions> parse_sim_options(int argc, char** argv) {
     if (have_gpus && have_cluster) return make_error("give --gpus or --cluster, not both");
     if (!have_cluster) o.cluster = homogeneous_cluster(gpus);
     if (o.policies.empty()) o.policies = policy_names();
+    // One grace for every policy: --min-run wins over --params min_run.
+    if (have_min_run)
+        o.policy.engine.min_run_s = o.policy.min_run_s;
+    else
+        o.policy.min_run_s = o.policy.engine.min_run_s;
     if (o.seeds.empty()) return make_error("--seeds: no seed given");
     return o;
 }

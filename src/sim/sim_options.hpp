@@ -31,6 +31,7 @@ struct SimOptions {
     bool quiet = false;
     bool help = false;
     std::string output;               // full result JSON (per-trial records)
+    std::string params;               // --params as given (explsched's engine settings)
 
     nlohmann::json describe() const;
 };

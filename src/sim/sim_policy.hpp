@@ -13,6 +13,7 @@
 
 #include "cluster.hpp"
 #include "curve_library.hpp"
+#include "engine_settings.hpp"
 #include "result.hpp"
 #include "throughput_table.hpp"
 #include "trial.hpp"
@@ -109,6 +110,9 @@ struct PolicySettings {
     double rerank_period_s = 300.0;
     double oasis_patience_s = 6.0 * 3600.0;  // an unadmitted trial is rejected after this
     bool record = false;             // keep per-trial notes
+    // The explsched policy's engine settings (--params, the PriorityParameters keys); its
+    // min_run_s is kept equal to min_run_s above.
+    EngineSettings engine;
 };
 
 struct PolicyContext {

@@ -44,6 +44,14 @@ Engine make(EngineSettings s = EngineSettings{}) {
     return std::move(e.value());
 }
 
+// The extrapolation rules alone: milestones only rank, no trial is stopped for a negligible
+// expected gain (the cases below that test the price, preemption and half-run rules in isolation).
+EngineSettings classic(EngineSettings s = EngineSettings{}) {
+    s.milestone_stop_probability = 0.0;
+    s.min_expected_gain = 0.0;
+    return s;
+}
+
 ClusterView cluster(double now, std::uint32_t total, std::int64_t busy = -1) {
     ClusterView c;
     c.now = now;
@@ -122,7 +130,7 @@ BOOST_AUTO_TEST_CASE(a_sweep_remembers_the_best_of_trials_that_ended) {
     const auto good = rising(40, 0.95);
     const auto poor_early = rising(10, 0.55);
     const auto poor = rising(40, 0.55);
-    Engine e = make();
+    Engine e = make(classic());
     std::vector<Assessment> out;
     BOOST_REQUIRE(e.evaluate({view(1, "g", good), view(2, "g", poor_early)}, cluster(1000, 8), out).ok());
     BOOST_TEST((out[1].state != TrialState::hopeless));  // too early to say
@@ -137,7 +145,7 @@ BOOST_AUTO_TEST_CASE(a_sweep_remembers_the_best_of_trials_that_ended) {
 
 BOOST_AUTO_TEST_CASE(no_trial_is_hopeless_before_half_its_run) {
     const auto good = rising(40, 0.95), poor = rising(40, 0.55);
-    Engine e = make();
+    Engine e = make(classic());
     std::vector<JobView> jobs = {view(1, "g", good), view(2, "g", poor)};
     jobs[1].max_steps = 10000;  // 4000 of 10000 steps done
     std::vector<Assessment> out;
@@ -184,7 +192,7 @@ BOOST_AUTO_TEST_CASE(diverged_and_invalid_reports) {
 }
 
 BOOST_AUTO_TEST_CASE(price_rule_at_low_and_high_load) {
-    EngineSettings s;
+    EngineSettings s = classic();
     s.min_run_s = 600;
     Engine e = make(s);
     const auto a = rising(20, 0.95, 0.6), b = rising(20, 0.93, 0.3), c = rising(20, 0.94, 0.45);
@@ -214,7 +222,7 @@ BOOST_AUTO_TEST_CASE(price_rule_at_low_and_high_load) {
 }
 
 BOOST_AUTO_TEST_CASE(preemption_between_assessed_jobs) {
-    Engine e = make();
+    Engine e = make(classic());
     // strong: still far from a higher ceiling; weak: near its lower one
     const auto strong = rising(20, 0.99, 0.8), weak = rising(20, 0.90, 0.2);
     std::vector<JobView> jobs = {view(1, "g", strong, JobState::pending), view(2, "g", weak),
@@ -236,7 +244,7 @@ BOOST_AUTO_TEST_CASE(preemption_between_assessed_jobs) {
 }
 
 BOOST_AUTO_TEST_CASE(asha_decides_while_curves_are_short) {
-    EngineSettings s;
+    EngineSettings s = classic();
     s.min_points_to_fit = 6;
     Engine e = make(s);
     // three points each, milestone at step 200: ranks by the metric there
@@ -273,6 +281,104 @@ BOOST_AUTO_TEST_CASE(asha_decides_while_curves_are_short) {
     BOOST_REQUIRE(e.evaluate(fresh, cluster(5000, 16), out).ok());
     BOOST_TEST((out[0].reason.code == ReasonCode::too_few_points));
     BOOST_TEST((out[0].decision == Decision::run));
+}
+
+BOOST_AUTO_TEST_CASE(behind_at_a_milestone_short_curves_are_stopped) {
+    // The defaults: too short to predict and behind its sweep at a milestone, a trial is
+    // stopped as ASHA stops it; the top 1/eta go on.
+    EngineSettings s;
+    s.min_points_to_fit = 6;
+    Engine e = make(s);
+    std::vector<std::vector<CurvePoint>> curves;
+    for (int k = 0; k < 6; ++k) curves.push_back(rising(3, 0.80 + 0.02 * k));
+    std::vector<JobView> jobs;
+    for (std::uint32_t k = 0; k < 6; ++k) {
+        jobs.push_back(view(k + 1, "sweep", curves[k], k == 1 ? JobState::pending : JobState::running));
+        jobs.back().milestones = {200.0};
+    }
+    std::vector<Assessment> out;
+    BOOST_REQUIRE(e.evaluate(jobs, cluster(5000, 16), out).ok());
+    for (std::size_t k = 0; k < 6; ++k) {
+        const bool top = k >= 4;
+        BOOST_TEST((out[k].state == (top ? TrialState::unknown : TrialState::hopeless)), k);
+        BOOST_TEST((out[k].reason.code == (top ? ReasonCode::asha_promoted : ReasonCode::behind_at_milestone)), k);
+        BOOST_TEST((out[k].decision == (top ? Decision::keep : Decision::requeue_hold)), k);
+    }
+    BOOST_TEST(explain(out[0]).find("rank 6 of 6") != std::string::npos, explain(out[0]));
+    BOOST_TEST(explain(out[0]).find("too early to predict") != std::string::npos, explain(out[0]));
+    BOOST_TEST(out[0].priority < out[5].priority);
+    // milestone_stop_probability = 0: milestones only rank (the classic fallback above)
+    s.milestone_stop_probability = 0.0;
+    Engine off = make(s);
+    BOOST_REQUIRE(off.evaluate(jobs, cluster(5000, 16), out).ok());
+    BOOST_TEST((out[0].reason.code == ReasonCode::asha_behind));
+    BOOST_TEST((out[0].decision == Decision::preemptable));
+}
+
+BOOST_AUTO_TEST_CASE(behind_at_a_milestone_is_stopped_only_when_the_prediction_agrees) {
+    EngineSettings s;
+    s.min_expected_gain = 0.0;  // the milestone rule alone
+    Engine e = make(s);
+    // At step 1000 the leader is ahead of both others; the late bloomer learns faster and is
+    // predicted to end above the leader's best; the poor one is not.
+    const auto leader = rising(20, 0.95, 0.3), bloomer = rising(20, 1.10, 1.2), poor = rising(20, 0.80, 0.3);
+    std::vector<JobView> jobs = {view(1, "g", leader), view(2, "g", bloomer), view(3, "g", poor)};
+    for (auto& j : jobs) j.milestones = {1000.0};
+    std::vector<Assessment> out;
+    BOOST_REQUIRE(e.evaluate(jobs, cluster(5000, 16), out).ok());
+    BOOST_TEST((out[0].state == TrialState::promising));
+    BOOST_TEST((out[1].state == TrialState::promising), explain(out[1]));
+    BOOST_TEST((out[2].state == TrialState::hopeless));
+    BOOST_TEST((out[2].reason.code == ReasonCode::behind_at_milestone));
+    BOOST_TEST(out[2].reason.e < s.milestone_stop_probability);
+    BOOST_TEST(explain(out[2]).find("rank 3 of 3") != std::string::npos, explain(out[2]));
+    BOOST_TEST(explain(out[2]).find("chance of") != std::string::npos, explain(out[2]));
+    // Before half its run the classic rule alone would not stop it.
+    Engine off = make(classic());
+    BOOST_REQUIRE(off.evaluate(jobs, cluster(5000, 16), out).ok());
+    BOOST_TEST((out[2].state != TrialState::hopeless));
+}
+
+BOOST_AUTO_TEST_CASE(a_milestone_ranks_against_trials_that_ended) {
+    EngineSettings s;
+    s.min_expected_gain = 0.0;
+    Engine e = make(s);
+    const auto good = rising(20, 0.95, 0.3), poor = rising(12, 0.80, 0.3);
+    std::vector<JobView> first = {view(1, "g", good)};
+    first[0].milestones = {1000.0};
+    std::vector<Assessment> out;
+    BOOST_REQUIRE(e.evaluate(first, cluster(1000, 16), out).ok());
+    // Trial 1 has ended; trial 2 reaches the milestone alone and still ranks behind it.
+    std::vector<JobView> second = {view(2, "g", poor)};
+    second[0].milestones = {1000.0};
+    BOOST_REQUIRE(e.evaluate(second, cluster(2000, 16), out).ok());
+    BOOST_TEST((out[0].reason.code == ReasonCode::behind_at_milestone), explain(out[0]));
+    BOOST_TEST(explain(out[0]).find("rank 2 of 2") != std::string::npos, explain(out[0]));
+}
+
+BOOST_AUTO_TEST_CASE(a_trial_expected_to_add_nothing_to_its_sweep_is_stopped) {
+    // The leader has finished its run (and is never stopped); its near twin, two thirds
+    // through, is predicted to end just below it: finishing it is expected to improve the
+    // sweep's best by far less than min_expected_gain of the sweep's range.
+    const auto leader = rising(60, 0.95), twin = rising(40, 0.947), better = rising(40, 1.10);
+    Engine e = make();
+    std::vector<JobView> jobs = {view(1, "g", leader), view(2, "g", twin), view(3, "h", rising(60, 0.95)),
+                                 view(4, "h", better)};
+    std::vector<Assessment> out;
+    BOOST_REQUIRE(e.evaluate(jobs, cluster(5000, 16), out).ok());
+    BOOST_TEST((out[0].state != TrialState::hopeless));
+    BOOST_TEST((out[1].state == TrialState::hopeless), explain(out[1]));
+    BOOST_TEST((out[1].reason.code == ReasonCode::negligible_gain));
+    BOOST_TEST(out[1].reason.a < out[1].reason.b);
+    BOOST_TEST(explain(out[1]).find("expected to improve the group's best") != std::string::npos, explain(out[1]));
+    // a sibling predicted to beat the leader clearly goes on
+    BOOST_TEST((out[3].state == TrialState::promising), explain(out[3]));
+    // min_expected_gain = 0: the rule is off
+    EngineSettings off;
+    off.min_expected_gain = 0.0;
+    Engine kept = make(off);
+    BOOST_REQUIRE(kept.evaluate(jobs, cluster(5000, 16), out).ok());
+    BOOST_TEST((out[1].reason.code != ReasonCode::negligible_gain));
 }
 
 BOOST_AUTO_TEST_CASE(finished_trials_are_kept) {

@@ -139,7 +139,10 @@ BOOST_AUTO_TEST_CASE(explsched_terminates_diverged_and_hopeless_trials) {
     const Workload w = make_workload(lib, {{0, 1, 1000, "good", "s"}, {0, 1, 1000, "bad", "s"}, {0, 1, 1000, "nan", "s"}});
     SimSettings settings = small_settings();
     settings.record = true;
-    const Run run = run_policy("explsched", lib, w, homogeneous_cluster(3, "v100", 3), settings);
+    // Milestones off: this is about the divergence and extrapolation rules (the next case has them on).
+    PolicySettings ps;
+    ps.engine.milestone_stop_probability = 0.0;
+    const Run run = run_policy("explsched", lib, w, homogeneous_cluster(3, "v100", 3), settings, ps);
     const auto& t = run.result.trials;
     BOOST_TEST(is(t[0].status, TrialStatus::finished));
     BOOST_TEST(is(t[2].status, TrialStatus::stopped));
@@ -152,6 +155,29 @@ BOOST_AUTO_TEST_CASE(explsched_terminates_diverged_and_hopeless_trials) {
     BOOST_TEST(run.metrics.profit == 1.0, tt::tolerance(1e-12));
     BOOST_TEST(run.metrics.non_best_gpu_hours < 2.0 * 1000.0 / 3600.0);
     BOOST_TEST(!t[0].detail.empty());  // the engine's last assessment is recorded
+}
+
+BOOST_AUTO_TEST_CASE(explsched_stops_trials_behind_at_a_milestone_early) {
+    const CurveLibrary lib = toy_library();
+    // The same sweep with the default settings: the trial behind the good one at a milestone is
+    // stopped there, before it has enough points to be extrapolated (ASHA's rule), so the sweep
+    // spends less on it than with milestones off.
+    const Workload w = make_workload(lib, {{0, 1, 1000, "good", "s"}, {0, 1, 1000, "bad", "s"}, {0, 1, 1000, "nan", "s"}});
+    SimSettings settings = small_settings();
+    settings.record = true;
+    const Run run = run_policy("explsched", lib, w, homogeneous_cluster(3, "v100", 3), settings);
+    PolicySettings off;
+    off.engine.milestone_stop_probability = 0.0;
+    const Run without = run_policy("explsched", lib, w, homogeneous_cluster(3, "v100", 3), settings, off);
+    const auto& t = run.result.trials;
+    BOOST_TEST(is(t[0].status, TrialStatus::finished));
+    BOOST_TEST(is(t[1].status, TrialStatus::stopped));
+    BOOST_TEST(t[1].marks.back().note.find("milestone step") != std::string::npos, t[1].marks.back().note);
+    BOOST_TEST(t[1].end < without.result.trials[1].end);
+    // "nan" ties with "good" at every milestone (it is "good" until it diverges)
+    BOOST_TEST(is(t[2].status, TrialStatus::stopped));
+    BOOST_TEST(run.metrics.profit == 1.0, tt::tolerance(1e-12));
+    BOOST_TEST(run.metrics.non_best_gpu_hours < without.metrics.non_best_gpu_hours);
 }
 
 BOOST_AUTO_TEST_CASE(oracle_runs_only_each_sweeps_best_trial) {

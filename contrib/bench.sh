@@ -64,7 +64,7 @@ run = [r for r in json.load(open(sys.argv[1]))["results"] if r["policy"] == "exp
 # A stopped cifar10 trial that is not diverged, and its sweep.
 for t in run["trials"]:
     a = t.get("assessment") or {}
-    if t["application"] == "cifar10" and t["status"] == "stopped" and "cannot beat" in a.get("reason", ""):
+    if t["application"] == "cifar10" and t["status"] == "stopped" and "the group's best" in a.get("reason", ""):
         print(t["id"], t["sweep"])
         break
 EOF

@@ -128,7 +128,8 @@ std::string describe(Decision decision, const Reason& r) {
             break;
         case ReasonCode::negligible_gain:
             text += "predicted final " + num(r.c, 4) + " is expected to improve the group's best " + num(r.d, 4) +
-                    " by " + num(r.a, 2) + " of its range, less than " + num(r.b, 2);
+                    " by " + (r.a < 1e-4 ? std::string("almost nothing") : num(r.a, 2) + " of its range") +
+                    ", less than " + num(r.b, 2);
             break;
     }
     return text;

@@ -58,7 +58,7 @@ struct EngineSettings {
     // chance to beat the sweep's best is below this is hopeless, however early: two signals
     // agree (the ranking at equal steps, robust to curve shape, and the extrapolation).
     // 0: milestones never stop a trial.
-    double milestone_stop_probability = 0.5;
+    double milestone_stop_probability = 0.2;
     // A trial (other than its sweep's leader) whose expected improvement on the sweep's best,
     // E[max(0, final - best)], is below this fraction of the sweep's metric range is hopeless:
     // finishing it would add nothing worth its GPUs. 0: off.

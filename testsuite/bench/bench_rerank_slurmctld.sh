@@ -48,9 +48,9 @@ for k, line in enumerate(sys.stdin):
         for i in $(seq 1 $((n + 16 - ${ranked:-0}))); do
             echo "sbatch -Q --gres=gpu:1 --explore=sweep$((i % 50)) --wrap true"
         done | xargs -P 4 -I{} sh -c '{}'
-        sleep 30
-        grep "priority/explsched: ranked" "$dir/log/slurmctld.log" | tail -n 8 \
-            | sed 's/.*ranked \([0-9]*\) jobs.* in \([0-9.]*\) ms under the job lock (\([0-9.]*\) ms CPU).*/\1 \2 \3/' >"$dir/rounds"
+        sleep 45
+        grep "priority/explsched: ranked" "$dir/log/slurmctld.log" | tail -n 12 \
+            | sed 's/.*ranked \([0-9]*\) jobs.* in \([0-9.]*\) ms under the job lock (\([0-9.]*\) ms CPU.*/\1 \2 \3/' >"$dir/rounds"
     )
     # median and max wall time, median CPU time, rounds, jobs ranked
     sort -k2 -g "$dir/rounds" | awk '{ms[NR] = $2; jobs = $1} END {

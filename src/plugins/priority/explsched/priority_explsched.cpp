@@ -67,15 +67,16 @@ struct HopelessAct {
 
 // What never changes in a job's record after submit (its --explore options, its TRES requests),
 // parsed once: a round over 10,000 jobs must not re-parse 10,000 environments.
+// Fields every round reads come first (one cache line with the entry's head).
 struct JobStatic {
     bool exploratory = false;
+    Direction direction = Direction::minimize;
+    std::optional<HopelessAction> on_hopeless;
+    double max_steps = 0.0;
+    uint64_t gpus_per_job = 0, gpus_per_node = 0, gpus_per_task = 0;
     std::string group;  // "uid:GROUP"
     std::string trial;  // explore_trial_text
-    Direction direction = Direction::minimize;
-    double max_steps = 0.0;
-    std::optional<HopelessAction> on_hopeless;
     std::vector<double> milestones;
-    uint64_t gpus_per_job = 0, gpus_per_node = 0, gpus_per_task = 0;
 };
 
 // When a trial's SystemComment was last written, and what it said: the line is rewritten when
@@ -88,17 +89,19 @@ struct CommentMark {
     std::size_t points = 0;
 };
 constexpr time_t kCommentRefresh = 30;
-constexpr time_t kPrunePeriod = 10;
+constexpr time_t kPrunePeriod = 300;
 
-// Everything the shim keeps about one job, in one node: a round over 10,000 jobs does one hash
-// lookup per job (the walk is bound by cache misses, not arithmetic).
+// Everything the shim keeps about one job, in one node. A round over 10,000 jobs is bound by
+// cache misses, not arithmetic: the walk finds a job's entry without hashing when the job sits
+// where it sat last round, and what a round reads is packed at the front.
 struct JobEntry {
-    bool parsed = false;        // `st` filled from the record
-    bool unreadable = false;    // its --explore options could not be read (logged once)
+    uint32_t job_id = 0;
+    bool parsed = false;      // `st` filled from the record
+    bool unreadable = false;  // its --explore options could not be read (logged once)
+    uint64_t seen_round = 0;  // last round whose walk visited the job
+    CommentMark mark;
     JobStatic st;
     std::vector<CurvePoint> curve;  // reported points, fed from the report store
-    CommentMark mark;
-    uint64_t seen_round = 0;    // last round whose walk visited the job
 };
 
 struct State {
@@ -112,6 +115,10 @@ struct State {
     uint64_t round = 0;
     time_t last_prune = 0;
     // Reused every round.
+    std::vector<job_record_t*> all;  // job_list in order
+    // Last round's walk: position in job_list -> (record, its entry); entries listed here were
+    // seen that round, so the prune (which drops only unseen ones) never leaves them dangling.
+    std::vector<std::pair<const job_record_t*, JobEntry*>> last_walk, walk;
     std::vector<JobView> views;
     std::vector<job_record_t*> records;
     std::vector<JobEntry*> entries;
@@ -153,8 +160,9 @@ int32_t job_nice(const job_record_t* job) {
 
 // The job's entry with its static part parsed (on first sight); null when its --explore options
 // cannot be read (logged once).
-JobEntry* job_entry(const job_record_t* job) {
-    JobEntry& entry = g_state.jobs[job->job_id];
+JobEntry* job_entry(const job_record_t* job, JobEntry* known = nullptr) {
+    JobEntry& entry = known != nullptr ? *known : g_state.jobs[job->job_id];
+    entry.job_id = job->job_id;
     if (entry.parsed) return &entry;
     if (entry.unreadable) return nullptr;
     auto spec = shim::job_explore_spec(job);
@@ -183,11 +191,11 @@ JobEntry* job_entry(const job_record_t* job) {
 
 // Fills `view` (and `trial`, the text that describes a trial) from the record and answers the
 // job's entry; null when the job's --explore options cannot be read (logged once).
-JobEntry* job_view(const job_record_t* job, JobView& view, const std::string** trial = nullptr) {
-    JobEntry* entry = job_entry(job);
+JobEntry* job_view(const job_record_t* job, JobView& view, const std::string** trial = nullptr,
+                   JobEntry* known = nullptr) {
+    JobEntry* entry = job_entry(job, known);
     if (entry == nullptr) return nullptr;
     const JobStatic* st = &entry->st;
-    view = JobView{};
     view.key = trial_key(job);
     if (st->exploratory) {
         view.group = st->group;
@@ -272,6 +280,17 @@ private:
 };
 ReportFeed g_feed;
 
+// Brings the parts of a job record a round reads towards the cache.
+inline void prefetch_record(const job_record_t* job) {
+    __builtin_prefetch(&job->job_state);
+    __builtin_prefetch(&job->priority);
+    __builtin_prefetch(&job->details);
+    __builtin_prefetch(&job->part_ptr);
+    __builtin_prefetch(&job->prio_factors);
+    __builtin_prefetch(&job->start_time);
+    __builtin_prefetch(&job->system_comment);
+}
+
 // CPU time of the calling thread: with the wall time it tells the round's own cost from time the
 // thread spent descheduled.
 double thread_cpu_ms() {
@@ -309,22 +328,47 @@ void rerank_all() {
     g_state.records.clear();
     g_state.entries.clear();
     g_state.trials.clear();
+    // The list first (its nodes only), then the records with software prefetching: each job
+    // costs several dependent cache misses (record, details, entry) that would otherwise be
+    // taken one after another.
+    g_state.all.clear();
     ListIterator it = list_iterator_create(job_list);
-    while (auto* job = static_cast<job_record_t*>(list_next(it))) {
+    while (auto* job = static_cast<job_record_t*>(list_next(it))) g_state.all.push_back(job);
+    list_iterator_destroy(it);
+    const std::vector<job_record_t*>& all = g_state.all;
+    std::vector<std::pair<const job_record_t*, JobEntry*>>& last = g_state.last_walk;
+    g_state.walk.assign(all.size(), {nullptr, nullptr});
+    constexpr std::size_t kAhead = 8;
+    for (std::size_t i = 0; i < all.size(); ++i) {
+        if (i + 2 * kAhead < all.size()) prefetch_record(all[i + 2 * kAhead]);
+        if (i + kAhead < all.size()) {
+            const job_record_t* ahead = all[i + kAhead];
+            if (ahead->details != nullptr) __builtin_prefetch(ahead->details);
+            if (i + kAhead < last.size() && last[i + kAhead].first == ahead) __builtin_prefetch(last[i + kAhead].second);
+        }
+        job_record_t* job = all[i];
         const bool pending = IS_JOB_PENDING(job) && job->priority != 0;  // 0: held, not competing
         if (!pending && !IS_JOB_RUNNING(job)) continue;
-        JobView view;
+        // Where it sat last round (the list keeps its order): the same record with the same id.
+        JobEntry* known = i < last.size() && last[i].first == job && last[i].second->job_id == job->job_id
+                              ? last[i].second
+                              : nullptr;
+        g_state.views.emplace_back();
         const std::string* trial = nullptr;
-        JobEntry* entry = job_view(job, view, &trial);
-        if (entry == nullptr) continue;
+        JobEntry* entry = job_view(job, g_state.views.back(), &trial, known);
+        if (entry == nullptr) {
+            g_state.views.pop_back();
+            continue;
+        }
         entry->seen_round = round;
-        g_state.views.push_back(std::move(view));
+        g_state.walk[i] = {job, entry};
         g_state.records.push_back(job);
         g_state.entries.push_back(entry);
         g_state.trials.push_back(trial);
     }
-    list_iterator_destroy(it);
+    g_state.last_walk.swap(g_state.walk);
 
+    const auto walked = std::chrono::steady_clock::now();
     ClusterView cluster;
     cluster.now = static_cast<double>(now);
     cluster.total_gpus = cluster_gpus();
@@ -333,10 +377,16 @@ void rerank_all() {
         unlock_slurmctld(locks);
         return;
     }
+    const auto evaluated = std::chrono::steady_clock::now();
     const double load = g_state.engine->last_round().utilisation;
     std::vector<HopelessAct> acts;
     bool changed = false;
     for (size_t i = 0; i < g_state.records.size(); ++i) {
+        if (i + 16 < g_state.records.size()) __builtin_prefetch(&g_state.records[i + 16]->prio_factors);
+        if (i + 8 < g_state.records.size()) {
+            __builtin_prefetch(g_state.entries[i + 8]);
+            if (g_state.records[i + 8]->prio_factors != nullptr) __builtin_prefetch(g_state.records[i + 8]->prio_factors, 1);
+        }
         job_record_t* job = g_state.records[i];
         const JobView& view = g_state.views[i];
         const Assessment& a = g_state.out[i];
@@ -383,9 +433,10 @@ void rerank_all() {
     }
     // Forget the entries and actions of jobs slurmctld no longer knows. A job this round's walk
     // visited is known; only the others (held, finished, reported but not queued) are looked up.
-    // Walking every entry costs a cache miss each, so it is done only when some were not visited,
-    // and then at most every kPrunePeriod seconds.
-    if (g_state.jobs.size() > g_state.entries.size() && now - g_state.last_prune >= kPrunePeriod) {
+    // Walking every entry costs a cache miss each, so stale entries are let to accumulate: the
+    // walk runs when they outnumber the visited ones (plus some slack), or every kPrunePeriod.
+    const bool crowded = g_state.jobs.size() > 2 * g_state.entries.size() + 1024;
+    if (g_state.jobs.size() > g_state.entries.size() && (crowded || now - g_state.last_prune >= kPrunePeriod)) {
         g_state.last_prune = now;
         for (auto e = g_state.jobs.begin(); e != g_state.jobs.end();)
             e = e->second.seen_round != round && find_job_record(e->first) == nullptr ? g_state.jobs.erase(e)
@@ -394,14 +445,19 @@ void rerank_all() {
             a = find_job_record(*a) == nullptr ? g_state.acted.erase(a) : std::next(a);
     }
     if (changed) last_job_update = now;
+    const auto since = [](std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+        return std::chrono::duration<double, std::milli>(b - a).count();
+    };
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     const double cpu_ms = thread_cpu_ms() - cpu_started;
     const RoundSummary& summary = g_state.engine->last_round();
     unlock_slurmctld(locks);
-    verbose("%s: ranked %zu jobs (%zu trials, %zu refitted) in %.2f ms under the job lock (%.2f ms CPU); "
+    verbose("%s: ranked %zu jobs (%zu trials, %zu refitted) in %.2f ms under the job lock (%.2f ms CPU; "
+            "walk %.2f, engine %.2f, write-back %.2f); "
             "%zu new reports; load %.2f, price %.3g",
-            plugin_type, g_state.views.size(), summary.trials, summary.fitted, ms, cpu_ms, fresh.size(), summary.utilisation,
+            plugin_type, g_state.views.size(), summary.trials, summary.fitted, ms, cpu_ms, since(started, walked),
+            since(walked, evaluated), ms - since(started, evaluated), fresh.size(), summary.utilisation,
             summary.price_now);
 }
 

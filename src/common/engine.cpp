@@ -601,7 +601,7 @@ Status Engine::evaluate(const std::vector<JobView>& jobs, const ClusterView& clu
                 if (r.promoted) {
                     a.decision = job.state == JobState::pending ? Decision::run : Decision::keep;
                     value = 0.5 * (1.0 + s.unknown_value);
-                } else if (s.milestone_stop_probability > 0.0 &&
+                } else if (s.milestone_stop_unpredicted &&
                            !(job.max_steps > 0.0 && m.trial_of[j]->predictor.last_step() >= job.max_steps)) {
                     // Too short to predict and behind its sweep at a milestone: stopped, as
                     // ASHA stops it (the ranking at equal steps is the only evidence yet).

@@ -59,6 +59,10 @@ struct EngineSettings {
     // agree (the ranking at equal steps, robust to curve shape, and the extrapolation).
     // 0: milestones never stop a trial.
     double milestone_stop_probability = 0.2;
+    // Also stop a trial behind at a milestone while its curve is too short to extrapolate, on
+    // the ranking alone (ASHA's rule). Off by default: slow starters (a small learning rate) are
+    // often a sweep's best, and the ranking at 1/27 of a run cannot tell them from poor trials.
+    bool milestone_stop_unpredicted = false;
     // A trial (other than its sweep's leader) whose expected improvement on the sweep's best,
     // E[max(0, final - best)], is below this fraction of the sweep's metric range is hopeless:
     // finishing it would add nothing worth its GPUs. 0: off.

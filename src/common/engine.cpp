@@ -490,7 +490,7 @@ Status Engine::evaluate(const std::vector<JobView>& jobs, const ClusterView& clu
         // expected to add (almost) nothing to its sweep's best
         const bool done = jobs[j].max_steps > 0.0 && c->predictor.last_step() >= jobs[j].max_steps;
         const bool leader = gs.best_key == jobs[j].key;
-        if (s.min_expected_gain > 0.0 && !leader && !done && c->final_metric.extrapolated &&
+        if (s.min_expected_gain > 0.0 && !leader && !done && far_enough && c->final_metric.extrapolated &&
             c->predictor.size() >= s.hopeless_min_points && std::isfinite(best_other)) {
             const double gain = expected_improvement(c->final_metric, jobs[j].direction, best_other, m.z) / scale;
             if (gain < s.min_expected_gain) {
@@ -504,7 +504,7 @@ Status Engine::evaluate(const std::vector<JobView>& jobs, const ClusterView& clu
             }
         }
         // behind at a milestone, and the extrapolation agrees it is unlikely to win
-        if (s.milestone_stop_probability > 0.0 && !done && std::isfinite(best_other) &&
+        if (s.milestone_stop_probability > 0.0 && !done && far_enough && std::isfinite(best_other) &&
             p_win < s.milestone_stop_probability) {
             const Impl::MilestoneRank mr = m.milestone_rank(jobs[j], j);
             if (!std::isnan(mr.reached) && !mr.rank.promoted) {

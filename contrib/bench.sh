@@ -44,11 +44,24 @@ scenario() {
     "$cli" plot --sim "$out/$name.json" -o "$out/$name.svg" >/dev/null
 }
 
+# aggressive NAME ARGS...: the same with explsched's aggressive profile (early stopping), against
+# the baselines its targets name.
+aggressive=hopeless_min_progress=0,milestone_stop_unpredicted=yes
+profile() {
+    local name=$1; shift
+    "$sim" --curves "$curves" --seeds "$seeds" --json --quiet --policies fifo,asha,slaq,explsched,oracle \
+        --params "$aggressive" "$@" >"$out/$name-aggressive.json"
+}
+
 scenario pollux --trace "$pollux" --gpus 64
 scenario pollux-real-curves --trace "$pollux" --gpus 64 --variation none
 scenario pollux-heterogeneous --trace "$pollux" --cluster v100:4x8,p100:4x8,k80:6x8 --throughputs "$tput"
+profile pollux --trace "$pollux" --gpus 64
+profile pollux-real-curves --trace "$pollux" --gpus 64 --variation none
+profile pollux-heterogeneous --trace "$pollux" --cluster v100:4x8,p100:4x8,k80:6x8 --throughputs "$tput"
 if [ "$quick" = 0 ]; then
     scenario philly --trace "$philly" --jobs 1000 --gpus 128
+    profile philly --trace "$philly" --jobs 1000 --gpus 128
 fi
 
 # One recorded run to show a trial and a sweep as the scheduler saw them.

@@ -283,11 +283,13 @@ BOOST_AUTO_TEST_CASE(asha_decides_while_curves_are_short) {
     BOOST_TEST((out[0].decision == Decision::run));
 }
 
-BOOST_AUTO_TEST_CASE(behind_at_a_milestone_short_curves_are_stopped) {
-    // The defaults: too short to predict and behind its sweep at a milestone, a trial is
-    // stopped as ASHA stops it; the top 1/eta go on.
+BOOST_AUTO_TEST_CASE(behind_at_a_milestone_short_curves_are_stopped_when_asked) {
+    // milestone_stop_unpredicted (and no progress floor): too short to predict and behind its
+    // sweep at a milestone, a trial is stopped as ASHA stops it; the top 1/eta go on.
     EngineSettings s;
     s.min_points_to_fit = 6;
+    s.milestone_stop_unpredicted = true;
+    s.hopeless_min_progress = 0.0;
     Engine e = make(s);
     std::vector<std::vector<CurvePoint>> curves;
     for (int k = 0; k < 6; ++k) curves.push_back(rising(3, 0.80 + 0.02 * k));
@@ -307,9 +309,11 @@ BOOST_AUTO_TEST_CASE(behind_at_a_milestone_short_curves_are_stopped) {
     BOOST_TEST(explain(out[0]).find("rank 6 of 6") != std::string::npos, explain(out[0]));
     BOOST_TEST(explain(out[0]).find("too early to predict") != std::string::npos, explain(out[0]));
     BOOST_TEST(out[0].priority < out[5].priority);
-    // milestone_stop_probability = 0: milestones only rank (the classic fallback above)
-    s.milestone_stop_probability = 0.0;
-    Engine off = make(s);
+    // The default: the ranking at a milestone alone only makes a trial preemptable (a slow
+    // starter is often a sweep's best)
+    EngineSettings d;
+    d.min_points_to_fit = 6;
+    Engine off = make(d);
     BOOST_REQUIRE(off.evaluate(jobs, cluster(5000, 16), out).ok());
     BOOST_TEST((out[0].reason.code == ReasonCode::asha_behind));
     BOOST_TEST((out[0].decision == Decision::preemptable));
@@ -317,7 +321,9 @@ BOOST_AUTO_TEST_CASE(behind_at_a_milestone_short_curves_are_stopped) {
 
 BOOST_AUTO_TEST_CASE(behind_at_a_milestone_is_stopped_only_when_the_prediction_agrees) {
     EngineSettings s;
-    s.min_expected_gain = 0.0;  // the milestone rule alone
+    s.min_expected_gain = 0.0;     // the milestone rule alone
+    s.hopeless_min_progress = 0.0;  // a third of the run is enough here
+    s.hopeless_probability = 0.0;   // not the extrapolation rule
     Engine e = make(s);
     // At step 1000 the leader is ahead of both others; the late bloomer learns faster and is
     // predicted to end above the leader's best; the poor one is not.
@@ -333,15 +339,21 @@ BOOST_AUTO_TEST_CASE(behind_at_a_milestone_is_stopped_only_when_the_prediction_a
     BOOST_TEST(out[2].reason.e < s.milestone_stop_probability);
     BOOST_TEST(explain(out[2]).find("rank 3 of 3") != std::string::npos, explain(out[2]));
     BOOST_TEST(explain(out[2]).find("chance of") != std::string::npos, explain(out[2]));
-    // Before half its run the classic rule alone would not stop it.
+    // Before half its run the classic rule alone would not stop it, nor would the default
+    // settings (every extrapolation-based rule waits for hopeless_min_progress).
     Engine off = make(classic());
     BOOST_REQUIRE(off.evaluate(jobs, cluster(5000, 16), out).ok());
     BOOST_TEST((out[2].state != TrialState::hopeless));
+    Engine defaults = make();
+    BOOST_REQUIRE(defaults.evaluate(jobs, cluster(5000, 16), out).ok());
+    BOOST_TEST((out[2].state != TrialState::hopeless), explain(out[2]));
 }
 
 BOOST_AUTO_TEST_CASE(a_milestone_ranks_against_trials_that_ended) {
     EngineSettings s;
     s.min_expected_gain = 0.0;
+    s.hopeless_min_progress = 0.0;
+    s.hopeless_probability = 0.0;
     Engine e = make(s);
     const auto good = rising(20, 0.95, 0.3), poor = rising(12, 0.80, 0.3);
     std::vector<JobView> first = {view(1, "g", good)};

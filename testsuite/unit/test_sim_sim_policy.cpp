@@ -159,13 +159,16 @@ BOOST_AUTO_TEST_CASE(explsched_terminates_diverged_and_hopeless_trials) {
 
 BOOST_AUTO_TEST_CASE(explsched_stops_trials_behind_at_a_milestone_early) {
     const CurveLibrary lib = toy_library();
-    // The same sweep with the default settings: the trial behind the good one at a milestone is
-    // stopped there, before it has enough points to be extrapolated (ASHA's rule), so the sweep
-    // spends less on it than with milestones off.
+    // The same sweep with milestone_stop_unpredicted and no progress floor: the trial behind the
+    // good one at a milestone is stopped there, before it has enough points to be extrapolated
+    // (ASHA's rule), so the sweep spends less on it than with milestones off.
     const Workload w = make_workload(lib, {{0, 1, 1000, "good", "s"}, {0, 1, 1000, "bad", "s"}, {0, 1, 1000, "nan", "s"}});
     SimSettings settings = small_settings();
     settings.record = true;
-    const Run run = run_policy("explsched", lib, w, homogeneous_cluster(3, "v100", 3), settings);
+    PolicySettings on;
+    on.engine.milestone_stop_unpredicted = true;
+    on.engine.hopeless_min_progress = 0.0;
+    const Run run = run_policy("explsched", lib, w, homogeneous_cluster(3, "v100", 3), settings, on);
     PolicySettings off;
     off.engine.milestone_stop_probability = 0.0;
     const Run without = run_policy("explsched", lib, w, homogeneous_cluster(3, "v100", 3), settings, off);

@@ -461,7 +461,7 @@ Status Engine::evaluate(const std::vector<JobView>& jobs, const ClusterView& clu
         const GroupStats& gs = m.groups[m.group_of[j]];
         a.prediction = c->final_metric;
         const double best_other = gs.best_key == jobs[j].key ? gs.second : gs.best;
-        const double p_win = win_probability(c->final_metric, jobs[j].direction, best_other, m.z);
+        const double p_win = win_probability_heavy(c->final_metric, jobs[j].direction, best_other, s.interval_level);
         const double own = std::fabs(c->best - c->first);
         const double scale = gs.hi > gs.lo ? gs.hi - gs.lo : std::max(own, 1e-12);
         UtilityInputs in;

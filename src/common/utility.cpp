@@ -48,6 +48,44 @@ double win_probability(const Prediction& final_metric, Direction direction, doub
     return normal_cdf(margin / sd);
 }
 
+double student_t3_cdf(double t) {
+    constexpr double kPi = 3.14159265358979323846;
+    const double r = t / std::sqrt(3.0);
+    return 0.5 + (r / (1.0 + r * r) + std::atan(r)) / kPi;
+}
+
+namespace {
+
+// The t3 quantile at probability p in (0.5, 1), by bisection (called once per distinct level).
+double student_t3_quantile(double p) {
+    double lo = 0.0, hi = 1000.0;
+    for (int i = 0; i < 200; ++i) {
+        const double mid = 0.5 * (lo + hi);
+        (student_t3_cdf(mid) < p ? lo : hi) = mid;
+    }
+    return 0.5 * (lo + hi);
+}
+
+}  // namespace
+
+double win_probability_heavy(const Prediction& final_metric, Direction direction, double best_other,
+                             double interval_level) {
+    if (!std::isfinite(best_other)) return 1.0;
+    if (!std::isfinite(final_metric.value)) return 0.0;
+    thread_local double cached_level = -1.0, cached_q = 1.0;
+    if (interval_level != cached_level) {
+        cached_q = student_t3_quantile(0.5 * (1.0 + std::clamp(interval_level, 0.01, 0.999)));
+        cached_level = interval_level;
+    }
+    const double sign = direction == Direction::maximize ? 1.0 : -1.0;
+    const double margin = sign * (final_metric.value - best_other);
+    const double optimistic = direction == Direction::maximize ? final_metric.upper - final_metric.value
+                                                               : final_metric.value - final_metric.lower;
+    const double scale = std::max(optimistic, 0.0) / cached_q;
+    if (!(scale > 0.0)) return margin > 0.0 ? 1.0 : (margin == 0.0 ? 0.5 : 0.0);
+    return student_t3_cdf(margin / scale);
+}
+
 double expected_improvement(const Prediction& final_metric, Direction direction, double best_other,
                             double z_interval) {
     if (!std::isfinite(best_other)) return std::numeric_limits<double>::infinity();

@@ -73,4 +73,27 @@ BOOST_AUTO_TEST_CASE(utility_scales_with_gain_gpus_and_group_value) {
     BOOST_TEST(utility_per_gpu_second(in) == 0.0);
 }
 
+BOOST_AUTO_TEST_CASE(heavy_tailed_win_probability) {
+    // t3 CDF: symmetric, the closed form's known values
+    BOOST_TEST(student_t3_cdf(0.0) == 0.5, boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(student_t3_cdf(1.0) + student_t3_cdf(-1.0) == 1.0, boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(student_t3_cdf(2.353363) == 0.95, boost::test_tools::tolerance(1e-5));  // t_{0.95,3}
+    Prediction p;
+    p.value = 0.80;
+    p.lower = 0.76;
+    p.upper = 0.84;
+    // the interval's edge keeps (1 - level) / 2 of the mass beyond it, as with the normal reading
+    BOOST_TEST(win_probability_heavy(p, Direction::maximize, 0.84, 0.8) == 0.1, boost::test_tools::tolerance(1e-6));
+    BOOST_TEST(win_probability_heavy(p, Direction::maximize, 0.80, 0.8) == 0.5, boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(win_probability_heavy(p, Direction::minimize, 0.76, 0.8) == 0.1, boost::test_tools::tolerance(1e-6));
+    // but far tails are heavier: two half-widths short, the normal reading says 0.5 %, t3 2.3 %
+    const double z = 1.2815515655446004;
+    const double normal = win_probability(p, Direction::maximize, 0.88, z);
+    const double heavy = win_probability_heavy(p, Direction::maximize, 0.88, 0.8);
+    BOOST_TEST(normal < 0.01);
+    BOOST_TEST(heavy > 0.02);
+    BOOST_TEST(heavy < 0.03);
+    BOOST_TEST(win_probability_heavy(p, Direction::maximize, kNaN, 0.8) == 1.0);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

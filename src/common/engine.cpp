@@ -492,7 +492,7 @@ Status Engine::evaluate(const std::vector<JobView>& jobs, const ClusterView& clu
         const bool leader = gs.best_key == jobs[j].key;
         if (s.min_expected_gain > 0.0 && !leader && !done && far_enough && c->final_metric.extrapolated &&
             c->predictor.size() >= s.hopeless_min_points && std::isfinite(best_other)) {
-            const double gain = expected_improvement(c->final_metric, jobs[j].direction, best_other, m.z) / scale;
+            const double gain = expected_improvement_heavy(c->final_metric, jobs[j].direction, best_other, s.interval_level) / scale;
             if (gain < s.min_expected_gain) {
                 a.state = TrialState::hopeless;
                 a.reason.code = ReasonCode::negligible_gain;

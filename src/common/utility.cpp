@@ -66,17 +66,22 @@ double student_t3_quantile(double p) {
     return 0.5 * (lo + hi);
 }
 
+double t3_interval_quantile(double interval_level) {
+    thread_local double cached_level = -1.0, cached_q = 1.0;
+    if (interval_level != cached_level) {
+        cached_q = student_t3_quantile(0.5 * (1.0 + std::clamp(interval_level, 0.01, 0.999)));
+        cached_level = interval_level;
+    }
+    return cached_q;
+}
+
 }  // namespace
 
 double win_probability_heavy(const Prediction& final_metric, Direction direction, double best_other,
                              double interval_level) {
     if (!std::isfinite(best_other)) return 1.0;
     if (!std::isfinite(final_metric.value)) return 0.0;
-    thread_local double cached_level = -1.0, cached_q = 1.0;
-    if (interval_level != cached_level) {
-        cached_q = student_t3_quantile(0.5 * (1.0 + std::clamp(interval_level, 0.01, 0.999)));
-        cached_level = interval_level;
-    }
+    const double cached_q = t3_interval_quantile(interval_level);
     const double sign = direction == Direction::maximize ? 1.0 : -1.0;
     const double margin = sign * (final_metric.value - best_other);
     const double optimistic = direction == Direction::maximize ? final_metric.upper - final_metric.value
@@ -84,6 +89,24 @@ double win_probability_heavy(const Prediction& final_metric, Direction direction
     const double scale = std::max(optimistic, 0.0) / cached_q;
     if (!(scale > 0.0)) return margin > 0.0 ? 1.0 : (margin == 0.0 ? 0.5 : 0.0);
     return student_t3_cdf(margin / scale);
+}
+
+double expected_improvement_heavy(const Prediction& final_metric, Direction direction, double best_other,
+                                  double interval_level) {
+    if (!std::isfinite(best_other)) return std::numeric_limits<double>::infinity();
+    if (!std::isfinite(final_metric.value)) return 0.0;
+    const double sign = direction == Direction::maximize ? 1.0 : -1.0;
+    const double margin = sign * (final_metric.value - best_other);
+    const double optimistic = direction == Direction::maximize ? final_metric.upper - final_metric.value
+                                                               : final_metric.value - final_metric.lower;
+    const double scale = std::max(optimistic, 0.0) / t3_interval_quantile(interval_level);
+    if (!(scale > 0.0)) return std::max(margin, 0.0);
+    // E[max(0, T - a)] for a standard t with nu = 3: (nu + a^2)/(nu - 1) f(a) - a (1 - F(a))
+    constexpr double kPi = 3.14159265358979323846;
+    const double a = -margin / scale;
+    const double pdf = 6.0 * std::sqrt(3.0) / (kPi * (3.0 + a * a) * (3.0 + a * a));
+    const double tail = (3.0 + a * a) / 2.0 * pdf - a * (1.0 - student_t3_cdf(a));
+    return std::max(scale * tail, 0.0);
 }
 
 double expected_improvement(const Prediction& final_metric, Direction direction, double best_other,

@@ -41,6 +41,10 @@ double student_t3_cdf(double t);
 double expected_improvement(const Prediction& final_metric, Direction direction, double best_other,
                             double z_interval);
 
+// The same with the heavy-tailed (t3) reading of the interval, as win_probability_heavy.
+double expected_improvement_heavy(const Prediction& final_metric, Direction direction, double best_other,
+                                  double interval_level);
+
 struct UtilityInputs {
     double gain = 0.0;             // predicted improvement in metric units, direction-aware
     double group_scale = 1.0;      // the group's metric spread (> 0)

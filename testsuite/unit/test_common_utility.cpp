@@ -94,6 +94,14 @@ BOOST_AUTO_TEST_CASE(heavy_tailed_win_probability) {
     BOOST_TEST(heavy > 0.02);
     BOOST_TEST(heavy < 0.03);
     BOOST_TEST(win_probability_heavy(p, Direction::maximize, kNaN, 0.8) == 1.0);
+    // expected improvement: the mean excess over the best; heavier tails keep more of it far out
+    const double at = expected_improvement_heavy(p, Direction::maximize, 0.80, 0.8);
+    BOOST_TEST(at > 0.0);
+    BOOST_TEST(expected_improvement_heavy(p, Direction::maximize, 0.70, 0.8) > 0.099);  // ~ the margin
+    BOOST_TEST(expected_improvement_heavy(p, Direction::maximize, 0.70, 0.8) < 0.10 + at);
+    BOOST_TEST(expected_improvement_heavy(p, Direction::maximize, 0.88, 0.8) >
+               expected_improvement(p, Direction::maximize, 0.88, z));
+    BOOST_TEST(expected_improvement_heavy(p, Direction::minimize, 0.80, 0.8) == at, boost::test_tools::tolerance(1e-12));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -207,8 +207,9 @@ def main(argv):
         params = aggressive[0][1].get("config", {}).get("params", "")
         md.append("### The same targets with the aggressive profile (`--params %s`)\n" % params)
         md.append("`hopeless_min_progress=0` lets every extrapolation-based rule act as soon as a curve can be "
-                  "extrapolated, and `milestone_stop_unpredicted=yes` stops a trial behind at a milestone before "
-                  "that, on the ranking alone, as ASHA does. Not the default: on the demo sweep "
+                  "extrapolated, `milestone_stop_unpredicted=yes` stops a trial behind at a milestone before "
+                  "that, on the ranking alone, as ASHA does, and `min_expected_gain=0.02` stops trials expected to "
+                  "add under 2 % of the sweep's range to its best. Not the default: on the demo sweep "
                   "(`contrib/demo.sh`) it cancels the trial that ends best, which starts slowly (see the analysis "
                   "below).\n")
         md.append(targets_table(aggressive) + "\n")

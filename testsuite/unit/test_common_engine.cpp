@@ -373,7 +373,9 @@ BOOST_AUTO_TEST_CASE(a_trial_expected_to_add_nothing_to_its_sweep_is_stopped) {
     // through, is predicted to end just below it: finishing it is expected to improve the
     // sweep's best by far less than min_expected_gain of the sweep's range.
     const auto leader = rising(60, 0.95), twin = rising(40, 0.947), better = rising(40, 1.10);
-    Engine e = make();
+    EngineSettings on;
+    on.min_expected_gain = 0.02;
+    Engine e = make(on);
     std::vector<JobView> jobs = {view(1, "g", leader), view(2, "g", twin), view(3, "h", rising(60, 0.95)),
                                  view(4, "h", better)};
     std::vector<Assessment> out;
@@ -385,10 +387,8 @@ BOOST_AUTO_TEST_CASE(a_trial_expected_to_add_nothing_to_its_sweep_is_stopped) {
     BOOST_TEST(explain(out[1]).find("expected to improve the group's best") != std::string::npos, explain(out[1]));
     // a sibling predicted to beat the leader clearly goes on
     BOOST_TEST((out[3].state == TrialState::promising), explain(out[3]));
-    // min_expected_gain = 0: the rule is off
-    EngineSettings off;
-    off.min_expected_gain = 0.0;
-    Engine kept = make(off);
+    // min_expected_gain = 0 (the default): the rule is off
+    Engine kept = make();
     BOOST_REQUIRE(kept.evaluate(jobs, cluster(5000, 16), out).ok());
     BOOST_TEST((out[1].reason.code != ReasonCode::negligible_gain));
 }

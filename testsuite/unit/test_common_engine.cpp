@@ -373,10 +373,11 @@ BOOST_AUTO_TEST_CASE(a_trial_expected_to_add_nothing_to_its_sweep_is_stopped) {
     // through, is predicted to end just below it: finishing it is expected to improve the
     // sweep's best by far less than min_expected_gain of the sweep's range.
     const auto leader = rising(60, 0.95), twin = rising(40, 0.947), better = rising(40, 1.10);
+    const auto other_leader = rising(60, 0.95);  // views do not own their points
     EngineSettings on;
     on.min_expected_gain = 0.02;
     Engine e = make(on);
-    std::vector<JobView> jobs = {view(1, "g", leader), view(2, "g", twin), view(3, "h", rising(60, 0.95)),
+    std::vector<JobView> jobs = {view(1, "g", leader), view(2, "g", twin), view(3, "h", other_leader),
                                  view(4, "h", better)};
     std::vector<Assessment> out;
     BOOST_REQUIRE(e.evaluate(jobs, cluster(5000, 16), out).ok());

@@ -5,7 +5,9 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
+#include "sim/sim_options.hpp"
 #include "sim_test_support.hpp"
 
 using namespace simtest;
@@ -181,6 +183,33 @@ BOOST_AUTO_TEST_CASE(explsched_stops_trials_behind_at_a_milestone_early) {
     BOOST_TEST(is(t[2].status, TrialStatus::stopped));
     BOOST_TEST(run.metrics.profit == 1.0, tt::tolerance(1e-12));
     BOOST_TEST(run.metrics.non_best_gpu_hours < without.metrics.non_best_gpu_hours);
+}
+
+BOOST_AUTO_TEST_CASE(params_set_explscheds_engine_settings) {
+    auto parse = [](std::vector<std::string> args) {
+        args.insert(args.begin(), "explsched-sim");
+        std::vector<char*> argv;
+        for (auto& a : args) argv.push_back(a.data());
+        return parse_sim_options(static_cast<int>(argv.size()), argv.data());
+    };
+    auto ok = parse({"--trace", "t.csv", "--curves", "c", "--params", "min_expected_gain=0.02,min_run=300"});
+    BOOST_REQUIRE(ok.ok());
+    BOOST_TEST(ok->policy.engine.min_expected_gain == 0.02);
+    BOOST_TEST(ok->policy.min_run_s == 300.0);  // one grace for every policy
+    BOOST_TEST(ok->policy.engine.min_run_s == 300.0);
+    // --min-run wins over --params min_run, in either order
+    auto both = parse({"--min-run", "120", "--trace", "t.csv", "--curves", "c", "--params", "min_run=300"});
+    BOOST_REQUIRE(both.ok());
+    BOOST_TEST(both->policy.engine.min_run_s == 120.0);
+    BOOST_TEST(both->policy.min_run_s == 120.0);
+    // a bad key or value is an error naming the option and the key
+    auto bad = parse({"--trace", "t.csv", "--curves", "c", "--params", "min_expected_gain=2"});
+    BOOST_REQUIRE(!bad.ok());
+    BOOST_TEST(bad.error().message.find("--params") != std::string::npos, bad.error().message);
+    BOOST_TEST(bad.error().message.find("min_expected_gain") != std::string::npos, bad.error().message);
+    auto unknown = parse({"--trace", "t.csv", "--curves", "c", "--params", "nope=1"});
+    BOOST_REQUIRE(!unknown.ok());
+    BOOST_TEST(unknown.error().message.find("nope") != std::string::npos, unknown.error().message);
 }
 
 BOOST_AUTO_TEST_CASE(oracle_runs_only_each_sweeps_best_trial) {

@@ -46,12 +46,22 @@ scenario() {
 
 # aggressive NAME ARGS...: the same with explsched's aggressive profile (early stopping), against
 # the baselines its targets name.
-aggressive=hopeless_min_progress=0,milestone_stop_unpredicted=yes,min_expected_gain=0.02
+aggressive=hopeless_min_progress=0,milestone_stop_probability=0.2,milestone_stop_unpredicted=yes,min_expected_gain=0.02
 profile() {
     local name=$1; shift
     "$sim" --curves "$curves" --seeds "$seeds" --json --quiet --policies fifo,asha,slaq,explsched,oracle \
         --params "$aggressive" "$@" >"$out/$name-aggressive.json"
 }
+
+# The demo's real training sweep (contrib/demo.sh), replayed from fresh runs of its trainer.
+demo=$(mktemp -d /tmp/explsched-demo-replay-XXXXXX)
+trap 'rm -rf "$demo"' EXIT
+/usr/bin/python3 "$top/contrib/demo/replay.py" "$demo" >&2
+demo_args=(--trace "$demo/trace.csv" --gpus 16 --sweep-size 32 --variation none)
+"$sim" --curves "$demo/curves" --seeds "$seeds" --json --quiet "${demo_args[@]}" >"$out/demo-sweep.json"
+"$cli" plot --sim "$out/demo-sweep.json" -o "$out/demo-sweep.svg" >/dev/null
+"$sim" --curves "$demo/curves" --seeds "$seeds" --json --quiet --policies fifo,asha,slaq,explsched,oracle \
+    --params "$aggressive" "${demo_args[@]}" >"$out/demo-sweep-aggressive.json"
 
 scenario pollux --trace "$pollux" --gpus 64
 scenario pollux-real-curves --trace "$pollux" --gpus 64 --variation none
@@ -67,7 +77,7 @@ fi
 # One recorded run to show a trial and a sweep as the scheduler saw them.
 rec=$(mktemp /tmp/explsched-bench-XXXXXX.json)
 rec_het=$(mktemp /tmp/explsched-bench-XXXXXX.json)
-trap 'rm -f "$rec" "$rec_het"' EXIT
+trap 'rm -rf "$rec" "$rec_het" "$demo"' EXIT
 "$sim" --trace "$pollux" --curves "$curves" --cluster v100:4x8,p100:4x8,k80:6x8 --throughputs "$tput" --seeds 0 \
     --policies explsched --quiet --output "$rec_het" >/dev/null
 "$sim" --trace "$pollux" --curves "$curves" --gpus 64 --seeds 0 --policies explsched,asha --quiet --output "$rec" >/dev/null

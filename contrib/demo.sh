@@ -51,12 +51,10 @@ run_sweep() {
         mkdir -p "$dir/sweep" && chmod 1777 "$dir/sweep"
         cat >"$dir/sweep/trial.sh" <<EOS
 #!/bin/bash
-# One trial: learning rate and width from the array index (a shuffled 8 x 4 grid).
-lrs=(0.01 0.02 0.05 0.1 0.2 0.3 0.5 0.8); widths=(8 16 32 64)
-k=\$(( (SLURM_ARRAY_TASK_ID * 13 + 5) % 32 ))
+# One trial: learning rate and width from the array index (train.py's shuffled 8 x 4 grid).
 echo "run_start \$(date +%s.%N)"
 trap 'echo "run_end \$(date +%s.%N)"' EXIT
-/usr/bin/python3 $top/contrib/demo/train.py --lr \${lrs[\$((k % 8))]} --hidden \${widths[\$((k / 8))]} \\
+/usr/bin/python3 $top/contrib/demo/train.py --sweep-index \$SLURM_ARRAY_TASK_ID \\
     --steps $steps --eval-every 100 --step-delay 0.01 --seed 7 \\
     --checkpoint $dir/sweep/ckpt.\$SLURM_ARRAY_TASK_ID.npz &
 child=\$!

@@ -57,6 +57,21 @@ def loss_and_grads(params, x, y):
     return loss, (gw1, gb1, gw2, gb2)
 
 
+# The demo's sweep (contrib/demo.sh): a shuffled 8 x 4 grid of learning rate and hidden width, one
+# point per job-array index. contrib/demo/replay.py replays the same trials in the simulator.
+SWEEP_LRS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.8)
+SWEEP_WIDTHS = (8, 16, 32, 64)
+SWEEP_SIZE = len(SWEEP_LRS) * len(SWEEP_WIDTHS)
+
+
+def sweep_point(index):
+    """(learning rate, hidden width) of the demo sweep's trial `index` (0 <= index < 32)."""
+    if not 0 <= index < SWEEP_SIZE:
+        raise ValueError("--sweep-index: %d is not in 0..%d" % (index, SWEEP_SIZE - 1))
+    k = (index * 13 + 5) % SWEEP_SIZE
+    return SWEEP_LRS[k % len(SWEEP_LRS)], SWEEP_WIDTHS[k // len(SWEEP_LRS)]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--lr", type=float, default=0.5)
@@ -69,7 +84,14 @@ def main():
     ap.add_argument("--checkpoint", default="")
     ap.add_argument("--step-delay", type=float, default=0.0,
                     help="seconds to sleep per step (stretches the demo to cluster time scales)")
+    ap.add_argument("--sweep-index", type=int, default=None,
+                    help="take --lr and --hidden from the demo sweep's grid point INDEX (0..31)")
     args = ap.parse_args()
+    if args.sweep_index is not None:
+        try:
+            args.lr, args.hidden = sweep_point(args.sweep_index)
+        except ValueError as e:
+            ap.error(str(e))
 
     data_rng = np.random.default_rng(1234)  # same data for every trial of the sweep
     xtr, ytr = spirals(2000, 0.05, data_rng)

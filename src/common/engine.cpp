@@ -58,6 +58,9 @@ struct TrialCache {
     std::uint64_t asha_version = ~std::uint64_t{0};
     std::uint64_t round = 0;
     std::size_t group = std::numeric_limits<std::size_t>::max();  // index in Impl::groups
+    // Forecast audit: the prediction made for `audit_step` (twice the step it was made at) and
+    // its optimistic bound, checked against the curve once it gets there.
+    double audit_step = kNaN, audit_value = kNaN, audit_bound = kNaN;
 };
 
 // A group (sweep) persists across rounds so that what only changes when a member's curve
@@ -81,6 +84,12 @@ struct GroupStats {
     TrialKey ended_best_key;
     // ... and their metric at each milestone they reached: (milestone step, metric)
     std::vector<std::pair<double, double>> ended_rung_values;
+    // Forecast audits of its members (kept when they end): for every forecast that came due,
+    // how far the curve beat it in units of the interval's optimistic half-width (1: exactly at
+    // the bound). A sweep whose curves keep beating their bounds (plateaus that end, learning
+    // rate drops) gets its intervals widened until they would have held (`widen`).
+    std::vector<double> audit_ratios;
+    double widen = 1.0;
 
     void start_round(std::uint64_t round, Direction d) {
         direction = d;
@@ -98,6 +107,25 @@ struct GroupStats {
         members.clear();
     }
 };
+
+// The interval widening a sweep's forecast audits call for: the factor by which the optimistic
+// half-width must grow for the audited forecasts to have been beaten no more often than the
+// interval level says ((1 - level) / 2), never below 1; 1 until calibration_min_audits are in.
+double audit_widening(std::vector<double> ratios, const EngineSettings& s) {
+    if (s.calibration_min_audits == 0 || ratios.size() < s.calibration_min_audits) return 1.0;
+    const double q = (1.0 + s.interval_level) / 2.0;
+    const auto k = std::min(ratios.size() - 1, static_cast<std::size_t>(q * static_cast<double>(ratios.size())));
+    std::nth_element(ratios.begin(), ratios.begin() + static_cast<std::ptrdiff_t>(k), ratios.end());
+    return std::min(std::max(1.0, ratios[k]), s.calibration_max_widen);
+}
+
+Prediction widened(Prediction p, double widen) {
+    if (widen > 1.0 && std::isfinite(p.value)) {
+        p.lower = p.value - widen * (p.value - p.lower);
+        p.upper = p.value + widen * (p.upper - p.value);
+    }
+    return p;
+}
 
 }  // namespace
 
@@ -140,6 +168,7 @@ struct Engine::Impl {
     };
     MilestoneRank milestone_rank(const JobView& job, std::size_t j);
     void derive(const JobView& job, TrialCache& c);
+    void audit(const JobView& job, TrialCache& c, GroupStats& gs) const;
     const std::vector<double>& values_at(std::size_t group, double rung);
 };
 
@@ -206,6 +235,36 @@ void Engine::Impl::derive(const JobView& job, TrialCache& c) {
     const double sign = p.direction() == Direction::maximize ? 1.0 : -1.0;
     const double g = sign * (p.predict_value(s1) - p.predict_value(s0));
     c.gain = std::isfinite(g) && g > 0.0 ? g : 0.0;
+}
+
+// Checks the trial's forecast that came due and makes the next one. Forecasts reach twice as far
+// as the curve has got, so a sweep measures its predictor on its own curves long before any of
+// them finishes.
+void Engine::Impl::audit(const JobView& job, TrialCache& c, GroupStats& gs) const {
+    const CurvePredictor& p = c.predictor;
+    if (p.size() == 0) return;
+    if (!std::isnan(c.audit_step) && p.last_step() >= c.audit_step) {
+        const double realized = metric_at(p.steps(), p.metrics(), c.audit_step);
+        const double half = std::fabs(c.audit_bound - c.audit_value);
+        if (std::isfinite(realized) && half > 0.0) {
+            const double sign = job.direction == Direction::maximize ? 1.0 : -1.0;
+            gs.audit_ratios.push_back(sign * (realized - c.audit_value) / half);
+            gs.widen = audit_widening(gs.audit_ratios, settings);
+        }
+        c.audit_step = kNaN;
+    }
+    if (settings.calibration_min_audits == 0 || !std::isnan(c.audit_step) || !p.fitted() || c.diverged ||
+        p.size() < settings.min_points_to_fit) {
+        return;
+    }
+    double target = 2.0 * p.last_step();
+    if (job.max_steps > 0.0) target = std::min(target, job.max_steps);
+    if (!(target > 1.25 * p.last_step())) return;
+    const Prediction f = p.predict(target);
+    if (!f.extrapolated) return;
+    c.audit_step = target;
+    c.audit_value = f.value;
+    c.audit_bound = job.direction == Direction::maximize ? f.upper : f.lower;
 }
 
 // The trial's milestones: its own (--explore-milestones), else derived from the settings and its
@@ -420,6 +479,7 @@ Status Engine::evaluate(const std::vector<JobView>& jobs, const ClusterView& clu
         m.group_of[j] = g->second;
         c.group = g->second;
         gs.members.push_back(j);
+        if (changed) m.audit(job, c, gs);
         gs.changed = gs.changed || changed || is_new;
         gs.signature += TrialKeyHash()(job.key) * 0x9E3779B97F4A7C15ULL + 1;
         ++gs.trials;
@@ -459,9 +519,10 @@ Status Engine::evaluate(const std::vector<JobView>& jobs, const ClusterView& clu
         a.exploratory = !jobs[j].group.empty();
         if (c == nullptr || !c->predictor.fitted() || !c->error.empty()) continue;
         const GroupStats& gs = m.groups[m.group_of[j]];
-        a.prediction = c->final_metric;
         const double best_other = gs.best_key == jobs[j].key ? gs.second : gs.best;
-        const double p_win = win_probability_heavy(c->final_metric, jobs[j].direction, best_other, s.interval_level);
+        const Prediction final_metric = widened(c->final_metric, gs.widen);
+        a.prediction = final_metric;
+        const double p_win = win_probability_heavy(final_metric, jobs[j].direction, best_other, s.interval_level);
         const double own = std::fabs(c->best - c->first);
         const double scale = gs.hi > gs.lo ? gs.hi - gs.lo : std::max(own, 1e-12);
         UtilityInputs in;
@@ -492,7 +553,7 @@ Status Engine::evaluate(const std::vector<JobView>& jobs, const ClusterView& clu
         const bool leader = gs.best_key == jobs[j].key;
         if (s.min_expected_gain > 0.0 && !leader && !done && far_enough && c->final_metric.extrapolated &&
             c->predictor.size() >= s.hopeless_min_points && std::isfinite(best_other)) {
-            const double gain = expected_improvement_heavy(c->final_metric, jobs[j].direction, best_other, s.interval_level) / scale;
+            const double gain = expected_improvement_heavy(final_metric, jobs[j].direction, best_other, s.interval_level) / scale;
             if (gain < s.min_expected_gain) {
                 a.state = TrialState::hopeless;
                 a.reason.code = ReasonCode::negligible_gain;
@@ -552,7 +613,7 @@ Status Engine::evaluate(const std::vector<JobView>& jobs, const ClusterView& clu
             job.state == JobState::running && job.start_time > 0.0 ? cluster.now - job.start_time : kInf;
         const HopelessAction action = job.has_hopeless_action ? job.hopeless_action : s.hopeless_action;
         double value = s.unknown_value;
-        if (c != nullptr) a.prediction = c->final_metric;
+        if (c != nullptr && std::isnan(a.prediction.value)) a.prediction = c->final_metric;
 
         if (c == nullptr) {
             a.reason.code = ReasonCode::nonexploratory;

@@ -61,6 +61,8 @@ Status validate(const EngineSettings& s) {
         in_range("hopeless_probability", s.hopeless_probability, 0.0, 0.5),
         in_range("hopeless_min_points", static_cast<double>(s.hopeless_min_points), 1, 1e6),
         in_range("hopeless_min_progress", s.hopeless_min_progress, 0.0, 1.0),
+        in_range("calibration_min_audits", static_cast<double>(s.calibration_min_audits), 0, 1e6),
+        in_range("calibration_max_widen", s.calibration_max_widen, 1.0, 1000.0),
         in_range("milestone_stop_probability", s.milestone_stop_probability, 0.0, 1.0),
         in_range("min_expected_gain", s.min_expected_gain, 0.0, 1.0),
         in_range("asha_reduction", s.asha_reduction, 1.0, 1000.0, true),

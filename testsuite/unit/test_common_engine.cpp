@@ -64,6 +64,75 @@ ClusterView cluster(double now, std::uint32_t total, std::int64_t busy = -1) {
 
 BOOST_AUTO_TEST_SUITE(engine)
 
+namespace {
+
+// An accuracy curve that idles near 0.1 until `drop_step`, then jumps to `after` (a plateau that
+// ends, as a learning-rate drop or the demo's best trial do); points every 100 steps.
+std::vector<CurvePoint> plateau_then_jump(int n, double drop_step, double after, double wobble) {
+    std::vector<CurvePoint> pts;
+    for (int i = 1; i <= n; ++i) {
+        const double step = 100.0 * i;
+        const double level = step < drop_step ? 0.1 + 0.01 * std::log(step / 100.0) : after;
+        pts.push_back({step, level + wobble * ((i % 3) - 1), 10.0 * i, kNaN});
+    }
+    return pts;
+}
+
+// Ten trials of group g, their curves cut at n points, in one round of engine e; returns the
+// width of trial 1's interval.
+double interval_width(Engine& e, const std::string& group, bool jumps, int n, double now) {
+    std::vector<std::vector<CurvePoint>> curves;
+    for (int t = 0; t < 10; ++t) {
+        curves.push_back(jumps ? plateau_then_jump(n, 1000.0 + 100.0 * t, 0.8 + 0.01 * t, 0.002)
+                               : rising(n, 0.9 + 0.005 * t));
+    }
+    std::vector<JobView> jobs;
+    for (int t = 0; t < 10; ++t) jobs.push_back(view(static_cast<std::uint32_t>(t + 1), group, curves[t]));
+    std::vector<Assessment> out;
+    BOOST_REQUIRE(e.evaluate(jobs, cluster(now, 16), out).ok());
+    BOOST_REQUIRE(std::isfinite(out[0].prediction.upper));
+    return out[0].prediction.upper - out[0].prediction.lower;
+}
+
+}  // namespace
+
+// The forecast audit: a sweep whose curves beat the engine's forecasts (plateaus that end) gets
+// wider intervals, a sweep whose curves follow them keeps its own; nothing changes before
+// calibration_min_audits forecasts came due, nor with the audit off.
+BOOST_AUTO_TEST_CASE(forecast_audit_widens_the_intervals_of_sweeps_whose_curves_beat_them) {
+    for (bool jumps : {true, false}) {
+        EngineSettings on;
+        EngineSettings off;
+        off.calibration_min_audits = 0;
+        Engine audited = make(on), plain = make(off);
+        // Round 1 at 800 steps: every trial gets a forecast for step 1600, none due yet.
+        const double w1 = interval_width(audited, "g", jumps, 8, 100);
+        BOOST_TEST(w1 == interval_width(plain, "g", jumps, 8, 100));
+        // Round 2 at 1700 steps: ten forecasts came due (the jumping curves beat theirs).
+        const double w2 = interval_width(audited, "g", jumps, 17, 200);
+        const double w2_plain = interval_width(plain, "g", jumps, 17, 200);
+        if (jumps) {
+            BOOST_TEST(w2 > 1.5 * w2_plain, "audited " << w2 << " vs " << w2_plain);
+            // ... and at most calibration_max_widen times wider
+            BOOST_TEST(w2 <= on.calibration_max_widen * w2_plain * (1.0 + 1e-9));
+        } else {
+            BOOST_TEST(w2 == w2_plain);
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(forecast_audit_needs_enough_checked_forecasts) {
+    EngineSettings few;
+    few.calibration_min_audits = 11;  // ten trials give ten checked forecasts by round 2
+    EngineSettings off;
+    off.calibration_min_audits = 0;
+    Engine audited = make(few), plain = make(off);
+    interval_width(audited, "g", true, 8, 100);
+    interval_width(plain, "g", true, 8, 100);
+    BOOST_TEST(interval_width(audited, "g", true, 17, 200) == interval_width(plain, "g", true, 17, 200));
+}
+
+
 BOOST_AUTO_TEST_CASE(rejects_bad_settings_and_bad_rounds) {
     EngineSettings bad;
     bad.interval_level = 2.0;
@@ -321,6 +390,7 @@ BOOST_AUTO_TEST_CASE(behind_at_a_milestone_short_curves_are_stopped_when_asked) 
 
 BOOST_AUTO_TEST_CASE(behind_at_a_milestone_is_stopped_only_when_the_prediction_agrees) {
     EngineSettings s;
+    s.milestone_stop_probability = 0.2;  // the rule is off by default (the aggressive profile's)
     s.min_expected_gain = 0.0;     // the milestone rule alone
     s.hopeless_min_progress = 0.0;  // a third of the run is enough here
     s.hopeless_probability = 0.0;   // not the extrapolation rule
@@ -351,6 +421,7 @@ BOOST_AUTO_TEST_CASE(behind_at_a_milestone_is_stopped_only_when_the_prediction_a
 
 BOOST_AUTO_TEST_CASE(a_milestone_ranks_against_trials_that_ended) {
     EngineSettings s;
+    s.milestone_stop_probability = 0.2;
     s.min_expected_gain = 0.0;
     s.hopeless_min_progress = 0.0;
     s.hopeless_probability = 0.0;

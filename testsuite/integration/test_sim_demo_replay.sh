@@ -1,0 +1,66 @@
+#!/bin/bash
+# The demo's real training sweep replayed in the simulator (contrib/demo/replay.py): 32 curves from
+# fresh runs of contrib/demo/train.py, whose best trial plateaus for half its run and ranks 8th at
+# its milestone before it ends best. With its default settings explsched must keep that trial, at
+# every simulated time scale tried, and still spend fewer GPU-hours than fifo; ASHA and the
+# aggressive profile lose it (what makes this sweep the test of early stopping). Needs no cluster,
+# only python3-numpy.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+sim=$top_builddir/src/sim/explsched-sim
+[ -x "$sim" ] || skip "explsched-sim not built"
+/usr/bin/python3 -c 'import numpy' 2>/dev/null || skip "python3-numpy missing"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+
+# bad arguments are named
+out=$(/usr/bin/python3 "$top_srcdir/contrib/demo/replay.py" "$tmp/bad" --step-time 0 2>&1) && fail=1
+grep -q -- "--step-time must be positive" <<<"$out" || { echo "FAIL: replay.py --step-time 0: $out"; fail=1; }
+out=$(/usr/bin/python3 "$top_srcdir/contrib/demo/train.py" --sweep-index 32 --steps 1 2>&1) && fail=1
+grep -q -- "--sweep-index: 32 is not in 0..31" <<<"$out" || { echo "FAIL: train.py --sweep-index 32: $out"; fail=1; }
+
+/usr/bin/python3 "$top_srcdir/contrib/demo/replay.py" "$tmp/demo" || { echo "FAIL: replay.py"; exit 1; }
+n=$(ls "$tmp/demo/curves/spirals"/validation-*.csv | wc -l)
+[ "$n" = 32 ] || { echo "FAIL: $n curves written, want 32"; exit 1; }
+
+# run_policies STEP_TIME [--params P]: the summary JSON of fifo, asha, explsched on the replay
+run_policies() {
+    local st=$1; shift
+    printf 'placement,local_bsz,step_time\n1,1,%s\n1,32,%s\n' "$st" "$st" >"$tmp/demo/curves/spirals/placements.csv"
+    "$sim" --trace "$tmp/demo/trace.csv" --curves "$tmp/demo/curves" --gpus 16 --sweep-size 32 \
+        --variation none --seeds 0 --policies fifo,asha,explsched --json --quiet "$@"
+}
+
+for st in 1.0 1.5 2.0 3.0; do
+    run_policies "$st" >"$tmp/default.json" || { echo "FAIL: explsched-sim at $st s/step"; fail=1; continue; }
+    run_policies "$st" --params hopeless_min_progress=0,milestone_stop_probability=0.2,milestone_stop_unpredicted=yes,min_expected_gain=0.02 \
+        >"$tmp/aggressive.json" || { echo "FAIL: explsched-sim (aggressive) at $st s/step"; fail=1; continue; }
+    /usr/bin/python3 - "$st" "$tmp/default.json" "$tmp/aggressive.json" <<'PY' || fail=1
+import json, sys
+st = sys.argv[1]
+runs = {r["policy"]: r for r in json.load(open(sys.argv[2]))["runs"]}
+aggressive = {r["policy"]: r for r in json.load(open(sys.argv[3]))["runs"]}
+fifo, asha, ours, bold = runs["fifo"], runs["asha"], runs["explsched"], aggressive["explsched"]
+print("  %s s/step: profit fifo %.3f asha %.3f explsched %.3f (aggressive %.3f); GPU-h fifo %.1f explsched %.1f"
+      % (st, fifo["profit"], asha["profit"], ours["profit"], bold["profit"], fifo["gpu_hours"], ours["gpu_hours"]))
+problems = []
+if fifo["sweeps_reaching_best"] != 1.0:
+    problems.append("fifo did not reach the sweep's best")
+if ours["sweeps_reaching_best"] != 1.0 or abs(ours["profit"] - fifo["profit"]) > 1e-9:
+    problems.append("explsched (defaults) lost the sweep's best trial: profit %.4f, fifo %.4f"
+                    % (ours["profit"], fifo["profit"]))
+if not ours["gpu_hours"] < 0.9 * fifo["gpu_hours"]:
+    problems.append("explsched spent %.1f GPU-h, not under 0.9x fifo's %.1f" % (ours["gpu_hours"], fifo["gpu_hours"]))
+if not asha["profit"] < fifo["profit"] - 0.05:
+    problems.append("asha kept the late bloomer (profit %.4f): the replay is not the hard case" % asha["profit"])
+if not bold["profit"] < fifo["profit"] - 0.05:
+    problems.append("the aggressive profile kept the late bloomer (profit %.4f)" % bold["profit"])
+for p in problems:
+    print("FAIL: %s s/step: %s" % (st, p))
+sys.exit(1 if problems else 0)
+PY
+done
+[ $fail = 0 ] || exit 1
+echo "ok: the demo sweep's best trial survives explsched's defaults at every time scale"

@@ -48,7 +48,8 @@ nlohmann::ordered_json to_json(const TrialInfo& t) {
                            {"lower", num(a.prediction.lower)},
                            {"upper", num(a.prediction.upper)},
                            {"horizon", num(a.prediction.horizon)},
-                           {"extrapolated", a.prediction.extrapolated}};
+                           {"extrapolated", a.prediction.extrapolated},
+                           {"widened", num(a.prediction.widened)}};
     }
     nlohmann::ordered_json marks = nlohmann::ordered_json::array();
     for (const TrialMark& m : t.marks) marks.push_back({{"time", m.time}, {"step", m.step}, {"what", m.what}, {"note", m.note}});
@@ -83,6 +84,9 @@ void print_text(const TrialInfo& t) {
         if (std::isfinite(p.value)) {
             std::printf("  prediction: %g in [%g, %g] at step %g (%s, %zu points)\n", p.value, p.lower, p.upper, p.horizon,
                         p.extrapolated ? "extrapolated" : "not extrapolated: too few points", p.observed);
+            if (p.widened > 1.0) {
+                std::printf("              interval widened %.2gx: its sweep's curves beat earlier forecasts\n", p.widened);
+            }
         } else {
             std::printf("  prediction: none\n");
         }

@@ -80,6 +80,7 @@ std::optional<AssessmentView> assessment_from_json(const nlohmann::json& record)
         v.prediction.horizon = number_or_nan(*p, "horizon");
         v.prediction.extrapolated = p->value("extrapolated", false);
         v.prediction.observed = p->value("observed", std::size_t{0});
+        v.prediction.widened = std::max(1.0, p->value("widened", 1.0));
     }
     return v;
 }

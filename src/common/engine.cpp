@@ -123,6 +123,7 @@ Prediction widened(Prediction p, double widen) {
     if (widen > 1.0 && std::isfinite(p.value)) {
         p.lower = p.value - widen * (p.value - p.lower);
         p.upper = p.value + widen * (p.upper - p.value);
+        p.widened = widen;
     }
     return p;
 }

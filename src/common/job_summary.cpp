@@ -53,6 +53,7 @@ std::string summary_line(const Assessment& a, double load, std::string_view tria
     }
     out += " points=" + std::to_string(p.observed);
     out += p.extrapolated ? " extrapolated=yes" : " extrapolated=no";
+    if (p.widened > 1.0 && std::isfinite(p.widened)) out += " widened=" + num(p.widened);
     out += " reason=" + explain(a);
     return out;
 }
@@ -105,6 +106,10 @@ Result<JobSummary> parse_summary_line(std::string_view line) {
         } else if (key == "extrapolated") {
             if (value != "yes" && value != "no") return bad();
             s.prediction.extrapolated = value == "yes";
+        } else if (key == "widened") {
+            auto w = parse_finite_double(value);
+            if (!w || *w < 1.0) return bad();
+            s.prediction.widened = *w;
         } else if (key == "points") {
             auto n = parse_uint64(value);
             if (!n) return bad();

@@ -17,6 +17,9 @@ struct Prediction {
     // false when too few points (or no family fitted): value is then the last observed metric
     // and the interval a wide, data-free guess; policy must not trust it.
     bool extrapolated = false;
+    // How many times the fitted interval was widened (around `value`) because the trial's sweep
+    // kept beating the engine's forecasts (the forecast audit); 1: as fitted.
+    double widened = 1.0;
 };
 
 }  // namespace explsched

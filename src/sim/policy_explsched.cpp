@@ -133,6 +133,7 @@ public:
                         ",\"upper\":" + json_number(a.prediction.upper) +
                         ",\"horizon\":" + json_number(a.prediction.horizon) +
                         ",\"observed\":" + std::to_string(a.prediction.observed) +
+                        ",\"widened\":" + json_number(a.prediction.widened) +
                         ",\"extrapolated\":" + (a.prediction.extrapolated ? "true" : "false") + "}}";
         return s;
     }

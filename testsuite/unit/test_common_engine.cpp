@@ -80,7 +80,8 @@ std::vector<CurvePoint> plateau_then_jump(int n, double drop_step, double after,
 
 // Ten trials of group g, their curves cut at n points, in one round of engine e; returns the
 // width of trial 1's interval.
-double interval_width(Engine& e, const std::string& group, bool jumps, int n, double now) {
+double interval_width(Engine& e, const std::string& group, bool jumps, int n, double now,
+                      double* widened = nullptr) {
     std::vector<std::vector<CurvePoint>> curves;
     for (int t = 0; t < 10; ++t) {
         curves.push_back(jumps ? plateau_then_jump(n, 1000.0 + 100.0 * t, 0.8 + 0.01 * t, 0.002)
@@ -91,6 +92,7 @@ double interval_width(Engine& e, const std::string& group, bool jumps, int n, do
     std::vector<Assessment> out;
     BOOST_REQUIRE(e.evaluate(jobs, cluster(now, 16), out).ok());
     BOOST_REQUIRE(std::isfinite(out[0].prediction.upper));
+    if (widened != nullptr) *widened = out[0].prediction.widened;
     return out[0].prediction.upper - out[0].prediction.lower;
 }
 
@@ -109,9 +111,13 @@ BOOST_AUTO_TEST_CASE(forecast_audit_widens_the_intervals_of_sweeps_whose_curves_
         const double w1 = interval_width(audited, "g", jumps, 8, 100);
         BOOST_TEST(w1 == interval_width(plain, "g", jumps, 8, 100));
         // Round 2 at 1700 steps: ten forecasts came due (the jumping curves beat theirs).
-        const double w2 = interval_width(audited, "g", jumps, 17, 200);
-        const double w2_plain = interval_width(plain, "g", jumps, 17, 200);
+        double factor = 0.0, plain_factor = 0.0;
+        const double w2 = interval_width(audited, "g", jumps, 17, 200, &factor);
+        const double w2_plain = interval_width(plain, "g", jumps, 17, 200, &plain_factor);
+        BOOST_TEST(plain_factor == 1.0);
+        BOOST_TEST(w2 == factor * w2_plain, boost::test_tools::tolerance(1e-9));  // what the assessment says
         if (jumps) {
+            BOOST_TEST(factor > 1.5);
             BOOST_TEST(w2 > 1.5 * w2_plain, "audited " << w2 << " vs " << w2_plain);
             // ... and at most calibration_max_widen times wider
             BOOST_TEST(w2 <= on.calibration_max_widen * w2_plain * (1.0 + 1e-9));
@@ -212,16 +218,17 @@ BOOST_AUTO_TEST_CASE(a_sweep_remembers_the_best_of_trials_that_ended) {
     BOOST_TEST((out[0].state != TrialState::hopeless));
 }
 
-BOOST_AUTO_TEST_CASE(no_trial_is_hopeless_before_half_its_run) {
+BOOST_AUTO_TEST_CASE(no_trial_is_hopeless_before_hopeless_min_progress) {
     const auto good = rising(40, 0.95), poor = rising(40, 0.55);
     Engine e = make(classic());
+    BOOST_TEST(e.settings().hopeless_min_progress == 0.35);
     std::vector<JobView> jobs = {view(1, "g", good), view(2, "g", poor)};
-    jobs[1].max_steps = 10000;  // 4000 of 10000 steps done
+    jobs[1].max_steps = 12000;  // 4000 of 12000 steps done
     std::vector<Assessment> out;
     BOOST_REQUIRE(e.evaluate(jobs, cluster(1000, 8), out).ok());
     BOOST_TEST((out[1].state != TrialState::hopeless));
     // without max_steps, progress is measured against the group's furthest trial
-    auto longer = rising(100, 0.95);
+    auto longer = rising(120, 0.95);
     jobs[0].points = longer;
     jobs[0].max_steps = 0;
     jobs[1].max_steps = 0;
@@ -409,7 +416,7 @@ BOOST_AUTO_TEST_CASE(behind_at_a_milestone_is_stopped_only_when_the_prediction_a
     BOOST_TEST(out[2].reason.e < s.milestone_stop_probability);
     BOOST_TEST(explain(out[2]).find("rank 3 of 3") != std::string::npos, explain(out[2]));
     BOOST_TEST(explain(out[2]).find("chance of") != std::string::npos, explain(out[2]));
-    // Before half its run the classic rule alone would not stop it, nor would the default
+    // Before hopeless_min_progress the classic rule alone would not stop it, nor would the default
     // settings (every extrapolation-based rule waits for hopeless_min_progress).
     Engine off = make(classic());
     BOOST_REQUIRE(off.evaluate(jobs, cluster(5000, 16), out).ok());

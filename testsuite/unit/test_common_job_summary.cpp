@@ -55,6 +55,25 @@ BOOST_AUTO_TEST_CASE(round_trip) {
     BOOST_TEST(s->reason.find("below the GPU price") != std::string::npos, s->reason);
 }
 
+BOOST_AUTO_TEST_CASE(a_widened_interval_says_so_and_round_trips) {
+    Assessment a = sample();
+    BOOST_TEST(summary_line(a, 0.5).find("widened=") == std::string::npos);  // as fitted: not shown
+    auto plain = parse_summary_line(summary_line(a, 0.5));
+    BOOST_REQUIRE(plain.ok());
+    BOOST_TEST(plain->prediction.widened == 1.0);
+    a.prediction.widened = 2.5;
+    const std::string line = summary_line(a, 0.5);
+    BOOST_TEST(line.find(" widened=2.5 ") != std::string::npos, line);
+    auto s = parse_summary_line(line);
+    BOOST_REQUIRE_MESSAGE(s.ok(), (s.ok() ? "" : s.error().message));
+    BOOST_TEST(s->prediction.widened == 2.5);
+    std::string bad = line;
+    bad.replace(bad.find("widened=2.5"), 11, "widened=0.5");
+    auto r = parse_summary_line(bad);
+    BOOST_REQUIRE(!r.ok());
+    BOOST_TEST(r.error().message == "summary line: bad widened='0.5'");
+}
+
 BOOST_AUTO_TEST_CASE(no_prediction) {
     Assessment a = sample();
     a.prediction = Prediction{};

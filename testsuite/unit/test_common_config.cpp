@@ -28,6 +28,23 @@ BOOST_AUTO_TEST_CASE(comma_separated_priority_parameters) {
     BOOST_TEST(s->mps);
 }
 
+BOOST_AUTO_TEST_CASE(forecast_audit_settings) {
+    auto d = parse_settings("", ",");
+    BOOST_REQUIRE(d.ok());
+    BOOST_TEST(d->engine.calibration_min_audits == 8u);
+    BOOST_TEST(d->engine.calibration_max_widen == 5.0);
+    BOOST_TEST(d->engine.hopeless_min_progress == 0.35);
+    BOOST_TEST(d->engine.milestone_stop_probability == 0.0);
+    auto s = parse_settings("calibration_min_audits=0,calibration_max_widen=2.5", ",");
+    BOOST_REQUIRE_MESSAGE(s.ok(), (s.ok() ? "" : s.error().message));
+    BOOST_TEST(s->engine.calibration_min_audits == 0u);
+    BOOST_TEST(s->engine.calibration_max_widen == 2.5);
+    auto bad = parse_settings("calibration_max_widen=0.5", ",");
+    BOOST_REQUIRE(!bad.ok());
+    BOOST_TEST(bad.error().message.find("'calibration_max_widen': 0.5 is out of range") != std::string::npos,
+               bad.error().message);
+}
+
 BOOST_AUTO_TEST_CASE(plugstack_args) {
     auto s = parse_settings_args({"kernel_sched=observe", "runtime_dir=/tmp/x", "report_port=7000"});
     BOOST_REQUIRE(s.ok());

@@ -542,9 +542,9 @@ Status Engine::evaluate(const std::vector<JobView>& jobs, const ClusterView& clu
             std::isfinite(best_other) && p_win < s.hopeless_probability) {
             a.state = TrialState::hopeless;
             a.reason.code = ReasonCode::hopeless;
-            a.reason.a = c->final_metric.value;
-            a.reason.b = c->final_metric.lower;
-            a.reason.c = c->final_metric.upper;
+            a.reason.a = final_metric.value;
+            a.reason.b = final_metric.lower;
+            a.reason.c = final_metric.upper;
             a.reason.d = best_other;
             a.reason.e = p_win;
             continue;

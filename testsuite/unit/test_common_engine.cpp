@@ -127,6 +127,27 @@ BOOST_AUTO_TEST_CASE(forecast_audit_widens_the_intervals_of_sweeps_whose_curves_
     }
 }
 
+// A trial hopeless even with the widened interval says so with the interval the rule read (the
+// one SystemComment's pred= shows), not the interval as fitted.
+BOOST_AUTO_TEST_CASE(a_hopeless_reason_quotes_the_widened_interval) {
+    EngineSettings s;
+    s.hopeless_min_progress = 0.0;
+    Engine e = make(s);
+    interval_width(e, "g", true, 8, 100);  // round 1: forecasts made
+    std::vector<std::vector<CurvePoint>> curves;
+    for (int t = 0; t < 10; ++t) curves.push_back(plateau_then_jump(20, 1000.0 + 100.0 * t, 0.8 + 0.01 * t, 0.002));
+    curves[9] = plateau_then_jump(20, 1.0e9, 0.0, 0.002);  // still on its plateau at 2000 steps
+    std::vector<JobView> jobs;
+    for (int t = 0; t < 10; ++t) jobs.push_back(view(static_cast<std::uint32_t>(t + 1), "g", curves[t]));
+    std::vector<Assessment> out;
+    BOOST_REQUIRE(e.evaluate(jobs, cluster(200, 16), out).ok());
+    const Assessment& a = out[9];
+    BOOST_REQUIRE_MESSAGE((a.reason.code == ReasonCode::hopeless), explain(a));
+    BOOST_TEST(a.prediction.widened > 1.0);
+    BOOST_TEST(a.reason.b == a.prediction.lower);
+    BOOST_TEST(a.reason.c == a.prediction.upper);
+}
+
 BOOST_AUTO_TEST_CASE(forecast_audit_needs_enough_checked_forecasts) {
     EngineSettings few;
     few.calibration_min_audits = 11;  // ten trials give ten checked forecasts by round 2

@@ -46,7 +46,7 @@ scenario() {
 
 # aggressive NAME ARGS...: the same with explsched's aggressive profile (early stopping), against
 # the baselines its targets name.
-aggressive=hopeless_min_progress=0,milestone_stop_probability=0.2,milestone_stop_unpredicted=yes,min_expected_gain=0.02
+aggressive=hopeless_min_progress=0,milestone_stop_probability=1,milestone_stop_unpredicted=yes,min_expected_gain=0.02
 profile() {
     local name=$1; shift
     "$sim" --curves "$curves" --seeds "$seeds" --json --quiet --policies fifo,asha,slaq,explsched,oracle \

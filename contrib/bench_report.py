@@ -214,9 +214,9 @@ def main(argv):
         params = aggressive[0][1].get("config", {}).get("params", "")
         md.append("### The same targets with the aggressive profile (`--params %s`)\n" % params)
         md.append("`hopeless_min_progress=0` lets every extrapolation-based rule act as soon as a curve can be "
-                  "extrapolated, `milestone_stop_probability=0.2` stops a trial behind at a milestone whose "
-                  "chance to win is under 20 %, `milestone_stop_unpredicted=yes` stops one before its curve can "
-                  "be extrapolated, on the ranking alone, as ASHA does, and `min_expected_gain=0.02` stops trials expected to "
+                  "extrapolated, `milestone_stop_probability=1` stops a trial behind at a milestone whatever its "
+                  "prediction says and `milestone_stop_unpredicted=yes` also before its curve can be "
+                  "extrapolated (ASHA's rule, on the ranking alone), and `min_expected_gain=0.02` stops trials expected to "
                   "add under 2 % of the sweep's range to its best. Not the default: on the demo sweep "
                   "(scenario `demo-sweep`) it cancels the trial that ends best, which starts slowly.\n")
         md.append(targets_table(aggressive) + "\n")

@@ -70,7 +70,7 @@ struct EngineSettings {
     // 0 (the default): milestones never stop a trial. Off by default since the replay of the
     // demo's sweep (contrib/demo/replay.py): with intervals widened by the forecast audit the
     // sweep's best still ranked 8th at its milestone with a chance near 0.05, and 0.2 stopped it
-    // in 3 of 4 time scalings; 0.2 is part of the aggressive profile.
+    // in 3 of 4 time scalings. The aggressive profile sets 1 (ASHA's rule).
     double milestone_stop_probability = 0.0;
     // Also stop a trial behind at a milestone while its curve is too short to extrapolate, on
     // the ranking alone (ASHA's rule). Off by default: slow starters (a small learning rate) are

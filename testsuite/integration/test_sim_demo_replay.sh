@@ -35,7 +35,7 @@ run_policies() {
 
 for st in 1.0 1.5 2.0 3.0; do
     run_policies "$st" >"$tmp/default.json" || { echo "FAIL: explsched-sim at $st s/step"; fail=1; continue; }
-    run_policies "$st" --params hopeless_min_progress=0,milestone_stop_probability=0.2,milestone_stop_unpredicted=yes,min_expected_gain=0.02 \
+    run_policies "$st" --params hopeless_min_progress=0,milestone_stop_probability=1,milestone_stop_unpredicted=yes,min_expected_gain=0.02 \
         >"$tmp/aggressive.json" || { echo "FAIL: explsched-sim (aggressive) at $st s/step"; fail=1; continue; }
     /usr/bin/python3 - "$st" "$tmp/default.json" "$tmp/aggressive.json" <<'PY' || fail=1
 import json, sys

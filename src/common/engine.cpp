@@ -119,7 +119,7 @@ double audit_widening(std::vector<double> ratios, const EngineSettings& s) {
     return std::min(std::max(1.0, ratios[k]), s.calibration_max_widen);
 }
 
-Prediction widened(Prediction p, double widen) {
+Prediction widen_interval(Prediction p, double widen) {
     if (widen > 1.0 && std::isfinite(p.value)) {
         p.lower = p.value - widen * (p.value - p.lower);
         p.upper = p.value + widen * (p.upper - p.value);
@@ -521,7 +521,7 @@ Status Engine::evaluate(const std::vector<JobView>& jobs, const ClusterView& clu
         if (c == nullptr || !c->predictor.fitted() || !c->error.empty()) continue;
         const GroupStats& gs = m.groups[m.group_of[j]];
         const double best_other = gs.best_key == jobs[j].key ? gs.second : gs.best;
-        const Prediction final_metric = widened(c->final_metric, gs.widen);
+        const Prediction final_metric = widen_interval(c->final_metric, gs.widen);
         a.prediction = final_metric;
         const double p_win = win_probability_heavy(final_metric, jobs[j].direction, best_other, s.interval_level);
         const double own = std::fabs(c->best - c->first);

@@ -259,7 +259,7 @@ const Row kRows[] = {
      set_double<&EngineSettings::hopeless_min_progress, 0, 1000000>,
      [](const Settings& s) { return fmt_double(s.engine.hopeless_min_progress); }},
     {"calibration_min_audits", "checked forecasts a sweep needs before its intervals are widened to what its curves did (0: no audit)",
-     set_uint<&EngineSettings::calibration_min_audits, 0, 1000000>,
+     set_uint<&EngineSettings::calibration_min_audits, 0, kMaxCalibrationAudits>,
      [](const Settings& s) { return std::to_string(s.engine.calibration_min_audits); }},
     {"calibration_max_widen", "most a sweep's forecast audits may widen its intervals (factor)",
      set_double<&EngineSettings::calibration_max_widen, 1000000, 1000000000>,

@@ -63,6 +63,8 @@ struct TrialCache {
     double audit_step = kNaN, audit_value = kNaN, audit_bound = kNaN;
 };
 
+constexpr std::size_t kAuditWindow = kMaxCalibrationAudits;
+
 // A group (sweep) persists across rounds so that what only changes when a member's curve
 // changes (the ASHA rung values) is not recomputed every round.
 struct GroupStats {
@@ -88,7 +90,10 @@ struct GroupStats {
     // how far the curve beat it in units of the interval's optimistic half-width (1: exactly at
     // the bound). A sweep whose curves keep beating their bounds (plateaus that end, learning
     // rate drops) gets its intervals widened until they would have held (`widen`).
+    // The newest kAuditWindow of them (a ring): the widening follows what the sweep's curves do
+    // now, and a sweep of thousands of trials costs a bounded selection per checked forecast.
     std::vector<double> audit_ratios;
+    std::size_t audits = 0;  // checked forecasts ever (the ring's write position)
     double widen = 1.0;
 
     void start_round(std::uint64_t round, Direction d) {
@@ -249,7 +254,13 @@ void Engine::Impl::audit(const JobView& job, TrialCache& c, GroupStats& gs) cons
         const double half = std::fabs(c.audit_bound - c.audit_value);
         if (std::isfinite(realized) && half > 0.0) {
             const double sign = job.direction == Direction::maximize ? 1.0 : -1.0;
-            gs.audit_ratios.push_back(sign * (realized - c.audit_value) / half);
+            const double ratio = sign * (realized - c.audit_value) / half;
+            if (gs.audit_ratios.size() < kAuditWindow) {
+                gs.audit_ratios.push_back(ratio);
+            } else {
+                gs.audit_ratios[gs.audits % kAuditWindow] = ratio;
+            }
+            ++gs.audits;
             gs.widen = audit_widening(gs.audit_ratios, settings);
         }
         c.audit_step = kNaN;

@@ -15,6 +15,9 @@ namespace explsched {
 enum class HopelessAction { terminate, requeue_hold, none };
 const char* to_string(HopelessAction action);
 
+// The forecast audit keeps a sweep's newest this many checked forecasts.
+constexpr std::size_t kMaxCalibrationAudits = 256;
+
 struct EngineSettings {
     // --- learning-curve prediction ---
     double interval_level = 0.8;        // central probability of the prediction interval

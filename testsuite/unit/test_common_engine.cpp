@@ -148,6 +148,37 @@ BOOST_AUTO_TEST_CASE(a_hopeless_reason_quotes_the_widened_interval) {
     BOOST_TEST(a.reason.c == a.prediction.upper);
 }
 
+// The audit keeps a sweep's newest kMaxCalibrationAudits checked forecasts: once enough of its
+// curves followed their forecasts, early misses no longer widen its intervals.
+BOOST_AUTO_TEST_CASE(forecast_audit_follows_the_newest_forecasts) {
+    // 40 trials whose jumps beat their forecasts, then kMaxCalibrationAudits trials that follow
+    // theirs: kept whole, the 40 misses (over a tenth) would still widen the intervals.
+    Engine e = make();
+    const int jumpy = 40, smooth = static_cast<int>(kMaxCalibrationAudits);
+    std::vector<std::vector<CurvePoint>> curves[4];
+    for (int t = 0; t < jumpy; ++t) {
+        curves[0].push_back(plateau_then_jump(8, 1000.0 + 20.0 * t, 0.8, 0.002));
+        curves[1].push_back(plateau_then_jump(17, 1000.0 + 20.0 * t, 0.8, 0.002));
+    }
+    for (int t = 0; t < smooth; ++t) {
+        curves[2].push_back(rising(8, 0.9 + 0.0001 * t));
+        curves[3].push_back(rising(17, 0.9 + 0.0001 * t));
+    }
+    std::vector<Assessment> out;
+    double widened[4] = {};
+    for (int r = 0; r < 4; ++r) {
+        std::vector<JobView> jobs;
+        for (std::size_t t = 0; t < curves[r].size(); ++t) {
+            jobs.push_back(view(static_cast<std::uint32_t>((r < 2 ? 1 : 1000) + t), "g", curves[r][t]));
+        }
+        BOOST_REQUIRE(e.evaluate(jobs, cluster(100.0 * (r + 1), 16), out).ok());
+        widened[r] = out[0].prediction.widened;
+    }
+    BOOST_TEST(widened[1] > 1.5);   // the jumps beat their forecasts
+    BOOST_TEST(widened[2] > 1.5);   // ... and still count while the smooth trials start
+    BOOST_TEST(widened[3] == 1.0);  // the newest forecasts held
+}
+
 BOOST_AUTO_TEST_CASE(forecast_audit_needs_enough_checked_forecasts) {
     EngineSettings few;
     few.calibration_min_audits = 11;  // ten trials give ten checked forecasts by round 2

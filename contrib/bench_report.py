@@ -34,6 +34,29 @@ SCENARIOS = [
                "job. The trace's load far exceeds 128 GPUs, so queues are long."),
 ]
 
+# Scenarios whose input is generated rather than shipped: the command that writes it into DEMO.
+GENERATED_INPUT = {"demo-sweep": "contrib/demo/replay.py DEMO"}
+
+
+def command_line(name, cfg):
+    """The explsched-sim command of a scenario, from the config its JSON records."""
+    setup = GENERATED_INPUT.get(name)
+    root = "DEMO" if setup else "DATA"
+    trace = os.path.basename(cfg.get("trace", ""))
+    words = ["explsched-sim --trace %s --curves %s/curves" % (root + "/" + trace if setup else trace, root)]
+    words.append(("--cluster " + cfg["cluster"]) if cfg.get("throughputs") else ("--gpus %s" % cfg.get("gpus")))
+    words.append("--seeds " + ",".join(str(s) for s in cfg.get("seeds", [])))
+    if cfg.get("jobs"):
+        words.append("--jobs %s" % cfg["jobs"])
+    if cfg.get("sweep_size", 8) != 8:
+        words.append("--sweep-size %s" % cfg["sweep_size"])
+    if cfg.get("variation") == "none":
+        words.append("--variation none")
+    if cfg.get("throughputs"):
+        words.append("--throughputs DATA/throughputs/gavel_simulation_throughputs.json")
+    return (setup + " && " if setup else "") + " ".join(words)
+
+
 TARGETS = [
     ("profit_per_gpu_hour", "fifo", ">=", 2.0, "profit per GPU-hour vs fifo"),
     ("profit_per_gpu_hour", "slaq", ">=", 1.3, "profit per GPU-hour vs slaq"),
@@ -227,18 +250,7 @@ def main(argv):
         cfg = summary.get("config", {})
         md.append("## Scenario `%s`\n" % name)
         md.append(text + "\n")
-        if name == "demo-sweep":
-            md.append("Command: `contrib/demo/replay.py DEMO && explsched-sim --trace DEMO/trace.csv --curves "
-                      "DEMO/curves --gpus 16 --sweep-size 32 --variation none --seeds %s`\n"
-                      % ",".join(str(s) for s in cfg.get("seeds", [])))
-        else:
-            md.append("Command: `explsched-sim --trace %s --curves DATA/curves %s --seeds %s%s%s%s`\n" % (
-                os.path.basename(cfg.get("trace", "")),
-                ("--cluster " + cfg["cluster"]) if cfg.get("throughputs") else ("--gpus %s" % cfg.get("gpus")),
-                ",".join(str(s) for s in cfg.get("seeds", [])),
-                (" --jobs %s" % cfg["jobs"]) if cfg.get("jobs") else "",
-                " --variation none" if cfg.get("variation") == "none" else "",
-                " --throughputs DATA/throughputs/gavel_simulation_throughputs.json" if cfg.get("throughputs") else ""))
+        md.append("Command: `%s`\n" % command_line(name, cfg))
         md.append(table(summary) + "\n")
         md.append("![%s](%s/%s.svg)\n" % (name, rel, name))
     if recorded is not None:

@@ -223,7 +223,7 @@ def main(argv):
     md = []
     md.append("# Policy comparison on the shipped data\n")
     md.append("Written by `contrib/bench.sh` (seeds %s); every number below is a mean over those seeds and can be "
-              "regenerated with that one command. The simulator runs the core engine (`src/common/engine.hpp`) "
+              "regenerated with that one command. The simulator runs the core engine (`src/core/sched/engine.hpp`) "
               "unchanged for the `explsched` policy, driven as the slurmctld plugins drive it.\n" % seeds)
     md.append(open(os.path.join(os.path.dirname(os.path.abspath(argv[0])), "bench_method.md")).read())
     md.append("## Targets (explsched vs each baseline: mean over seeds of the per-seed ratio)\n")

@@ -15,7 +15,7 @@ The job id comes from ``EXPLSCHED_JOB_ID`` (else ``SLURM_JOB_ID``), the address 
 ``EXPLSCHED_REPORT_ADDR`` (set by the ExplSched SPANK plugin in every step of an --explore job),
 the munge socket from ``EXPLSCHED_MUNGE_SOCKET``; otherwise from the settings file
 (``EXPLSCHED_CONF``, default /etc/slurm/explschedd.conf). The wire format is the one of
-src/common/report_wire.hpp.
+src/core/report/report_wire.hpp.
 
 ``report()`` returns ``"stored"`` or ``"duplicate"`` (the step was already stored with this
 value: harmless after a retry) and raises:

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "commands.hpp"
-#include "common/config.hpp"
+#include "cli/commands.hpp"
+#include "core/sched/settings.hpp"
 #include "explsched_config.h"
 
 namespace explsched::cli {

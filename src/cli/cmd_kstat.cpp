@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "commands.hpp"
+#include "cli/commands.hpp"
 #include "kernel_sched/ksched_shm.hpp"
 #include "kernel_sched/kstat_read.hpp"
 

@@ -16,8 +16,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "commands.hpp"
-#include "trial_source.hpp"
+#include "cli/commands.hpp"
+#include "cli/trial_source.hpp"
 
 #ifndef EXPLSCHED_PKGDATADIR
 #define EXPLSCHED_PKGDATADIR "/usr/share/explsched"

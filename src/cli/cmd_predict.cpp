@@ -11,9 +11,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "commands.hpp"
-#include "common/curve_csv.hpp"
-#include "common/curve_ensemble.hpp"
+#include "cli/commands.hpp"
+#include "core/curves/curve_csv.hpp"
+#include "core/curves/curve_ensemble.hpp"
+#include "core/sched/engine_settings.hpp"
 
 namespace explsched::cli {
 

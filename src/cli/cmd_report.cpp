@@ -12,8 +12,8 @@
 #include <string>
 #include <thread>
 
-#include "commands.hpp"
-#include "common/strings.hpp"
+#include "cli/commands.hpp"
+#include "core/base/strings.hpp"
 #include "explsched/report.h"
 
 namespace explsched::cli {

@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "commands.hpp"
-#include "trial_source.hpp"
+#include "cli/commands.hpp"
+#include "cli/trial_source.hpp"
 
 namespace explsched::cli {
 

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "commands.hpp"
-#include "common/engine_settings.hpp"
-#include "trial_source.hpp"
+#include "cli/commands.hpp"
+#include "core/sched/engine_settings.hpp"
+#include "cli/trial_source.hpp"
 
 namespace explsched::cli {
 

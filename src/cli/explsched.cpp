@@ -5,7 +5,7 @@
 #include <exception>
 #include <string_view>
 
-#include "commands.hpp"
+#include "cli/commands.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "trial_source.hpp"
+#include "cli/trial_source.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -9,12 +9,12 @@
 #include <memory>
 #include <sstream>
 
-#include "common/config.hpp"
-#include "common/curve_csv.hpp"
-#include "common/curve_ensemble.hpp"
-#include "common/job_summary.hpp"
-#include "common/report_store.hpp"
-#include "common/strings.hpp"
+#include "core/sched/settings.hpp"
+#include "core/curves/curve_csv.hpp"
+#include "core/curves/curve_ensemble.hpp"
+#include "core/sched/job_summary.hpp"
+#include "core/report/report_store.hpp"
+#include "core/base/strings.hpp"
 
 namespace explsched::cli {
 

@@ -16,9 +16,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/engine.hpp"
-#include "common/result.hpp"
-#include "common/trial.hpp"
+#include "core/sched/engine.hpp"
+#include "core/base/result.hpp"
+#include "core/curves/trial.hpp"
 
 namespace explsched::cli {
 

@@ -25,9 +25,9 @@
 #include <sstream>
 #include <string>
 
-#include "common/config.hpp"
-#include "common/report_wire.hpp"
-#include "common/strings.hpp"
+#include "core/sched/settings.hpp"
+#include "core/report/report_wire.hpp"
+#include "core/base/strings.hpp"
 
 #define EXPORT __attribute__((visibility("default")))
 

@@ -1,4 +1,4 @@
-#include "authenticator.hpp"
+#include "daemon/authenticator.hpp"
 
 #include <cstdlib>
 #include <cstring>

@@ -9,8 +9,8 @@
 #include <memory>
 #include <string>
 
-#include "common/report_wire.hpp"
-#include "job_owners.hpp"
+#include "core/report/report_wire.hpp"
+#include "daemon/job_owners.hpp"
 
 namespace explsched::daemon {
 

@@ -30,7 +30,7 @@
 #include <thread>
 #include <vector>
 
-#include "common/report_store.hpp"
+#include "core/report/report_store.hpp"
 #include "explsched/report.h"
 
 namespace {

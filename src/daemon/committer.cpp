@@ -1,4 +1,4 @@
-#include "committer.hpp"
+#include "daemon/committer.hpp"
 
 namespace explsched::daemon {
 

@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <thread>
 
-#include "common/log.hpp"
-#include "common/report_store.hpp"
-#include "pipeline.hpp"
+#include "core/base/log.hpp"
+#include "core/report/report_store.hpp"
+#include "daemon/pipeline.hpp"
 
 namespace explsched::daemon {
 

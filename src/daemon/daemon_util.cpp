@@ -1,4 +1,4 @@
-#include "daemon_util.hpp"
+#include "daemon/daemon_util.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>

@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "common/log.hpp"
-#include "common/result.hpp"
+#include "core/base/log.hpp"
+#include "core/base/result.hpp"
 
 namespace explsched::daemon {
 

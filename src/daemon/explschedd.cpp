@@ -12,14 +12,14 @@
 #include <sstream>
 #include <string>
 
-#include "committer.hpp"
-#include "common/config.hpp"
-#include "common/report_store.hpp"
-#include "common/strings.hpp"
-#include "daemon_util.hpp"
+#include "daemon/committer.hpp"
+#include "core/sched/settings.hpp"
+#include "core/report/report_store.hpp"
+#include "core/base/strings.hpp"
+#include "daemon/daemon_util.hpp"
 #include "explsched_config.h"
-#include "job_owners.hpp"
-#include "report_server.hpp"
+#include "daemon/job_owners.hpp"
+#include "daemon/report_server.hpp"
 
 namespace {
 

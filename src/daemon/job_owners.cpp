@@ -1,4 +1,4 @@
-#include "job_owners.hpp"
+#include "daemon/job_owners.hpp"
 
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>

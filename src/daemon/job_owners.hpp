@@ -10,7 +10,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "common/log.hpp"
+#include "core/base/log.hpp"
 
 namespace explsched::daemon {
 

@@ -19,8 +19,8 @@
 #include <optional>
 #include <vector>
 
-#include "common/report_store.hpp"
-#include "common/report_wire.hpp"
+#include "core/report/report_store.hpp"
+#include "core/report/report_wire.hpp"
 
 namespace explsched::daemon {
 

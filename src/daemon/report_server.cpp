@@ -1,4 +1,4 @@
-#include "report_server.hpp"
+#include "daemon/report_server.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -15,7 +15,7 @@
 #include <csignal>
 #include <cstring>
 
-#include "authenticator.hpp"
+#include "daemon/authenticator.hpp"
 
 namespace explsched::daemon {
 

@@ -23,12 +23,12 @@
 #include <unordered_map>
 #include <vector>
 
-#include "committer.hpp"
-#include "common/log.hpp"
-#include "common/report_wire.hpp"
-#include "common/result.hpp"
-#include "job_owners.hpp"
-#include "pipeline.hpp"
+#include "daemon/committer.hpp"
+#include "core/base/log.hpp"
+#include "core/report/report_wire.hpp"
+#include "core/base/result.hpp"
+#include "daemon/job_owners.hpp"
+#include "daemon/pipeline.hpp"
 
 namespace explsched::daemon {
 

@@ -17,8 +17,8 @@
 #include <cstring>
 #include <mutex>
 
-#include "intercept_internal.hpp"
-#include "ksched_shm.hpp"
+#include "kernel_sched/intercept_internal.hpp"
+#include "kernel_sched/ksched_shm.hpp"
 
 namespace es = explsched::ksched;
 namespace cu = explsched::cuda;
@@ -710,6 +710,6 @@ __attribute__((always_inline)) inline es_CUresult hook_graph(es::Entry entry, bo
         return hook_##kind<ei::kId_##symbol>(es::Entry::entry, (ptds) != 0, ES_EXPAND args); \
     }
 #define ES_REAL(symbol, params)
-#include "hooks.def"
+#include "kernel_sched/hooks.def"
 #undef ES_HOOK
 #undef ES_REAL

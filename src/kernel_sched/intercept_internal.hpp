@@ -6,7 +6,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "cuda_abi.hpp"
+#include "kernel_sched/cuda_abi.hpp"
 
 // Exported with default visibility although the library is built with -fvisibility=hidden:
 // every declaration must carry the attribute, or the symbol ends up hidden.
@@ -16,7 +16,7 @@
 extern "C" {
 #define ES_HOOK(symbol, kind, entry, ptds, params, args) ES_EXPORT es_CUresult symbol params;
 #define ES_REAL(symbol, params)
-#include "hooks.def"
+#include "kernel_sched/hooks.def"
 #undef ES_HOOK
 #undef ES_REAL
 ES_EXPORT void* dlsym(void* handle, const char* symbol) noexcept;
@@ -28,7 +28,7 @@ namespace explsched::intercept {
 enum HookId : int {
 #define ES_HOOK(symbol, ...) kId_##symbol,
 #define ES_REAL(symbol, ...) kId_##symbol,
-#include "hooks.def"
+#include "kernel_sched/hooks.def"
 #undef ES_HOOK
 #undef ES_REAL
     kHookCount

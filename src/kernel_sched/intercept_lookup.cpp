@@ -8,7 +8,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
-#include "intercept_internal.hpp"
+#include "kernel_sched/intercept_internal.hpp"
 
 namespace explsched::intercept {
 
@@ -19,7 +19,7 @@ namespace {
 constexpr const char* kNames[kHookCount] = {
 #define ES_HOOK(symbol, ...) #symbol,
 #define ES_REAL(symbol, ...) #symbol,
-#include "hooks.def"
+#include "kernel_sched/hooks.def"
 #undef ES_HOOK
 #undef ES_REAL
 };
@@ -27,7 +27,7 @@ constexpr const char* kNames[kHookCount] = {
 void* const kHookAddress[kHookCount] = {
 #define ES_HOOK(symbol, ...) reinterpret_cast<void*>(&::symbol),
 #define ES_REAL(symbol, ...) nullptr,
-#include "hooks.def"
+#include "kernel_sched/hooks.def"
 #undef ES_HOOK
 #undef ES_REAL
 };

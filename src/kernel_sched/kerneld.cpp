@@ -1,4 +1,4 @@
-#include "kerneld.hpp"
+#include "kernel_sched/kerneld.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -11,7 +11,7 @@
 #include <sys/types.h>
 #include <nlohmann/json.hpp>
 
-#include "../common/orion_profile.hpp"
+#include "core/device/orion_profile.hpp"
 
 namespace explsched::ksched {
 

@@ -13,12 +13,12 @@
 #include <unordered_map>
 #include <vector>
 
-#include "../common/kernel_admission.hpp"
-#include "../common/kernel_occupancy.hpp"
-#include "../common/kernel_profile.hpp"
-#include "../common/log.hpp"
-#include "../common/result.hpp"
-#include "ksched_shm.hpp"
+#include "core/device/kernel_admission.hpp"
+#include "core/device/kernel_occupancy.hpp"
+#include "core/device/kernel_profile.hpp"
+#include "core/base/log.hpp"
+#include "core/base/result.hpp"
+#include "kernel_sched/ksched_shm.hpp"
 
 namespace explsched::ksched {
 

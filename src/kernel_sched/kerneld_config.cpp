@@ -7,8 +7,8 @@
 #include <cstring>
 #include <functional>
 
-#include "../common/strings.hpp"
-#include "kerneld.hpp"
+#include "core/base/strings.hpp"
+#include "kernel_sched/kerneld.hpp"
 
 namespace explsched::ksched {
 

@@ -5,7 +5,7 @@
 #include <exception>
 #include <vector>
 
-#include "kerneld.hpp"
+#include "kernel_sched/kerneld.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "ksched_shm.hpp"
+#include "kernel_sched/ksched_shm.hpp"
 
 #include <cerrno>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "kstat_read.hpp"
+#include "kernel_sched/kstat_read.hpp"
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "ksched_shm.hpp"
+#include "kernel_sched/ksched_shm.hpp"
 
 namespace explsched::ksched {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "../common/result.hpp"
+#include "core/base/result.hpp"
 
 namespace explsched::ksched {
 

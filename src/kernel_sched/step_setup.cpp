@@ -1,4 +1,4 @@
-#include "step_setup.hpp"
+#include "kernel_sched/step_setup.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -15,8 +15,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "../common/strings.hpp"
-#include "ksched_shm.hpp"
+#include "core/base/strings.hpp"
+#include "kernel_sched/ksched_shm.hpp"
 
 namespace explsched::ksched {
 

@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "../common/result.hpp"
+#include "core/base/result.hpp"
 
 namespace explsched::ksched {
 

@@ -6,8 +6,8 @@
 #include <string_view>
 #include <vector>
 
-#include "common/explore_spec.hpp"
-#include "common/log.hpp"
+#include "core/sched/explore_spec.hpp"
+#include "core/base/log.hpp"
 
 namespace explsched::shim {
 

@@ -1,10 +1,10 @@
-#include "cluster.hpp"
+#include "sim/cluster.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <stdexcept>
 
-#include "strings.hpp"
+#include "core/base/strings.hpp"
 
 namespace explsched::sim {
 

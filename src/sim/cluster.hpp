@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "result.hpp"
+#include "core/base/result.hpp"
 
 namespace explsched::sim {
 

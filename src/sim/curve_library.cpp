@@ -1,4 +1,4 @@
-#include "curve_library.hpp"
+#include "sim/curve_library.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -8,8 +8,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "curve_csv.hpp"
-#include "strings.hpp"
+#include "core/curves/curve_csv.hpp"
+#include "core/base/strings.hpp"
 
 namespace explsched::sim {
 

@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "result.hpp"
-#include "trial.hpp"
+#include "core/base/result.hpp"
+#include "core/curves/trial.hpp"
 
 namespace explsched::sim {
 

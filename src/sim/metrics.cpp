@@ -1,4 +1,4 @@
-#include "metrics.hpp"
+#include "sim/metrics.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "simulator.hpp"
-#include "workload.hpp"
+#include "sim/simulator.hpp"
+#include "sim/workload.hpp"
 
 namespace explsched::sim {
 

@@ -8,8 +8,8 @@
 #include <cmath>
 #include <map>
 
-#include "metrics.hpp"
-#include "sim_policy.hpp"
+#include "sim/metrics.hpp"
+#include "sim/sim_policy.hpp"
 
 namespace explsched::sim {
 

@@ -15,9 +15,9 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "engine.hpp"
-#include "job_summary.hpp"
-#include "sim_policy.hpp"
+#include "core/sched/engine.hpp"
+#include "core/sched/job_summary.hpp"
+#include "sim/sim_policy.hpp"
 
 namespace explsched::sim {
 

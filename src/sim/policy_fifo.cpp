@@ -1,7 +1,7 @@
 // fifo: what Slurm does out of the box (priority/basic with backfill and no time limits): pending
 // jobs in submission order, each started as soon as its GPUs are free (later jobs that fit may go
 // ahead of one that does not), nothing preempted, every trial trained to its full length.
-#include "sim_policy.hpp"
+#include "sim/sim_policy.hpp"
 
 namespace explsched::sim {
 

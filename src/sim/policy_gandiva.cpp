@@ -6,7 +6,7 @@
 // modelled. Trials are never stopped early.
 #include <algorithm>
 
-#include "sim_policy.hpp"
+#include "sim/sim_policy.hpp"
 
 namespace explsched::sim {
 

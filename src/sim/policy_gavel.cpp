@@ -13,7 +13,7 @@
 #include <cmath>
 #include <map>
 
-#include "sim_policy.hpp"
+#include "sim/sim_policy.hpp"
 
 namespace explsched::sim {
 

@@ -9,9 +9,9 @@
 // rejected (stopped without running).
 #include <algorithm>
 
-#include "engine_settings.hpp"
-#include "price.hpp"
-#include "sim_policy.hpp"
+#include "core/sched/engine_settings.hpp"
+#include "core/sched/price.hpp"
+#include "sim/sim_policy.hpp"
 
 namespace explsched::sim {
 

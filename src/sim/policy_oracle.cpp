@@ -5,8 +5,8 @@
 // profit can cost: no exploration, no restart, no training past the best report.
 #include <vector>
 
-#include "sim_policy.hpp"
-#include "workload.hpp"
+#include "sim/sim_policy.hpp"
+#include "sim/workload.hpp"
 
 namespace explsched::sim {
 

@@ -12,9 +12,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "curve_ensemble.hpp"
-#include "sim_policy.hpp"
-#include "utility.hpp"
+#include "core/curves/curve_ensemble.hpp"
+#include "sim/sim_policy.hpp"
+#include "core/sched/utility.hpp"
 
 namespace explsched::sim {
 

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <unordered_set>
 
-#include "sim_policy.hpp"
+#include "sim/sim_policy.hpp"
 
 namespace explsched::sim {
 

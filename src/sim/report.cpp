@@ -1,4 +1,4 @@
-#include "report.hpp"
+#include "sim/report.hpp"
 
 #include <cmath>
 #include <cstdio>

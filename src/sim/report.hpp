@@ -9,9 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "metrics.hpp"
-#include "simulator.hpp"
-#include "workload.hpp"
+#include "sim/metrics.hpp"
+#include "sim/simulator.hpp"
+#include "sim/workload.hpp"
 
 namespace explsched::sim {
 

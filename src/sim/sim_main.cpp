@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "report.hpp"
-#include "sim_options.hpp"
-#include "simulator.hpp"
+#include "sim/report.hpp"
+#include "sim/sim_options.hpp"
+#include "sim/simulator.hpp"
 
 namespace {
 

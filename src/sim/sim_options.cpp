@@ -1,12 +1,12 @@
-#include "sim_options.hpp"
+#include "sim/sim_options.hpp"
 
 #include <algorithm>
 #include <cstring>
 #include <functional>
 #include <string_view>
 
-#include "config.hpp"
-#include "strings.hpp"
+#include "core/sched/settings.hpp"
+#include "core/base/strings.hpp"
 
 namespace explsched::sim {
 

@@ -7,12 +7,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cluster.hpp"
-#include "result.hpp"
-#include "sim_policy.hpp"
-#include "simulator.hpp"
-#include "trace.hpp"
-#include "workload.hpp"
+#include "sim/cluster.hpp"
+#include "core/base/result.hpp"
+#include "sim/sim_policy.hpp"
+#include "sim/simulator.hpp"
+#include "sim/trace.hpp"
+#include "sim/workload.hpp"
 
 namespace explsched::sim {
 

@@ -1,5 +1,5 @@
 // The policy registry and the helpers every policy shares.
-#include "sim_policy.hpp"
+#include "sim/sim_policy.hpp"
 
 #include <algorithm>
 #include <cmath>

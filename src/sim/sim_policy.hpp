@@ -11,12 +11,12 @@
 #include <string_view>
 #include <vector>
 
-#include "cluster.hpp"
-#include "curve_library.hpp"
-#include "engine_settings.hpp"
-#include "result.hpp"
-#include "throughput_table.hpp"
-#include "trial.hpp"
+#include "sim/cluster.hpp"
+#include "sim/curve_library.hpp"
+#include "core/sched/engine_settings.hpp"
+#include "core/base/result.hpp"
+#include "core/sched/throughput_table.hpp"
+#include "core/curves/trial.hpp"
 
 namespace explsched::sim {
 

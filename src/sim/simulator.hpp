@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "cluster.hpp"
-#include "curve_library.hpp"
-#include "sim_policy.hpp"
-#include "result.hpp"
-#include "throughput_table.hpp"
-#include "workload.hpp"
+#include "sim/cluster.hpp"
+#include "sim/curve_library.hpp"
+#include "sim/sim_policy.hpp"
+#include "core/base/result.hpp"
+#include "core/sched/throughput_table.hpp"
+#include "sim/workload.hpp"
 
 namespace explsched::sim {
 

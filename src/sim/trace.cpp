@@ -1,4 +1,4 @@
-#include "trace.hpp"
+#include "sim/trace.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -8,7 +8,7 @@
 #include <map>
 #include <sstream>
 
-#include "strings.hpp"
+#include "core/base/strings.hpp"
 
 namespace explsched::sim {
 

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "result.hpp"
+#include "core/base/result.hpp"
 
 namespace explsched::sim {
 

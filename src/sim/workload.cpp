@@ -1,11 +1,11 @@
-#include "workload.hpp"
+#include "sim/workload.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
 
-#include "strings.hpp"
+#include "core/base/strings.hpp"
 
 namespace explsched::sim {
 

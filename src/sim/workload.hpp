@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "curve_library.hpp"
-#include "result.hpp"
-#include "trace.hpp"
-#include "trial.hpp"
+#include "sim/curve_library.hpp"
+#include "core/base/result.hpp"
+#include "sim/trace.hpp"
+#include "core/curves/trial.hpp"
 
 namespace explsched::sim {
 

@@ -1,8 +1,8 @@
 // Allocator and local contexts (sbatch, salloc, srun): the submit-time check. A bad value fails
 // the submission with a message naming the option; a good one is stored in the job record, where
 // slurmctld's plugins read it (job_ptr->spank_job_env) for the job's whole life, requeues included.
-#include "spank_contexts.hpp"
-#include "spank_options.hpp"
+#include "spank/spank_contexts.hpp"
+#include "spank/spank_options.hpp"
 
 namespace explsched::spank {
 

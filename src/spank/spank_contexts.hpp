@@ -1,9 +1,9 @@
 // One entry point per SPANK context; each lives in its own file with its own state.
 #pragma once
 
-#include "spank_api.hpp"
+#include "spank/spank_api.hpp"
 
-#include "common/config.hpp"
+#include "core/sched/settings.hpp"
 
 namespace explsched::spank {
 

@@ -4,14 +4,14 @@
 #include <exception>
 #include <string>
 
-#include "export.hpp"
+#include "core/base/export.hpp"
 #include <vector>
 
-#include "spank_api.hpp"
+#include "spank/spank_api.hpp"
 
-#include "common/config.hpp"
-#include "spank_contexts.hpp"
-#include "spank_options.hpp"
+#include "core/sched/settings.hpp"
+#include "spank/spank_contexts.hpp"
+#include "spank/spank_options.hpp"
 
 extern "C" {
 EXPLSCHED_EXPORT extern const char plugin_name[] = "explsched";

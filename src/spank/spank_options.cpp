@@ -1,6 +1,6 @@
-#include "spank_options.hpp"
+#include "spank/spank_options.hpp"
 
-#include "spank_api.hpp"
+#include "spank/spank_api.hpp"
 
 namespace explsched::spank {
 

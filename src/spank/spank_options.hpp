@@ -6,8 +6,8 @@
 #include <optional>
 #include <string>
 
-#include "common/explore_spec.hpp"
-#include "common/result.hpp"
+#include "core/sched/explore_spec.hpp"
+#include "core/base/result.hpp"
 
 namespace explsched::spank {
 

@@ -10,8 +10,8 @@
 #include <string>
 
 #include "kernel_sched/step_setup.hpp"
-#include "spank_contexts.hpp"
-#include "spank_options.hpp"
+#include "spank/spank_contexts.hpp"
+#include "spank/spank_options.hpp"
 
 extern "C" {
 #include <slurm/slurm.h>

@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "curve_csv.hpp"
-#include "curve_ensemble.hpp"
-#include "engine.hpp"
+#include "core/curves/curve_csv.hpp"
+#include "core/curves/curve_ensemble.hpp"
+#include "core/sched/engine.hpp"
 
 #ifndef EXPLSCHED_DATA_DIR
 #define EXPLSCHED_DATA_DIR "../shared/data"

@@ -13,9 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "curve_csv.hpp"
-#include "curve_ensemble.hpp"
-#include "curve_fit.hpp"
+#include "core/curves/curve_csv.hpp"
+#include "core/curves/curve_ensemble.hpp"
+#include "core/sched/engine_settings.hpp"
+#include "core/curves/curve_fit.hpp"
 
 #ifndef EXPLSCHED_DATA_DIR
 #define EXPLSCHED_DATA_DIR "../shared/data"

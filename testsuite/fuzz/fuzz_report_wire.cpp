@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include "report_wire.hpp"
+#include "core/report/report_wire.hpp"
 
 using namespace explsched::wire;
 

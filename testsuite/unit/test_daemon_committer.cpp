@@ -9,8 +9,8 @@
 #include <map>
 #include <thread>
 
-#include "common/log.hpp"
-#include "common/report_store.hpp"
+#include "core/base/log.hpp"
+#include "core/report/report_store.hpp"
 #include "daemon/committer.hpp"
 
 using namespace explsched;

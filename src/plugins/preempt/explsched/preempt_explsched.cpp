@@ -2,14 +2,14 @@
 // running one and in which order candidates go; the answers come from the core.
 #include <string>
 
-#include "export.hpp"
+#include "core/base/export.hpp"
 
 #include <mutex>
 
-#include "common/config.hpp"
-#include "common/job_summary.hpp"
-#include "common/policy.hpp"
-#include "export.hpp"
+#include "core/sched/settings.hpp"
+#include "core/sched/job_summary.hpp"
+#include "core/sched/policy.hpp"
+#include "core/base/export.hpp"
 
 extern "C" {
 #include "src/common/bitstring.h"
@@ -19,7 +19,7 @@ extern "C" {
 #include "src/slurmctld/slurmctld.h"
 }
 
-#include "../../slurmctld_shim.hpp"
+#include "plugins/slurmctld_shim.hpp"
 
 extern "C" {
 EXPLSCHED_EXPORT extern const char plugin_name[] = "ExplSched preemption plugin";

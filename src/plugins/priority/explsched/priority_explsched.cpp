@@ -20,14 +20,14 @@
 #include <unordered_set>
 #include <vector>
 
-#include "common/config.hpp"
-#include "common/engine.hpp"
-#include "common/explore_spec.hpp"
-#include "common/gpu_count.hpp"
-#include "common/job_summary.hpp"
-#include "common/priority.hpp"
-#include "common/report_store.hpp"
-#include "export.hpp"
+#include "core/sched/settings.hpp"
+#include "core/sched/engine.hpp"
+#include "core/sched/explore_spec.hpp"
+#include "core/sched/gpu_count.hpp"
+#include "core/sched/job_summary.hpp"
+#include "core/sched/priority.hpp"
+#include "core/report/report_store.hpp"
+#include "core/base/export.hpp"
 
 extern "C" {
 #include "src/common/assoc_mgr.h"
@@ -39,7 +39,7 @@ extern "C" {
 #include "src/slurmctld/slurmctld.h"
 }
 
-#include "../../slurmctld_shim.hpp"
+#include "plugins/slurmctld_shim.hpp"
 
 extern "C" {
 EXPLSCHED_EXPORT extern const char plugin_name[] = "ExplSched priority plugin";

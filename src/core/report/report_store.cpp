@@ -1,0 +1,353 @@
+#include "core/report/report_store.hpp"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+
+namespace explsched {
+
+void SqliteDeleter::operator()(sqlite3* db) const { sqlite3_close_v2(db); }
+void SqliteDeleter::operator()(sqlite3_stmt* stmt) const { sqlite3_finalize(stmt); }
+
+namespace {
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS reports (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    job_id INTEGER NOT NULL CHECK (job_id > 0),
+    step INTEGER NOT NULL CHECK (step >= 0),
+    metric REAL NOT NULL,
+    throughput REAL,
+    client_time REAL NOT NULL,
+    server_time REAL NOT NULL,
+    uid INTEGER NOT NULL,
+    UNIQUE (job_id, step)
+);
+)sql";
+
+std::string db_error(const std::string& path, sqlite3* db, const std::string& what) {
+    return "report database " + path + ": " + what + ": " +
+           (db != nullptr ? sqlite3_errmsg(db) : "out of memory");
+}
+
+Status exec(const std::string& path, sqlite3* db, const char* sql) {
+    char* err = nullptr;
+    if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+        std::string msg = err != nullptr ? err : sqlite3_errmsg(db);
+        sqlite3_free(err);
+        return make_error("report database " + path + ": " + msg + " (in: " + std::string(sql).substr(0, 60) +
+                          ")");
+    }
+    return {};
+}
+
+Result<SqliteStmt> prepare(const std::string& path, sqlite3* db, const char* sql) {
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt, nullptr) != SQLITE_OK)
+        return make_error(db_error(path, db, std::string("cannot prepare '") + sql + "'"));
+    return SqliteStmt(stmt);
+}
+
+// Runs a statement that returns no rows and resets it.
+Status step_done(const std::string& path, sqlite3* db, sqlite3_stmt* stmt, const char* what) {
+    const int rc = sqlite3_step(stmt);
+    sqlite3_reset(stmt);
+    sqlite3_clear_bindings(stmt);
+    if (rc != SQLITE_DONE) return make_error(db_error(path, db, what));
+    return {};
+}
+
+Result<SqliteDb> open_db(const std::string& path, int flags, int busy_timeout_ms) {
+    sqlite3* raw = nullptr;
+    const int rc = sqlite3_open_v2(path.c_str(), &raw, flags | SQLITE_OPEN_NOMUTEX, nullptr);
+    SqliteDb db(raw);
+    if (rc != SQLITE_OK) return make_error(db_error(path, raw, "cannot open"));
+    sqlite3_extended_result_codes(raw, 1);
+    sqlite3_busy_timeout(raw, busy_timeout_ms);
+    return db;
+}
+
+// Reads schema_version; 0 when the table is absent or empty.
+Result<int> schema_version(const std::string& path, sqlite3* db) {
+    // A statement naming a missing table does not even prepare: look the table up first.
+    auto exists =
+        prepare(path, db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'");
+    if (!exists) return exists.error();
+    const int rc = sqlite3_step(exists->get());
+    if (rc == SQLITE_DONE) return 0;
+    if (rc != SQLITE_ROW) return make_error(db_error(path, db, "cannot read the schema"));
+    auto stmt = prepare(path, db, "SELECT COALESCE(MAX(version), 0) FROM schema_version");
+    if (!stmt) return stmt.error();
+    if (sqlite3_step(stmt->get()) == SQLITE_ROW) return sqlite3_column_int(stmt->get(), 0);
+    return make_error(db_error(path, db, "cannot read the schema version"));
+}
+
+StoredReport read_row(sqlite3_stmt* stmt) {
+    StoredReport r;
+    r.id = sqlite3_column_int64(stmt, 0);
+    r.job_id = static_cast<uint32_t>(sqlite3_column_int64(stmt, 1));
+    r.step = static_cast<uint64_t>(sqlite3_column_int64(stmt, 2));
+    r.metric = sqlite3_column_double(stmt, 3);
+    if (sqlite3_column_type(stmt, 4) != SQLITE_NULL) r.throughput = sqlite3_column_double(stmt, 4);
+    r.client_time = sqlite3_column_double(stmt, 5);
+    r.server_time = sqlite3_column_double(stmt, 6);
+    r.uid = static_cast<uint32_t>(sqlite3_column_int64(stmt, 7));
+    return r;
+}
+
+constexpr const char* kRowColumns = "id, job_id, step, metric, throughput, client_time, server_time, uid";
+
+// Shortest text that reads back as the same double, as on the wire.
+std::string format_metric(double v) {
+    char buf[64];
+    const auto res = std::to_chars(buf, buf + sizeof buf, v);
+    return std::string(buf, res.ptr);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ReportStore>> ReportStore::open(const std::string& path, const StoreOptions& options) {
+    auto db = open_db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, options.busy_timeout_ms);
+    if (!db) return db.error();
+    std::unique_ptr<ReportStore> store(new ReportStore());
+    store->path_ = path;
+    store->db_ = std::move(db).value();
+    sqlite3* raw = store->db_.get();
+
+    // journal_mode answers with the mode in force: a database that cannot switch to WAL (e.g. on
+    // a file system without shared memory) must not silently run in rollback mode.
+    {
+        auto stmt = prepare(path, raw, "PRAGMA journal_mode=WAL");
+        if (!stmt) return stmt.error();
+        if (sqlite3_step(stmt->get()) != SQLITE_ROW)
+            return make_error(db_error(path, raw, "cannot enable WAL mode"));
+        const auto* mode = reinterpret_cast<const char*>(sqlite3_column_text(stmt->get(), 0));
+        if (mode == nullptr || std::string(mode) != "wal")
+            return make_error("report database " + path + ": journal mode is '" + (mode ? mode : "?") +
+                              "', not 'wal' (is the file system local?)");
+    }
+    if (auto s = exec(path, raw,
+                      options.synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
+        !s)
+        return s.error();
+
+    if (auto s = exec(path, raw, "BEGIN IMMEDIATE"); !s) return s.error();
+    auto version = schema_version(path, raw);
+    Status st;
+    if (!version) {
+        st = version.error();
+    } else if (*version > kReportSchemaVersion) {
+        st = make_error("report database " + path + ": schema version " + std::to_string(*version) +
+                        " is newer than this program's (" + std::to_string(kReportSchemaVersion) + ")");
+    } else if (*version == 0) {
+        st = exec(path, raw, "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
+        if (st) st = exec(path, raw, kSchema);
+        if (st) st = exec(path, raw, "INSERT INTO schema_version (version) VALUES (1)");
+    }
+    if (!st) {
+        (void)exec(path, raw, "ROLLBACK");
+        return st.error();
+    }
+    if (auto s = exec(path, raw, "COMMIT"); !s) return s.error();
+
+    struct {
+        SqliteStmt* slot;
+        const char* sql;
+    } stmts[] = {
+        {&store->begin_, "BEGIN IMMEDIATE"},
+        {&store->commit_, "COMMIT"},
+        {&store->rollback_, "ROLLBACK"},
+        {&store->find_step_, "SELECT id, metric FROM reports WHERE job_id = ?1 AND step = ?2"},
+        {&store->last_step_, "SELECT step FROM reports WHERE job_id = ?1 ORDER BY step DESC LIMIT 1"},
+        {&store->insert_,
+         "INSERT INTO reports (job_id, step, metric, throughput, client_time, server_time, uid) "
+         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"},
+    };
+    for (auto& s : stmts) {
+        auto p = prepare(path, raw, s.sql);
+        if (!p) return p.error();
+        *s.slot = std::move(p).value();
+    }
+    return store;
+}
+
+Result<StoreOutcome> ReportStore::apply(const ReportInput& input) {
+    sqlite3* db = db_.get();
+    const wire::ReportBody& b = input.body;
+    StoreOutcome out;
+    if (auto s = wire::validate_body(b); !s) {
+        out.verdict = StoreVerdict::refused;
+        out.code = wire::Code::invalid_value;
+        out.message = s.error().message;
+        return out;
+    }
+    if (b.job_id == 0 || b.job_id > wire::kMaxJobId) {
+        out.verdict = StoreVerdict::refused;
+        out.code = wire::Code::invalid_value;
+        out.message = "report field 'job': " + std::to_string(b.job_id) + " is not a valid Slurm job id";
+        return out;
+    }
+    const auto job = static_cast<sqlite3_int64>(b.job_id);
+    const auto step = static_cast<sqlite3_int64>(b.step);
+
+    // The same step again: idempotent when the value matches, a conflict otherwise.
+    sqlite3_stmt* find = find_step_.get();
+    sqlite3_bind_int64(find, 1, job);
+    sqlite3_bind_int64(find, 2, step);
+    int rc = sqlite3_step(find);
+    if (rc == SQLITE_ROW) {
+        out.id = sqlite3_column_int64(find, 0);
+        const double stored = sqlite3_column_double(find, 1);
+        sqlite3_reset(find);
+        if (stored == b.metric) {
+            out.verdict = StoreVerdict::duplicate;
+        } else {
+            out.verdict = StoreVerdict::refused;
+            out.code = wire::Code::step_conflict;
+            out.id = 0;
+            out.message = "job " + std::to_string(b.job_id) + " step " + std::to_string(b.step) +
+                          ": metric " + format_metric(b.metric) + " differs from the stored value " +
+                          format_metric(stored);
+        }
+        return out;
+    }
+    sqlite3_reset(find);
+    if (rc != SQLITE_DONE) return make_error(db_error(path_, db, "cannot look up a step"));
+
+    sqlite3_stmt* last = last_step_.get();
+    sqlite3_bind_int64(last, 1, job);
+    rc = sqlite3_step(last);
+    if (rc == SQLITE_ROW) {
+        const auto last_step = static_cast<uint64_t>(sqlite3_column_int64(last, 0));
+        sqlite3_reset(last);
+        if (b.step < last_step) {
+            out.verdict = StoreVerdict::refused;
+            out.code = wire::Code::step_behind;
+            out.last_step = last_step;
+            out.message = "job " + std::to_string(b.job_id) + " step " + std::to_string(b.step) +
+                          " is lower than its last stored step " + std::to_string(last_step) +
+                          " (steps must not decrease; resume reporting after step " +
+                          std::to_string(last_step) + ")";
+            return out;
+        }
+    } else {
+        sqlite3_reset(last);
+        if (rc != SQLITE_DONE) return make_error(db_error(path_, db, "cannot look up the last step"));
+    }
+
+    sqlite3_stmt* ins = insert_.get();
+    sqlite3_bind_int64(ins, 1, job);
+    sqlite3_bind_int64(ins, 2, step);
+    sqlite3_bind_double(ins, 3, b.metric);
+    if (b.throughput)
+        sqlite3_bind_double(ins, 4, *b.throughput);
+    else
+        sqlite3_bind_null(ins, 4);
+    sqlite3_bind_double(ins, 5, b.client_time);
+    sqlite3_bind_double(ins, 6, input.server_time);
+    sqlite3_bind_int64(ins, 7, static_cast<sqlite3_int64>(input.uid));
+    if (auto s = step_done(path_, db, ins, "cannot insert a report"); !s) return s.error();
+    out.verdict = StoreVerdict::stored;
+    out.id = sqlite3_last_insert_rowid(db);
+    return out;
+}
+
+Result<std::vector<StoreOutcome>> ReportStore::submit(const std::vector<ReportInput>& batch) {
+    std::vector<StoreOutcome> outcomes;
+    if (batch.empty()) return outcomes;
+    outcomes.reserve(batch.size());
+    sqlite3* db = db_.get();
+    if (auto s = step_done(path_, db, begin_.get(), "cannot begin a transaction"); !s) return s.error();
+    for (const ReportInput& input : batch) {
+        auto r = apply(input);
+        if (!r) {
+            (void)step_done(path_, db, rollback_.get(), "cannot roll back");
+            return r.error();
+        }
+        outcomes.push_back(std::move(r).value());
+    }
+    if (auto s = step_done(path_, db, commit_.get(), "cannot commit"); !s) {
+        // A failed COMMIT may leave the transaction open (SQLITE_BUSY); end it so the next batch
+        // starts clean. Nothing of this batch is stored.
+        if (sqlite3_get_autocommit(db) == 0) (void)step_done(path_, db, rollback_.get(), "cannot roll back");
+        return s.error();
+    }
+    return outcomes;
+}
+
+Result<StoreOutcome> ReportStore::submit_one(const ReportInput& input) {
+    auto r = submit(std::vector<ReportInput>{input});
+    if (!r) return r.error();
+    return std::move(r->front());
+}
+
+Result<std::unique_ptr<ReportReader>> ReportReader::open(const std::string& path, int busy_timeout_ms) {
+    auto db = open_db(path, SQLITE_OPEN_READONLY, busy_timeout_ms);
+    if (!db) return db.error();
+    std::unique_ptr<ReportReader> reader(new ReportReader());
+    reader->path_ = path;
+    reader->db_ = std::move(db).value();
+    sqlite3* raw = reader->db_.get();
+    auto version = schema_version(path, raw);
+    if (!version) return version.error();
+    if (*version == 0)
+        return make_error("report database " + path + ": no schema (has explschedd created it?)");
+    if (*version > kReportSchemaVersion)
+        return make_error("report database " + path + ": schema version " + std::to_string(*version) +
+                          " is newer than this program's (" + std::to_string(kReportSchemaVersion) + ")");
+    const std::string since =
+        std::string("SELECT ") + kRowColumns + " FROM reports WHERE id > ?1 ORDER BY id LIMIT ?2";
+    const std::string curve =
+        std::string("SELECT ") + kRowColumns + " FROM reports WHERE job_id = ?1 ORDER BY step";
+    auto s1 = prepare(path, raw, since.c_str());
+    if (!s1) return s1.error();
+    auto s2 = prepare(path, raw, curve.c_str());
+    if (!s2) return s2.error();
+    auto s3 = prepare(path, raw, "SELECT COALESCE(MAX(id), 0) FROM reports");
+    if (!s3) return s3.error();
+    reader->since_ = std::move(s1).value();
+    reader->curve_ = std::move(s2).value();
+    reader->last_id_ = std::move(s3).value();
+    return reader;
+}
+
+namespace {
+
+Result<std::vector<StoredReport>> collect(const std::string& path, sqlite3* db, sqlite3_stmt* stmt) {
+    std::vector<StoredReport> rows;
+    int rc;
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) rows.push_back(read_row(stmt));
+    sqlite3_reset(stmt);
+    sqlite3_clear_bindings(stmt);
+    if (rc != SQLITE_DONE) return make_error(db_error(path, db, "cannot read reports"));
+    return rows;
+}
+
+}  // namespace
+
+Result<std::vector<StoredReport>> ReportReader::read_since(int64_t after_id, std::size_t limit) {
+    sqlite3_bind_int64(since_.get(), 1, after_id);
+    sqlite3_bind_int64(since_.get(), 2, static_cast<sqlite3_int64>(std::min<std::size_t>(limit, INT64_MAX)));
+    return collect(path_, db_.get(), since_.get());
+}
+
+Result<std::vector<StoredReport>> ReportReader::job_curve(uint32_t job_id) {
+    sqlite3_bind_int64(curve_.get(), 1, static_cast<sqlite3_int64>(job_id));
+    return collect(path_, db_.get(), curve_.get());
+}
+
+Result<int64_t> ReportReader::last_id() {
+    sqlite3_stmt* stmt = last_id_.get();
+    const int rc = sqlite3_step(stmt);
+    int64_t id = 0;
+    if (rc == SQLITE_ROW) id = sqlite3_column_int64(stmt, 0);
+    sqlite3_reset(stmt);
+    if (rc != SQLITE_ROW) return make_error(db_error(path_, db_.get(), "cannot read the last id"));
+    return id;
+}
+
+}  // namespace explsched

@@ -1,0 +1,125 @@
+// The SQLite store of training-curve reports.
+//
+// One writer (explschedd, ReportStore) and any number of readers in other processes
+// (priority/explsched in slurmctld, `explsched` tools: ReportReader). WAL mode lets readers run
+// while the writer commits; each reader sees whole transactions only.
+//
+// Rules the writer enforces, per job (trial):
+//  - values: ReportBody must pass wire::validate_body (the trial model's point rules);
+//  - a step already stored with the same metric is an idempotent re-ack (duplicate);
+//  - a step already stored with another metric is refused (step_conflict);
+//  - a step lower than the job's last stored step is refused (step_behind, last step given) so a
+//    client resuming from a checkpoint learns where to skip to;
+//  - otherwise the report is inserted.
+// Rows are only ever inserted: a refused report changes nothing. A batch is one transaction, and
+// a report counts as stored only once submit() returned after COMMIT.
+//
+// Incremental reading: every row has an id that increases with commit order (AUTOINCREMENT,
+// single writer), so "all rows with id > N" after remembering N is a complete, ordered feed.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/report/report_wire.hpp"
+#include "core/base/result.hpp"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace explsched {
+
+// Schema version this code writes; a newer database is refused rather than misread.
+inline constexpr int kReportSchemaVersion = 1;
+
+struct StoredReport {
+    int64_t id = 0;  // increases with commit order; the incremental-read cursor
+    uint32_t job_id = 0;
+    uint64_t step = 0;
+    double metric = 0.0;
+    std::optional<double> throughput;
+    double client_time = 0.0;  // the client's clock (seconds since the epoch)
+    double server_time = 0.0;  // explschedd's clock when it accepted the report
+    uint32_t uid = 0;          // the munge-authenticated reporter
+};
+
+struct ReportInput {
+    wire::ReportBody body;
+    uint32_t uid = 0;
+    double server_time = 0.0;
+};
+
+enum class StoreVerdict { stored, duplicate, refused };
+
+struct StoreOutcome {
+    StoreVerdict verdict = StoreVerdict::stored;
+    wire::Code code = wire::Code::none;  // why, when refused
+    std::optional<uint64_t> last_step;   // for step_behind
+    std::string message;                 // "<what>: <why>" when refused
+    int64_t id = 0;                      // the row, when stored or duplicate
+};
+
+// Owns a connection and its prepared statements.
+struct SqliteDeleter {
+    void operator()(sqlite3* db) const;
+    void operator()(sqlite3_stmt* stmt) const;
+};
+using SqliteDb = std::unique_ptr<sqlite3, SqliteDeleter>;
+using SqliteStmt = std::unique_ptr<sqlite3_stmt, SqliteDeleter>;
+
+struct StoreOptions {
+    // FULL: a commit survives power loss (fsync of the WAL per commit); NORMAL: it survives a
+    // crash of the writer process only. Group commit makes FULL affordable.
+    bool synchronous_full = true;
+    int busy_timeout_ms = 5000;
+};
+
+class ReportStore {
+public:
+    // Opens (creating the file and schema if needed) for writing. Errors name the path.
+    static Result<std::unique_ptr<ReportStore>> open(const std::string& path,
+                                                     const StoreOptions& options = {});
+
+    // Applies a batch in one transaction: one outcome per input, in order; later inputs see the
+    // earlier ones (two steps of one job in one batch behave as if sent one after the other).
+    // An Error means the transaction was rolled back and nothing of the batch is stored.
+    Result<std::vector<StoreOutcome>> submit(const std::vector<ReportInput>& batch);
+    Result<StoreOutcome> submit_one(const ReportInput& input);
+
+    const std::string& path() const { return path_; }
+
+private:
+    ReportStore() = default;
+    Result<StoreOutcome> apply(const ReportInput& input);
+
+    std::string path_;
+    SqliteDb db_;
+    SqliteStmt begin_, commit_, rollback_, find_step_, last_step_, insert_;
+};
+
+class ReportReader {
+public:
+    // Opens read-only (SQLITE_OPEN_READONLY); the database must exist with our schema. Safe while
+    // explschedd writes.
+    static Result<std::unique_ptr<ReportReader>> open(const std::string& path, int busy_timeout_ms = 1000);
+
+    // Rows with id > after_id in id order, at most `limit` of them. Callers remember the last id
+    // they saw and pass it next time.
+    Result<std::vector<StoredReport>> read_since(int64_t after_id, std::size_t limit = 100000);
+    // One job's curve in step order.
+    Result<std::vector<StoredReport>> job_curve(uint32_t job_id);
+    // Highest id stored (0 when empty).
+    Result<int64_t> last_id();
+
+private:
+    ReportReader() = default;
+
+    std::string path_;
+    SqliteDb db_;
+    SqliteStmt since_, curve_, last_id_;
+};
+
+}  // namespace explsched

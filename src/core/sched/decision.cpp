@@ -1,0 +1,138 @@
+#include "core/sched/decision.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+namespace explsched {
+
+const char* to_string(TrialState state) {
+    switch (state) {
+        case TrialState::unknown:
+            return "unknown";
+        case TrialState::promising:
+            return "promising";
+        case TrialState::hopeless:
+            return "hopeless";
+    }
+    return "?";
+}
+
+const char* to_string(Decision decision) {
+    switch (decision) {
+        case Decision::run:
+            return "run";
+        case Decision::wait:
+            return "wait";
+        case Decision::keep:
+            return "keep";
+        case Decision::preemptable:
+            return "preemptable";
+        case Decision::terminate:
+            return "terminate";
+        case Decision::requeue_hold:
+            return "requeue-hold";
+    }
+    return "?";
+}
+
+const char* to_string(ReasonCode code) {
+    switch (code) {
+        case ReasonCode::nonexploratory:
+            return "nonexploratory";
+        case ReasonCode::invalid_report:
+            return "invalid_report";
+        case ReasonCode::diverged:
+            return "diverged";
+        case ReasonCode::hopeless:
+            return "hopeless";
+        case ReasonCode::finished:
+            return "finished";
+        case ReasonCode::too_few_points:
+            return "too_few_points";
+        case ReasonCode::asha_promoted:
+            return "asha_promoted";
+        case ReasonCode::asha_behind:
+            return "asha_behind";
+        case ReasonCode::above_price:
+            return "above_price";
+        case ReasonCode::below_price:
+            return "below_price";
+        case ReasonCode::in_grace:
+            return "in_grace";
+        case ReasonCode::behind_at_milestone:
+            return "behind_at_milestone";
+        case ReasonCode::negligible_gain:
+            return "negligible_gain";
+    }
+    return "?";
+}
+
+namespace {
+
+// %g keeps the figures short and exact enough for people; snprintf never throws.
+std::string num(double value, int digits = 3) {
+    char buffer[64];
+    const int n = std::snprintf(buffer, sizeof buffer, "%.*g", digits, value);
+    return n > 0 ? std::string(buffer) : std::string("?");
+}
+
+}  // namespace
+
+std::string describe(Decision decision, const Reason& r) {
+    std::string text = to_string(decision);
+    text += ": ";
+    switch (r.code) {
+        case ReasonCode::nonexploratory:
+            text += "not an exploratory trial; ranked by age, partition and nice";
+            break;
+        case ReasonCode::invalid_report:
+            text += "reported curve rejected; ranked as a trial without a prediction";
+            break;
+        case ReasonCode::diverged:
+            text += "metric became non-finite at step " + num(r.a, 10) + " (diverged)";
+            break;
+        case ReasonCode::hopeless:
+            text += "predicted final " + num(r.a, 4) + " in [" + num(r.b, 4) + ", " + num(r.c, 4) +
+                    "] cannot beat the group's best " + num(r.d, 4) + " (chance " + num(r.e, 2) + ")";
+            break;
+        case ReasonCode::finished:
+            text += "reached its last step " + num(r.a, 10);
+            break;
+        case ReasonCode::too_few_points:
+            text += num(r.a) + " points, " + num(r.b) + " needed to predict; no milestone reached yet";
+            break;
+        case ReasonCode::asha_promoted:
+            text += "milestone step " + num(r.a, 10) + ": rank " + num(r.b, 10) + " of " + num(r.c, 10) +
+                    " in its group, within the top 1/" + num(r.d);
+            break;
+        case ReasonCode::asha_behind:
+            text += "milestone step " + num(r.a, 10) + ": rank " + num(r.b, 10) + " of " + num(r.c, 10) +
+                    " in its group, outside the top 1/" + num(r.d);
+            break;
+        case ReasonCode::above_price:
+            text += "utility " + num(r.a) + "/GPU-s is at least the GPU price " + num(r.b) + " at load " +
+                    num(r.c, 2);
+            break;
+        case ReasonCode::below_price:
+            text += "utility " + num(r.a) + "/GPU-s is below the GPU price " + num(r.b) + " at load " +
+                    num(r.c, 2);
+            break;
+        case ReasonCode::in_grace:
+            text += "running " + num(r.a, 6) + " s, not preemptable before " + num(r.b, 6) + " s";
+            break;
+        case ReasonCode::behind_at_milestone:
+            text += "milestone step " + num(r.a, 10) + ": rank " + num(r.b, 10) + " of " + num(r.c, 10) +
+                    " in its group, outside the top 1/" + num(r.d);
+            text += std::isnan(r.e) ? std::string(", too early to predict")
+                                    : ", and a chance of " + num(r.e, 2) + " to beat the group's best";
+            break;
+        case ReasonCode::negligible_gain:
+            text += "predicted final " + num(r.c, 4) + " is expected to improve the group's best " + num(r.d, 4) +
+                    " by " + (r.a < 1e-4 ? std::string("almost nothing") : num(r.a, 2) + " of its range") +
+                    ", less than " + num(r.b, 2);
+            break;
+    }
+    return text;
+}
+
+}  // namespace explsched

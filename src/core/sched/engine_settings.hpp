@@ -1,0 +1,95 @@
+// Every tunable of the core engine, with its default, in one place. The config table
+// (config.cpp) maps PriorityParameters/explsched.conf keys onto these fields; the simulator and
+// tests construct the struct directly.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/base/result.hpp"
+#include "core/curves/fit_settings.hpp"
+
+namespace explsched {
+
+// What to do with a hopeless trial: cancel it, requeue it held (its owner may release it), or
+// only mark it (it keeps running but anyone may preempt it).
+enum class HopelessAction { terminate, requeue_hold, none };
+const char* to_string(HopelessAction action);
+
+// The forecast audit keeps a sweep's newest this many checked forecasts.
+constexpr std::size_t kMaxCalibrationAudits = 256;
+
+struct EngineSettings : FitSettings {
+    // --- learning-curve prediction: FitSettings (curves/fit_settings.hpp), inherited ---
+    // At most this many trials are (re)fitted per round (0: no limit); the rest keep their old
+    // fit until a later round, so a controller restart with thousands of curves does not hold
+    // the job lock for seconds. About 2 ms per fresh curve, 30 us per new point.
+    std::size_t max_refits_per_round = 500;
+
+    // --- utility ---
+    double utility_horizon_s = 900.0;  // Δ: the wall time whose predicted gain is valued
+    // weight of a trial whose optimistic bound cannot beat its group's best (it still learns
+    // something, so not zero)
+    double dominated_weight = 0.05;
+
+    // --- primal–dual price ---
+    double price_lower_quantile = 0.10;  // L: this quantile of observed positive utilities
+    double price_upper_quantile = 0.95;  // U: this quantile
+    double price_smoothing = 0.2;        // EWMA weight of the newest round's L and U
+    double price_min_ratio = 4.0;        // U/L kept at least this wide so the price can rise
+
+    // --- decisions ---
+    double preempt_margin = 0.25;         // preemptor needs utility > (1 + margin) x preemptee's
+    bool preempt_nonexploratory = false;  // may exploratory jobs preempt non-exploratory ones
+    double min_run_s = 600.0;             // a (re)started trial is not preempted before this
+    double hopeless_probability = 0.02;   // P(final beats group best) below this: hopeless
+    std::size_t hopeless_min_points = 8;  // never call hopeless on fewer points
+    // ... nor before this fraction of its run (of max_steps, else of the steps the group's
+    // furthest trial has done): curves with learning-rate drops look flat early, and no
+    // smooth model foresees a drop, so early judgements only make a trial preemptable
+    // 0.35 since the forecast audit: the demo sweep's replay keeps its best trial at every time
+    // scale tried down to 0.3 with the audit (0.35 without it lost it at 1.5 s per step).
+    double hopeless_min_progress = 0.35;
+    // Forecast audit: the engine checks every forecast it makes (of the metric at twice the step
+    // a curve has reached) when the curve gets there. Once a sweep has this many checked
+    // forecasts, the intervals its hopeless rules read are widened (up to calibration_max_widen
+    // times) until the sweep's curves would have beaten them no more often than the interval
+    // level says: sweeps whose plateaus end (the demo's) get wide intervals, smooth ones keep
+    // theirs. 0: no audit.
+    std::size_t calibration_min_audits = 8;
+    double calibration_max_widen = 5.0;
+    // At a milestone (ASHA rung), a trial outside the top 1/η of its sweep's values there whose
+    // chance to beat the sweep's best is below this is hopeless, however early: two signals
+    // agree (the ranking at equal steps, robust to curve shape, and the extrapolation).
+    // 0 (the default): milestones never stop a trial. Off by default since the replay of the
+    // demo's sweep (contrib/demo/replay.py): with intervals widened by the forecast audit the
+    // sweep's best still ranked 8th at its milestone with a chance near 0.05, and 0.2 stopped it
+    // in 3 of 4 time scalings. The aggressive profile sets 1 (ASHA's rule).
+    double milestone_stop_probability = 0.0;
+    // Also stop a trial behind at a milestone while its curve is too short to extrapolate, on
+    // the ranking alone (ASHA's rule). Off by default: slow starters (a small learning rate) are
+    // often a sweep's best, and the ranking at 1/27 of a run cannot tell them from poor trials.
+    bool milestone_stop_unpredicted = false;
+    // A trial (other than its sweep's leader) whose expected improvement on the sweep's best,
+    // E[max(0, final - best)], is below this fraction of the sweep's metric range is hopeless:
+    // finishing it would add nothing worth its GPUs. 0: off (the default: on the demo's real
+    // training sweep a plateau-shaped best trial got 0.8 % at half its run and was cancelled).
+    double min_expected_gain = 0.0;
+    HopelessAction hopeless_action = HopelessAction::requeue_hold;  // site default
+    double asha_reduction = 3.0;                                    // η: keep the top 1/η at each milestone
+    double asha_min_step = 0.0;  // first milestone; 0: max_steps / η^asha_rungs
+    std::size_t asha_rungs = 3;
+
+    // --- Slurm priority ---
+    std::uint32_t weight_value = 100000;  // utility against price
+    std::uint32_t weight_age = 10000;
+    std::uint32_t weight_partition = 10000;
+    double max_age_s = 7 * 86400.0;     // age factor saturates here
+    double nonexploratory_value = 0.5;  // value factor of jobs with no curve (0.5 = at price)
+    double unknown_value = 0.5;         // value factor of trials with no prediction yet
+};
+
+// Errors name the offending field and value ("engine settings: interval_level: 1.5 not in (0,1)").
+Status validate(const EngineSettings& settings);
+
+}  // namespace explsched

@@ -1,0 +1,414 @@
+#include "core/sched/settings.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <sstream>
+
+#include "core/base/strings.hpp"
+
+namespace explsched {
+
+std::string_view hopeless_option_text(HopelessAction action) {
+    switch (action) {
+        case HopelessAction::requeue_hold: return "requeue";
+        case HopelessAction::terminate: return "cancel";
+        case HopelessAction::none: return "none";
+    }
+    return "?";
+}
+
+std::string_view to_string(KernelSchedMode mode) {
+    switch (mode) {
+        case KernelSchedMode::off: return "off";
+        case KernelSchedMode::observe: return "observe";
+        case KernelSchedMode::enforce: return "enforce";
+    }
+    return "?";
+}
+
+Result<HopelessAction> parse_on_hopeless(std::string_view text) {
+    if (text == "requeue") return HopelessAction::requeue_hold;
+    if (text == "cancel") return HopelessAction::terminate;
+    if (text == "none") return HopelessAction::none;
+    return make_error("'" + std::string(text) + "' is not one of requeue, cancel, none");
+}
+
+Result<KernelSchedMode> parse_kernel_sched_mode(std::string_view text) {
+    if (text == "off") return KernelSchedMode::off;
+    if (text == "observe") return KernelSchedMode::observe;
+    if (text == "enforce") return KernelSchedMode::enforce;
+    return make_error("'" + std::string(text) + "' is not one of off, observe, enforce");
+}
+
+namespace {
+
+// --- value parsers (pure; the caller adds the key to the message) ------------------------------
+
+Result<bool> parse_bool_value(std::string_view v) {
+    if (v == "yes" || v == "true" || v == "1" || v == "on") return true;
+    if (v == "no" || v == "false" || v == "0" || v == "off") return false;
+    return make_error("'" + std::string(v) + "' is not a boolean (yes/no)");
+}
+
+// Seconds, with an optional unit suffix s, m, h or d.
+Result<uint64_t> parse_duration_value(std::string_view v) {
+    uint64_t scale = 1;
+    std::string_view digits = v;
+    if (!v.empty()) {
+        switch (v.back()) {
+            case 's': scale = 1; digits.remove_suffix(1); break;
+            case 'm': scale = 60; digits.remove_suffix(1); break;
+            case 'h': scale = 3600; digits.remove_suffix(1); break;
+            case 'd': scale = 86400; digits.remove_suffix(1); break;
+            default: break;
+        }
+    }
+    auto n = parse_uint64(digits);
+    if (!n) return make_error("'" + std::string(v) + "' is not a duration (e.g. 90, 90s, 15m, 2h, 1d)");
+    if (*n > std::numeric_limits<uint64_t>::max() / scale)
+        return make_error("'" + std::string(v) + "' is too large");
+    return *n * scale;
+}
+
+// --- one setter per field type, instantiated per row ------------------------------------------
+
+// A field of Settings, directly (&Settings::x) or inside the engine's settings
+// (&EngineSettings::x): setters and getters reach both through field().
+template <typename T>
+struct member_type;
+template <typename T>
+struct member_type<T Settings::*> {
+    using type = T;
+};
+template <typename T>
+struct member_type<T EngineSettings::*> {
+    using type = T;
+};
+template <typename T>
+struct member_type<T FitSettings::*> {
+    using type = T;
+};
+
+template <typename T>
+T& field(Settings& s, T Settings::*member) {
+    return s.*member;
+}
+template <typename T>
+T& field(Settings& s, T EngineSettings::*member) {
+    return s.engine.*member;
+}
+template <typename T>
+const T& field(const Settings& s, T Settings::*member) {
+    return s.*member;
+}
+template <typename T>
+const T& field(const Settings& s, T EngineSettings::*member) {
+    return s.engine.*member;
+}
+// The fit's tunables, which EngineSettings inherits.
+template <typename T>
+T& field(Settings& s, T FitSettings::*member) {
+    return s.engine.*member;
+}
+template <typename T>
+const T& field(const Settings& s, T FitSettings::*member) {
+    return s.engine.*member;
+}
+
+template <auto Member, uint64_t Min, uint64_t Max>
+Status set_uint(Settings& s, std::string_view v) {
+    using T = typename member_type<decltype(Member)>::type;
+    auto n = parse_uint64(v);
+    if (!n) return make_error("'" + std::string(v) + "' is not a non-negative integer");
+    if (*n < Min || *n > Max)
+        return make_error(std::to_string(*n) + " is out of range [" + std::to_string(Min) + ", " +
+                          std::to_string(Max) + "]");
+    field(s, Member) = static_cast<T>(*n);
+    return {};
+}
+
+template <auto Member, uint64_t Min, uint64_t Max>
+Status set_duration(Settings& s, std::string_view v) {
+    using T = typename member_type<decltype(Member)>::type;
+    auto n = parse_duration_value(v);
+    if (!n) return n.error();
+    if (*n < Min || *n > Max)
+        return make_error(std::to_string(*n) + " seconds is out of range [" + std::to_string(Min) +
+                          ", " + std::to_string(Max) + "]");
+    field(s, Member) = static_cast<T>(*n);
+    return {};
+}
+
+// Bounds as integers scaled by 1e6, since doubles cannot be template arguments in C++17.
+template <auto Member, int64_t MinMicro, int64_t MaxMicro>
+Status set_double(Settings& s, std::string_view v) {
+    auto d = parse_finite_double(v);
+    if (!d) return make_error("'" + std::string(v) + "' is not a finite number");
+    const double lo = static_cast<double>(MinMicro) / 1e6;
+    const double hi = static_cast<double>(MaxMicro) / 1e6;
+    if (*d < lo || *d > hi) {
+        std::ostringstream msg;
+        msg << *d << " is out of range [" << lo << ", " << hi << "]";
+        return make_error(msg.str());
+    }
+    field(s, Member) = *d;
+    return {};
+}
+
+template <auto Member>
+Status set_bool(Settings& s, std::string_view v) {
+    auto b = parse_bool_value(v);
+    if (!b) return b.error();
+    field(s, Member) = *b;
+    return {};
+}
+
+template <auto Member, bool AllowEmpty = false>
+Status set_path(Settings& s, std::string_view v) {
+    if (AllowEmpty && v.empty()) {
+        field(s, Member) = std::string();
+        return {};
+    }
+    if (v.empty() || v.front() != '/') return make_error("'" + std::string(v) + "' is not an absolute path");
+    field(s, Member) = std::string(v);
+    return {};
+}
+
+Status set_host(Settings& s, std::string_view v) {
+    if (v.empty() || v.size() > 255) return make_error("'" + std::string(v) + "' is not a host name");
+    for (char c : v) {
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                        c == '.' || c == '-' || c == ':';
+        if (!ok) return make_error("'" + std::string(v) + "' is not a host name or address");
+    }
+    s.report_host = std::string(v);
+    return {};
+}
+
+Status set_hopeless(Settings& s, std::string_view v) {
+    auto a = parse_on_hopeless(v);
+    if (!a) return a.error();
+    s.engine.hopeless_action = *a;
+    return {};
+}
+
+Status set_kernel_sched(Settings& s, std::string_view v) {
+    auto m = parse_kernel_sched_mode(v);
+    if (!m) return m.error();
+    s.kernel_sched = *m;
+    return {};
+}
+
+std::string fmt_double(double d) {
+    std::ostringstream out;
+    out << d;
+    return out.str();
+}
+
+struct Row {
+    std::string_view key;
+    std::string_view help;
+    Status (*set)(Settings&, std::string_view);
+    std::string (*get)(const Settings&);
+};
+
+constexpr uint64_t kU32 = std::numeric_limits<uint32_t>::max();
+
+// The table: one row per key. Keep it in the order the man page documents.
+const Row kRows[] = {
+    {"weight_utility", "weight of the utility-versus-price term of exploratory jobs",
+     set_uint<&EngineSettings::weight_value, 0, kU32 / 4>,
+     [](const Settings& s) { return std::to_string(s.engine.weight_value); }},
+    {"weight_age", "weight of the age term (every job)",
+     set_uint<&EngineSettings::weight_age, 0, kU32 / 4>,
+     [](const Settings& s) { return std::to_string(s.engine.weight_age); }},
+    {"weight_partition", "weight of the partition PriorityJobFactor term (every job)",
+     set_uint<&EngineSettings::weight_partition, 0, kU32 / 4>,
+     [](const Settings& s) { return std::to_string(s.engine.weight_partition); }},
+    {"max_age", "waiting time at which the age term saturates (seconds, or with s/m/h/d)",
+     set_duration<&EngineSettings::max_age_s, 1, kU32>,
+     [](const Settings& s) { return fmt_double(s.engine.max_age_s); }},
+    {"rerank_period", "seconds between re-rankings of all jobs (0: PriorityCalcPeriod)",
+     set_duration<&Settings::rerank_period, 0, 86400>,
+     [](const Settings& s) { return std::to_string(s.rerank_period); }},
+    {"utility_horizon", "wall time whose predicted gain a trial's utility values (seconds)",
+     set_duration<&EngineSettings::utility_horizon_s, 1, 30 * 86400>,
+     [](const Settings& s) { return fmt_double(s.engine.utility_horizon_s); }},
+    {"interval_level", "central probability of the prediction interval (0-1)",
+     set_double<&EngineSettings::interval_level, 1, 999999>,
+     [](const Settings& s) { return fmt_double(s.engine.interval_level); }},
+    {"min_points", "reported points a trial needs before its curve is extrapolated",
+     set_uint<&EngineSettings::min_points_to_fit, 3, 1000>,
+     [](const Settings& s) { return std::to_string(s.engine.min_points_to_fit); }},
+    {"max_refits", "curves (re)fitted per re-ranking at most (0: no limit); the rest wait a round",
+     set_uint<&EngineSettings::max_refits_per_round, 0, 1000000>,
+     [](const Settings& s) { return std::to_string(s.engine.max_refits_per_round); }},
+    {"preempt_margin", "relative utility margin a preemptor needs over a preemptee (0.25 = 25%)",
+     set_double<&EngineSettings::preempt_margin, 0, 100000000>,
+     [](const Settings& s) { return fmt_double(s.engine.preempt_margin); }},
+    {"min_run", "seconds a (re)started trial runs before it may be preempted",
+     set_duration<&EngineSettings::min_run_s, 0, 30 * 86400>,
+     [](const Settings& s) { return fmt_double(s.engine.min_run_s); }},
+    {"grace_time", "seconds between the checkpoint signal and the requeue of a preempted trial",
+     set_duration<&Settings::grace_time, 0, 86400>,
+     [](const Settings& s) { return std::to_string(s.grace_time); }},
+    {"preempt_non_explore", "whether exploratory jobs may preempt non-exploratory ones (yes/no)",
+     set_bool<&EngineSettings::preempt_nonexploratory>,
+     [](const Settings& s) { return std::string(s.engine.preempt_nonexploratory ? "yes" : "no"); }},
+    {"hopeless_action", "default for hopeless trials: requeue (and hold), cancel, or none",
+     set_hopeless,
+     [](const Settings& s) { return std::string(hopeless_option_text(s.engine.hopeless_action)); }},
+    {"hopeless_probability", "a trial whose chance to beat its sweep's best is below this is hopeless",
+     set_double<&EngineSettings::hopeless_probability, 0, 1000000>,
+     [](const Settings& s) { return fmt_double(s.engine.hopeless_probability); }},
+    {"hopeless_min_points", "reported points a trial needs before it can be called hopeless",
+     set_uint<&EngineSettings::hopeless_min_points, 1, 1000>,
+     [](const Settings& s) { return std::to_string(s.engine.hopeless_min_points); }},
+    {"hopeless_min_progress", "fraction of its run (max_steps, else the group's furthest trial) before a trial can be called hopeless",
+     set_double<&EngineSettings::hopeless_min_progress, 0, 1000000>,
+     [](const Settings& s) { return fmt_double(s.engine.hopeless_min_progress); }},
+    {"calibration_min_audits", "checked forecasts a sweep needs before its intervals are widened to what its curves did (0: no audit)",
+     set_uint<&EngineSettings::calibration_min_audits, 0, kMaxCalibrationAudits>,
+     [](const Settings& s) { return std::to_string(s.engine.calibration_min_audits); }},
+    {"calibration_max_widen", "most a sweep's forecast audits may widen its intervals (factor)",
+     set_double<&EngineSettings::calibration_max_widen, 1000000, 1000000000>,
+     [](const Settings& s) { return fmt_double(s.engine.calibration_max_widen); }},
+    {"milestone_stop_probability", "a trial outside the top 1/eta at a milestone whose chance to beat its sweep's best is below this is hopeless (0: never)",
+     set_double<&EngineSettings::milestone_stop_probability, 0, 1000000>,
+     [](const Settings& s) { return fmt_double(s.engine.milestone_stop_probability); }},
+    {"milestone_stop_unpredicted", "also stop a trial behind at a milestone before its curve can be extrapolated, as ASHA does (yes/no)",
+     set_bool<&EngineSettings::milestone_stop_unpredicted>,
+     [](const Settings& s) { return std::string(s.engine.milestone_stop_unpredicted ? "yes" : "no"); }},
+    {"min_expected_gain", "a trial whose expected improvement on its sweep's best is below this fraction of the sweep's metric range is hopeless (0: never)",
+     set_double<&EngineSettings::min_expected_gain, 0, 1000000>,
+     [](const Settings& s) { return fmt_double(s.engine.min_expected_gain); }},
+    {"asha_reduction", "ASHA fallback: keep the top 1/eta of a sweep at each milestone (eta)",
+     set_double<&EngineSettings::asha_reduction, 1000000, 1000000000>,
+     [](const Settings& s) { return fmt_double(s.engine.asha_reduction); }},
+    {"report_host", "host or address explschedd listens on and clients report to",
+     set_host, [](const Settings& s) { return s.report_host; }},
+    {"report_port", "TCP port of explschedd",
+     set_uint<&Settings::report_port, 1, 65535>,
+     [](const Settings& s) { return std::to_string(s.report_port); }},
+    {"report_db", "SQLite database of training-curve reports (absolute path)",
+     set_path<&Settings::report_db>, [](const Settings& s) { return s.report_db; }},
+    {"munge_socket", "munged socket used to sign and check reports (absolute path; empty: default)",
+     set_path<&Settings::munge_socket, true>, [](const Settings& s) { return s.munge_socket; }},
+    {"kernel_sched", "device-level kernel scheduling for --explore steps: off, observe, enforce",
+     set_kernel_sched, [](const Settings& s) { return std::string(to_string(s.kernel_sched)); }},
+    {"mps", "start an MPS control daemon beside each GPU's kernel scheduler (yes/no)",
+     set_bool<&Settings::mps>, [](const Settings& s) { return std::string(s.mps ? "yes" : "no"); }},
+    {"runtime_dir", "directory for per-GPU sockets, rings and pid files (absolute path)",
+     set_path<&Settings::runtime_dir>, [](const Settings& s) { return s.runtime_dir; }},
+    {"libexec_dir", "directory holding libexplsched_intercept.so and explsched-kerneld",
+     set_path<&Settings::libexec_dir, true>, [](const Settings& s) { return s.libexec_dir; }},
+};
+
+const Row* find_row(std::string_view key) {
+    for (const Row& row : kRows)
+        if (row.key == key) return &row;
+    return nullptr;
+}
+
+std::string known_keys() {
+    std::string out;
+    for (const Row& row : kRows) {
+        if (!out.empty()) out += ", ";
+        out += row.key;
+    }
+    return out;
+}
+
+}  // namespace
+
+const std::vector<SettingInfo>& setting_keys() {
+    static const std::vector<SettingInfo> keys = [] {
+        std::vector<SettingInfo> v;
+        for (const Row& row : kRows) v.push_back({row.key, row.help});
+        return v;
+    }();
+    return keys;
+}
+
+Result<Settings> apply_setting(const Settings& base, std::string_view key_value) {
+    const std::string_view item = trim(key_value);
+    const auto eq = item.find('=');
+    if (eq == std::string_view::npos)
+        return make_error("setting '" + std::string(item) + "': expected key=value");
+    const std::string_view key = trim(item.substr(0, eq));
+    const std::string_view value = trim(item.substr(eq + 1));
+    const Row* row = find_row(key);
+    if (row == nullptr)
+        return make_error("unknown setting '" + std::string(key) + "' (known: " + known_keys() + ")");
+    Settings out = base;
+    if (Status st = row->set(out, value); !st)
+        return make_error("setting '" + std::string(key) + "': " + st.error().message);
+    if (Status st = validate(out.engine); !st)
+        return make_error("setting '" + std::string(key) + "': " + st.error().message);
+    return out;
+}
+
+Result<Settings> parse_settings(std::string_view text, std::string_view separators,
+                                const Settings& base) {
+    Settings out = base;
+    for (std::string_view item : split(text, separators)) {
+        if (trim(item).empty()) continue;
+        auto next = apply_setting(out, item);
+        if (!next) return next.error();
+        out = std::move(next).value();
+    }
+    return out;
+}
+
+Result<Settings> parse_settings_args(const std::vector<std::string>& args, const Settings& base) {
+    Settings out = base;
+    for (const std::string& arg : args) {
+        auto next = apply_setting(out, arg);
+        if (!next) return next.error();
+        out = std::move(next).value();
+    }
+    return out;
+}
+
+Result<Settings> parse_settings_file_text(std::string_view text, std::string_view origin,
+                                          const Settings& base) {
+    Settings out = base;
+    size_t line_no = 0;
+    for (std::string_view line : split(text, "\n")) {
+        ++line_no;
+        if (const auto hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
+        if (trim(line).empty()) continue;
+        auto next = apply_setting(out, line);
+        if (!next)
+            return make_error(std::string(origin) + ":" + std::to_string(line_no) + ": " +
+                              next.error().message);
+        out = std::move(next).value();
+    }
+    return out;
+}
+
+std::vector<std::string> describe_settings(const Settings& settings) {
+    std::vector<std::string> out;
+    for (const Row& row : kRows) out.push_back(std::string(row.key) + "=" + row.get(settings));
+    return out;
+}
+
+Result<Settings> site_settings() {
+    const char* env = std::getenv("EXPLSCHED_CONF");
+    const bool explicit_path = env != nullptr && *env != '\0';
+    const std::string file = explicit_path ? env : "/etc/slurm/explschedd.conf";
+    std::ifstream in(file);
+    if (!in) {
+        if (!explicit_path) return Settings{};  // the default file is optional
+        return make_error("cannot read EXPLSCHED_CONF=" + file + ": " + std::strerror(errno));
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    return parse_settings_file_text(text.str(), file);
+}
+
+}  // namespace explsched

@@ -1,0 +1,84 @@
+// ExplSched settings: one struct with every default, and one table-driven parser shared by every
+// place a site configures us: slurm.conf `PriorityParameters=` (comma-separated key=value), the
+// plugstack.conf arguments of the SPANK plugin (whitespace-separated key=value), and the
+// explschedd configuration file (one key=value per line, '#' comments).
+//
+// Parsers are pure functions: they never log, and they report the first unknown key or bad value
+// as an Error that names it. A failed parse leaves the caller's settings untouched.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/sched/engine_settings.hpp"
+#include "core/base/result.hpp"
+
+namespace explsched {
+
+enum class KernelSchedMode { off, observe, enforce };
+
+// The user-facing words for HopelessAction (--explore-on-hopeless, hopeless_action=):
+// requeue (and hold), cancel, none.
+std::string_view hopeless_option_text(HopelessAction action);
+Result<HopelessAction> parse_on_hopeless(std::string_view text);
+std::string_view to_string(KernelSchedMode mode);
+Result<KernelSchedMode> parse_kernel_sched_mode(std::string_view text);
+
+// All defaults live here and nowhere else.
+struct Settings {
+    // --- The core engine: prediction, utility, price, decisions, priority weights -----------------
+    // (engine_settings.hpp holds those defaults; the keys below map onto its fields.)
+    EngineSettings engine;
+
+    // --- priority/explsched ---------------------------------------------------------------------
+    // Seconds between re-rankings of every job; 0: slurm.conf PriorityCalcPeriod (whole minutes).
+    uint32_t rerank_period = 0;
+
+    // --- preempt/explsched ----------------------------------------------------------------------
+    // Seconds between the checkpoint signal (SIGTERM) and the requeue of a preempted trial.
+    uint32_t grace_time = 60;
+
+    // --- Reporting (explschedd and its clients) -------------------------------------------------
+    std::string report_host = "127.0.0.1";
+    uint16_t report_port = 6828;
+    std::string report_db = "/var/lib/explsched/reports.db";
+    // munged's socket; empty: libmunge's default (/run/munge/munge.socket.2).
+    std::string munge_socket = "";
+
+    // --- Device level (SPANK plugin, explsched-kerneld) -----------------------------------------
+    KernelSchedMode kernel_sched = KernelSchedMode::off;
+    bool mps = false;
+    std::string runtime_dir = "/run/explsched";
+    std::string libexec_dir = "";  // empty: the directory the installation put our helpers in
+};
+
+// Description of one key, for `explsched config --list`, man pages and error hints.
+struct SettingInfo {
+    std::string_view key;
+    std::string_view help;
+};
+const std::vector<SettingInfo>& setting_keys();
+
+// Applies one "key=value" to a copy of base.
+Result<Settings> apply_setting(const Settings& base, std::string_view key_value);
+// Applies every item of `text` split on `separators` (empty items are ignored), e.g.
+// parse_settings("preempt_margin=0.3,grace_time=120", ",").
+Result<Settings> parse_settings(std::string_view text, std::string_view separators,
+                                const Settings& base = Settings{});
+// Applies argv-style items (plugstack.conf arguments).
+Result<Settings> parse_settings_args(const std::vector<std::string>& args,
+                                     const Settings& base = Settings{});
+// Applies a configuration file's text: one key=value per line, blank lines and '#' comments
+// ignored. Errors name the line number: "<origin>:<line>: ...".
+Result<Settings> parse_settings_file_text(std::string_view text, std::string_view origin,
+                                          const Settings& base = Settings{});
+// The settings file shared by explschedd and the client tools: $EXPLSCHED_CONF if set (it must
+// then be readable), else /etc/slurm/explschedd.conf if it exists, else the defaults.
+Result<Settings> site_settings();
+
+// "key=value" for every key, in table order (what `explsched config` and the logs show).
+std::vector<std::string> describe_settings(const Settings& settings);
+
+}  // namespace explsched

@@ -1,0 +1,99 @@
+#define BOOST_TEST_MODULE test_sched_explore_spec
+#include <boost/test/unit_test.hpp>
+
+#include "core/sched/explore_spec.hpp"
+
+using namespace explsched;
+
+BOOST_AUTO_TEST_SUITE(sched_explore_spec)
+
+BOOST_AUTO_TEST_CASE(group_names) {
+    BOOST_TEST(parse_explore_group("lr-sweep_2.a").ok());
+    for (const char* bad : {"", "a b", "-x", ".x", "x/y", "x;rm", "é"}) {
+        auto g = parse_explore_group(bad);
+        BOOST_TEST_CONTEXT(bad) {
+            BOOST_REQUIRE(!g.ok());
+            BOOST_TEST(g.error().message.rfind("--explore: '", 0) == 0, g.error().message);
+        }
+    }
+    BOOST_TEST(!parse_explore_group(std::string(65, 'a')).ok());
+    BOOST_TEST(parse_explore_group(std::string(64, 'a')).ok());
+}
+
+BOOST_AUTO_TEST_CASE(metric_direction) {
+    auto m = parse_explore_metric("val_loss");
+    BOOST_REQUIRE(m.ok());
+    BOOST_TEST(m->first == "val_loss");
+    BOOST_TEST((m->second == MetricDirection::min));
+    BOOST_TEST((parse_explore_metric("accuracy")->second == MetricDirection::max));
+    BOOST_TEST((parse_explore_metric("wer:min")->second == MetricDirection::min));
+    BOOST_TEST((parse_explore_metric("bleu:max")->second == MetricDirection::max));
+    auto bad = parse_explore_metric("loss:down");
+    BOOST_REQUIRE(!bad.ok());
+    BOOST_TEST(bad.error().message == "--explore-metric: 'loss:down' has a direction that is not min or max");
+    BOOST_TEST(!parse_explore_metric(":max").ok());
+}
+
+BOOST_AUTO_TEST_CASE(numbers_and_lists) {
+    BOOST_TEST(parse_explore_max_steps("1000").value() == 1000u);
+    for (const char* bad : {"0", "-1", "1e3", "", "10000000000000"})
+        BOOST_TEST(!parse_explore_max_steps(bad).ok(), bad);
+    auto l = parse_explore_milestones("100, 300,900");
+    BOOST_REQUIRE(l.ok());
+    BOOST_TEST(l->size() == 3u);
+    BOOST_TEST(l->at(2) == 900u);
+    BOOST_TEST(parse_explore_milestones("100,100").error().message.find("strictly increasing") != std::string::npos);
+    BOOST_TEST(!parse_explore_milestones("1,,2").ok());
+    BOOST_TEST((parse_explore_on_hopeless("cancel").value() == HopelessAction::terminate));
+    BOOST_TEST(!parse_explore_on_hopeless("kill").ok());
+    BOOST_TEST((parse_kernel_sched_option("enforce").value() == KernelSchedMode::enforce));
+}
+
+BOOST_AUTO_TEST_CASE(trial_only_options_need_explore) {
+    ExploreSpec spec;
+    spec.max_steps = 10;
+    BOOST_TEST(validate_explore_spec(spec).error().message == "--explore-max-steps needs --explore=GROUP");
+    spec = ExploreSpec{};
+    spec.kernel_sched = KernelSchedMode::observe;  // device level works for any job
+    BOOST_TEST(validate_explore_spec(spec).ok());
+    spec.group = "g";
+    spec.max_steps = 100;
+    spec.milestones = {10, 200};
+    BOOST_TEST(validate_explore_spec(spec).error().message.find("beyond --explore-max-steps=100") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(env_round_trip) {
+    ExploreSpec spec;
+    spec.group = "sweep1";
+    spec.metric = "acc";
+    spec.direction = MetricDirection::max;
+    spec.max_steps = 5000;
+    spec.on_hopeless = HopelessAction::none;
+    spec.milestones = {100, 1000};
+    spec.kernel_sched = KernelSchedMode::observe;
+    std::vector<std::string> lines;
+    for (const auto& [k, v] : explore_env(spec)) lines.push_back(k + "=" + v);
+    lines.push_back("UNRELATED=1");
+    lines.push_back("NOEQUALS");
+    std::vector<std::string_view> views(lines.begin(), lines.end());
+    auto back = parse_explore_env(views);
+    BOOST_REQUIRE(back.ok());
+    BOOST_TEST(back->group == "sweep1");
+    BOOST_TEST(back->metric == "acc");
+    BOOST_TEST((back->direction == MetricDirection::max));
+    BOOST_TEST(*back->max_steps == 5000u);
+    BOOST_TEST((*back->on_hopeless == HopelessAction::none));
+    BOOST_TEST(back->milestones == spec.milestones);
+    BOOST_TEST((*back->kernel_sched == KernelSchedMode::observe));
+    BOOST_TEST(explore_trial_text(*back) == "group=sweep1 metric=acc:max max_steps=5000");
+}
+
+BOOST_AUTO_TEST_CASE(altered_record_is_an_error_naming_the_variable) {
+    std::vector<std::string_view> env = {"EXPLSCHED_GROUP=ok", "EXPLSCHED_MAX_STEPS=abc"};
+    auto r = parse_explore_env(env);
+    BOOST_REQUIRE(!r.ok());
+    BOOST_TEST(r.error().message.rfind("job record variable EXPLSCHED_MAX_STEPS: ", 0) == 0, r.error().message);
+    BOOST_TEST(!parse_explore_env({}).value().exploratory());
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,134 @@
+#define BOOST_TEST_MODULE test_sched_job_summary
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+
+#include "core/sched/job_summary.hpp"
+#include "core/sched/policy.hpp"
+
+using namespace explsched;
+
+namespace {
+
+Assessment sample() {
+    Assessment a;
+    a.key = TrialKey{42, 7};
+    a.exploratory = true;
+    a.priority = 12345;
+    a.state = TrialState::promising;
+    a.decision = Decision::preemptable;
+    a.utility = 3.25e-6;
+    a.price = 5.5e-6;
+    a.prediction.value = 0.412;
+    a.prediction.lower = 0.398;
+    a.prediction.upper = 0.431;
+    a.prediction.horizon = 2000;
+    a.prediction.observed = 14;
+    a.prediction.extrapolated = true;
+    a.reason.code = ReasonCode::below_price;
+    a.reason.a = a.utility;
+    a.reason.b = a.price;
+    a.reason.c = 0.93;
+    return a;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(sched_job_summary)
+
+BOOST_AUTO_TEST_CASE(round_trip) {
+    const std::string line = summary_line(sample(), 0.93, "group=lr metric=loss:min max_steps=2000");
+    BOOST_TEST(line.rfind("explsched: group=lr metric=loss:min max_steps=2000 state=promising decision=preemptable", 0) == 0,
+               line);
+    auto s = parse_summary_line(line);
+    BOOST_REQUIRE_MESSAGE(s.ok(), (s.ok() ? "" : s.error().message));
+    BOOST_TEST((s->state == TrialState::promising));
+    BOOST_TEST((s->decision == Decision::preemptable));
+    BOOST_TEST(s->utility == 3.25e-6, boost::test_tools::tolerance(1e-3));
+    BOOST_TEST(s->price == 5.5e-6, boost::test_tools::tolerance(1e-3));
+    BOOST_TEST(s->load == 0.93, boost::test_tools::tolerance(1e-3));
+    BOOST_TEST(s->prediction.value == 0.412, boost::test_tools::tolerance(1e-3));
+    BOOST_TEST(s->prediction.lower == 0.398, boost::test_tools::tolerance(1e-3));
+    BOOST_TEST(s->prediction.horizon == 2000.0);
+    BOOST_TEST(s->prediction.observed == 14u);
+    BOOST_TEST(s->prediction.extrapolated);
+    BOOST_TEST(s->reason.find("below the GPU price") != std::string::npos, s->reason);
+}
+
+BOOST_AUTO_TEST_CASE(a_widened_interval_says_so_and_round_trips) {
+    Assessment a = sample();
+    BOOST_TEST(summary_line(a, 0.5).find("widened=") == std::string::npos);  // as fitted: not shown
+    auto plain = parse_summary_line(summary_line(a, 0.5));
+    BOOST_REQUIRE(plain.ok());
+    BOOST_TEST(plain->prediction.widened == 1.0);
+    a.prediction.widened = 2.5;
+    const std::string line = summary_line(a, 0.5);
+    BOOST_TEST(line.find(" widened=2.5 ") != std::string::npos, line);
+    auto s = parse_summary_line(line);
+    BOOST_REQUIRE_MESSAGE(s.ok(), (s.ok() ? "" : s.error().message));
+    BOOST_TEST(s->prediction.widened == 2.5);
+    std::string bad = line;
+    bad.replace(bad.find("widened=2.5"), 11, "widened=0.5");
+    auto r = parse_summary_line(bad);
+    BOOST_REQUIRE(!r.ok());
+    BOOST_TEST(r.error().message == "summary line: bad widened='0.5'");
+}
+
+BOOST_AUTO_TEST_CASE(no_prediction) {
+    Assessment a = sample();
+    a.prediction = Prediction{};
+    const std::string line = summary_line(a, 0.5);
+    BOOST_TEST(line.find("pred=none") != std::string::npos);
+    auto s = parse_summary_line(line);
+    BOOST_REQUIRE(s.ok());
+    BOOST_TEST(std::isnan(s->prediction.value));
+}
+
+BOOST_AUTO_TEST_CASE(bad_lines_name_what_is_wrong) {
+    BOOST_TEST(parse_summary_line("user comment").error().message == "summary line: no 'explsched: ' prefix");
+    BOOST_TEST(parse_summary_line("explsched: state=promising").error().message == "summary line: no reason=");
+    BOOST_TEST(parse_summary_line("explsched: state=maybe decision=keep utility=1 price=1 reason=x").error().message ==
+               "summary line: bad state='maybe'");
+    BOOST_TEST(parse_summary_line("explsched: state=unknown decision=keep utility=nan price=1 reason=x").error().message ==
+               "summary line: bad utility='nan'");
+    BOOST_TEST(parse_summary_line("explsched: state=unknown decision=keep price=1 reason=x").error().message ==
+               "summary line: no utility=");
+}
+
+BOOST_AUTO_TEST_CASE(preemption_from_summaries) {
+    // The preempt plugin's path: two jobs' lines -> assessments -> the engine's rule.
+    EngineSettings settings;
+    auto low = parse_summary_line(summary_line(sample(), 1.0));
+    Assessment strong = sample();
+    strong.key = TrialKey{43, TrialKey::kNoArrayTask};
+    strong.decision = Decision::wait;
+    strong.utility = 1e-5;
+    auto high = parse_summary_line(summary_line(strong, 1.0));
+    BOOST_REQUIRE(low.ok() && high.ok());
+    const Assessment preemptee = assessment_for_preemption(TrialKey{42, 7}, 100, &*low);
+    const Assessment preemptor = assessment_for_preemption(TrialKey{43, TrialKey::kNoArrayTask}, 200, &*high);
+    BOOST_TEST(preempt_verdict(preemptor, preemptee, settings).allowed);
+    BOOST_TEST(!preempt_verdict(preemptee, preemptor, settings).allowed);
+    // A job without a line is non-exploratory: never preempted by a trial (by default).
+    const Assessment plain = assessment_for_preemption(TrialKey{44, TrialKey::kNoArrayTask}, 1, nullptr);
+    BOOST_TEST(!plain.exploratory);
+    BOOST_TEST(!preempt_verdict(preemptor, plain, settings).allowed);
+}
+
+BOOST_AUTO_TEST_CASE(priority_terms_add_up) {
+    EngineSettings settings;
+    JobView view;
+    view.group = "0:g";
+    view.submit_time = 1000;
+    view.partition_factor = 1.0;
+    Assessment a = provisional_assessment(view, settings.unknown_value, settings);
+    BOOST_TEST(a.exploratory);
+    BOOST_TEST((a.decision == Decision::wait));
+    BOOST_TEST(a.priority == static_cast<uint32_t>(settings.weight_value * 0.5 + settings.weight_partition + 1));
+    const PriorityTerms t = priority_terms(view, a, 1000 + settings.max_age_s / 2, settings);
+    BOOST_TEST(t.age == settings.weight_age * 0.5, boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(t.partition == settings.weight_partition);
+    BOOST_TEST(t.value >= 0.0);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

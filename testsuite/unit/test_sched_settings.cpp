@@ -1,0 +1,128 @@
+#define BOOST_TEST_MODULE test_sched_settings
+#include <boost/test/unit_test.hpp>
+
+#include <algorithm>
+
+#include "core/sched/settings.hpp"
+
+using namespace explsched;
+
+BOOST_AUTO_TEST_SUITE(sched_settings)
+
+BOOST_AUTO_TEST_CASE(defaults_are_used_when_text_is_empty) {
+    auto s = parse_settings("", ",");
+    BOOST_REQUIRE(s.ok());
+    const Settings d;
+    BOOST_TEST(s->engine.preempt_margin == d.engine.preempt_margin);
+    BOOST_TEST(s->grace_time == 60u);
+    BOOST_TEST(s->report_port == 6828);
+    BOOST_TEST((s->engine.hopeless_action == HopelessAction::requeue_hold));
+}
+
+BOOST_AUTO_TEST_CASE(comma_separated_priority_parameters) {
+    auto s = parse_settings("preempt_margin=0.4, grace_time=2m,hopeless_action=cancel,,mps=yes", ",");
+    BOOST_REQUIRE_MESSAGE(s.ok(), (s.ok() ? "" : s.error().message));
+    BOOST_TEST(s->engine.preempt_margin == 0.4);
+    BOOST_TEST(s->grace_time == 120u);
+    BOOST_TEST((s->engine.hopeless_action == HopelessAction::terminate));
+    BOOST_TEST(s->mps);
+}
+
+BOOST_AUTO_TEST_CASE(forecast_audit_settings) {
+    auto d = parse_settings("", ",");
+    BOOST_REQUIRE(d.ok());
+    BOOST_TEST(d->engine.calibration_min_audits == 8u);
+    BOOST_TEST(d->engine.calibration_max_widen == 5.0);
+    BOOST_TEST(d->engine.hopeless_min_progress == 0.35);
+    BOOST_TEST(d->engine.milestone_stop_probability == 0.0);
+    auto s = parse_settings("calibration_min_audits=0,calibration_max_widen=2.5", ",");
+    BOOST_REQUIRE_MESSAGE(s.ok(), (s.ok() ? "" : s.error().message));
+    BOOST_TEST(s->engine.calibration_min_audits == 0u);
+    BOOST_TEST(s->engine.calibration_max_widen == 2.5);
+    auto many = parse_settings("calibration_min_audits=257", ",");  // more than the audit keeps
+    BOOST_REQUIRE(!many.ok());
+    BOOST_TEST(many.error().message.find("calibration_min_audits") != std::string::npos, many.error().message);
+    auto bad = parse_settings("calibration_max_widen=0.5", ",");
+    BOOST_REQUIRE(!bad.ok());
+    BOOST_TEST(bad.error().message.find("'calibration_max_widen': 0.5 is out of range") != std::string::npos,
+               bad.error().message);
+}
+
+BOOST_AUTO_TEST_CASE(plugstack_args) {
+    auto s = parse_settings_args({"kernel_sched=observe", "runtime_dir=/tmp/x", "report_port=7000"});
+    BOOST_REQUIRE(s.ok());
+    BOOST_TEST((s->kernel_sched == KernelSchedMode::observe));
+    BOOST_TEST(s->runtime_dir == "/tmp/x");
+    BOOST_TEST(s->report_port == 7000);
+}
+
+BOOST_AUTO_TEST_CASE(unknown_key_is_an_error_naming_it) {
+    auto s = parse_settings("preempt_margin=0.3,bogus_key=1", ",");
+    BOOST_REQUIRE(!s.ok());
+    BOOST_TEST(s.error().message.find("unknown setting 'bogus_key'") != std::string::npos);
+    BOOST_TEST(s.error().message.find("preempt_margin") != std::string::npos);  // lists known keys
+}
+
+BOOST_AUTO_TEST_CASE(bad_values_name_key_and_value) {
+    struct Case {
+        const char* text;
+        const char* expect;
+    };
+    const Case cases[] = {
+        {"preempt_margin=abc", "setting 'preempt_margin': 'abc' is not a finite number"},
+        {"preempt_margin=nan", "'nan' is not a finite number"},
+        {"preempt_margin=-1", "out of range"},
+        {"report_port=0", "setting 'report_port': 0 is out of range [1, 65535]"},
+        {"report_port=70000", "out of range"},
+        {"report_port=12x", "'12x' is not a non-negative integer"},
+        {"grace_time=5y", "'5y' is not a duration"},
+        {"hopeless_action=kill", "'kill' is not one of requeue, cancel, none"},
+        {"kernel_sched=always", "'always' is not one of off, observe, enforce"},
+        {"mps=maybe", "'maybe' is not a boolean"},
+        {"report_db=relative.db", "'relative.db' is not an absolute path"},
+        {"report_host=a b", "not a host name"},
+        {"weight_age", "expected key=value"},
+    };
+    for (const Case& c : cases) {
+        auto s = parse_settings(c.text, ",");
+        BOOST_TEST_CONTEXT(c.text) {
+            BOOST_REQUIRE(!s.ok());
+            BOOST_TEST(s.error().message.find(c.expect) != std::string::npos, s.error().message);
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(failed_parse_leaves_base_untouched) {
+    Settings base;
+    base.engine.preempt_margin = 0.9;
+    auto s = parse_settings("preempt_margin=0.1,report_port=-5", ",", base);
+    BOOST_REQUIRE(!s.ok());
+    BOOST_TEST(base.engine.preempt_margin == 0.9);
+}
+
+BOOST_AUTO_TEST_CASE(file_text_errors_name_the_line) {
+    const char* text = "# explschedd.conf\n\nreport_port = 7001\nreport_db=/var/x.db # comment\nnope=1\n";
+    auto s = parse_settings_file_text(text, "explschedd.conf");
+    BOOST_REQUIRE(!s.ok());
+    BOOST_TEST(s.error().message.rfind("explschedd.conf:5: unknown setting 'nope'", 0) == 0,
+               s.error().message);
+    auto good = parse_settings_file_text("report_port = 7001\nreport_db=/var/x.db # c\n", "f");
+    BOOST_REQUIRE(good.ok());
+    BOOST_TEST(good->report_port == 7001);
+    BOOST_TEST(good->report_db == "/var/x.db");
+}
+
+BOOST_AUTO_TEST_CASE(describe_round_trips) {
+    auto s = parse_settings("preempt_margin=0.5,hopeless_action=none,kernel_sched=enforce", ",");
+    BOOST_REQUIRE(s.ok());
+    const auto lines = describe_settings(*s);
+    BOOST_TEST(lines.size() == setting_keys().size());
+    std::string joined;
+    for (const auto& l : lines) joined += l + ",";
+    auto again = parse_settings(joined, ",");
+    BOOST_REQUIRE_MESSAGE(again.ok(), (again.ok() ? "" : again.error().message));
+    BOOST_TEST(describe_settings(*again) == lines);
+    BOOST_TEST(std::count(lines.begin(), lines.end(), "hopeless_action=none") == 1);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -13,6 +13,7 @@
 #include "core/curves/curve_csv.hpp"
 #include "core/curves/curve_ensemble.hpp"
 #include "core/sched/job_summary.hpp"
+#include "core/report/report_feed.hpp"
 #include "core/report/report_store.hpp"
 #include "core/base/strings.hpp"
 
@@ -257,14 +258,7 @@ Result<TrialInfo> load_live(const std::string& job, const SourceOptions& options
     t.name = job;
     t.source = "live (" + db + ")";
     const double t0 = rows->empty() ? 0.0 : rows->front().client_time;
-    for (const StoredReport& r : rows.value()) {
-        CurvePoint p;
-        p.step = static_cast<double>(r.step);
-        p.metric = r.metric;
-        p.wall_time = r.client_time - t0;
-        if (r.throughput) p.throughput = *r.throughput;
-        t.points.push_back(p);
-    }
+    for (const StoredReport& r : rows.value()) t.points.push_back(curve_point(r, ReportClock::client, t0));
     const auto direction = parse_direction(options.direction);  // checked by parse_source_options
     t.direction = options.direction.empty() || !direction ? infer_direction(t.points) : *direction;
     t.max_steps = options.max_steps;

@@ -1,5 +1,6 @@
 // Shared by the slurmctld shims (priority/explsched, preempt/explsched): binds the core's Logger to
-// Slurm's log, and reads a job's --explore options from its record. Include after slurmctld.h.
+// Slurm's log, holds slurmctld's and the association manager's locks for a scope, and reads a
+// job's --explore options from its record. Include after slurmctld.h, locks.h and assoc_mgr.h.
 #pragma once
 
 #include <string>
@@ -8,8 +9,15 @@
 
 #include "core/sched/explore_spec.hpp"
 #include "core/base/log.hpp"
+#include "core/base/scoped_lock.hpp"
 
 namespace explsched::shim {
+
+// slurmctld's locks for a scope: never lock_slurmctld/unlock_slurmctld by hand (an exception or an
+// early return in between would leave every RPC that needs the lock waiting forever).
+using SlurmctldLocks = ScopedCLock<slurmctld_lock_t, lock_slurmctld, unlock_slurmctld>;
+// The association manager's locks for a scope (the levels must outlive the guard).
+using AssocMgrLocks = ScopedCLock<assoc_mgr_lock_t*, assoc_mgr_lock, assoc_mgr_unlock>;
 
 class SlurmctldLogger final : public Logger {
 public:

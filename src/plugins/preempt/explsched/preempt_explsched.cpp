@@ -1,20 +1,19 @@
 // preempt/explsched: the slurmctld shim. slurmctld asks it whether a pending job may preempt a
 // running one and in which order candidates go; the answers come from the core.
+#include <mutex>
 #include <string>
 
 #include "core/base/export.hpp"
-
-#include <mutex>
-
-#include "core/sched/settings.hpp"
 #include "core/sched/job_summary.hpp"
 #include "core/sched/policy.hpp"
-#include "core/base/export.hpp"
+#include "core/sched/settings.hpp"
 
 extern "C" {
+#include "src/common/assoc_mgr.h"
 #include "src/common/bitstring.h"
 #include "src/common/xmalloc.h"
 #include "src/common/xstring.h"
+#include "src/slurmctld/locks.h"
 #include "src/slurmctld/preempt.h"
 #include "src/slurmctld/slurmctld.h"
 }

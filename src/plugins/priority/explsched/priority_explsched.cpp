@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <new>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -26,7 +28,9 @@
 #include "core/sched/gpu_count.hpp"
 #include "core/sched/job_summary.hpp"
 #include "core/sched/priority.hpp"
+#include "core/report/report_feed.hpp"
 #include "core/report/report_store.hpp"
+#include "core/sched/comment_refresh.hpp"
 #include "core/base/export.hpp"
 
 extern "C" {
@@ -79,16 +83,6 @@ struct JobStatic {
     std::vector<double> milestones;
 };
 
-// When a trial's SystemComment was last written, and what it said: the line is rewritten when
-// the state, the decision or the curve (a new report) changes, else at most every
-// kCommentRefresh seconds (formatting 10,000 lines a round would cost more than the ranking).
-struct CommentMark {
-    time_t written = 0;
-    TrialState state = TrialState::unknown;
-    Decision decision = Decision::wait;
-    std::size_t points = 0;
-};
-constexpr time_t kCommentRefresh = 30;
 constexpr time_t kPrunePeriod = 300;
 
 // Everything the shim keeps about one job, in one node. A round over 10,000 jobs is bound by
@@ -244,41 +238,7 @@ void write_factors(job_record_t* job, const JobView& view, const Assessment& a, 
 // --- one round ----------------------------------------------------------------------------------
 
 // Reads reports committed since the last round; runs without slurmctld's locks.
-class ReportFeed {
-public:
-    std::vector<StoredReport> poll(const std::string& path) {
-        if (path != path_) {
-            reader_.reset();
-            cursor_ = 0;
-            path_ = path;
-        }
-        if (!reader_) {
-            auto r = ReportReader::open(path);
-            if (!r) {
-                if (!warned_) g_log.write(LogLevel::verbose, "report store not readable yet: " + r.error().message);
-                warned_ = true;
-                return {};
-            }
-            reader_ = std::move(r).value();
-            warned_ = false;
-        }
-        auto rows = reader_->read_since(cursor_);
-        if (!rows) {
-            g_log.write(LogLevel::error, "reading reports: " + rows.error().message);
-            reader_.reset();
-            return {};
-        }
-        if (!rows->empty()) cursor_ = rows->back().id;
-        return std::move(rows).value();
-    }
-
-private:
-    std::string path_;
-    std::unique_ptr<ReportReader> reader_;
-    int64_t cursor_ = 0;
-    bool warned_ = false;
-};
-ReportFeed g_feed;
+ReportFeed g_feed(&g_log);
 
 // Brings the parts of a job record a round reads towards the cache.
 inline void prefetch_record(const job_record_t* job) {
@@ -299,38 +259,27 @@ double thread_cpu_ms() {
     return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
 }
 
-void rerank_all() {
-    std::string db;
-    {
-        std::lock_guard<std::mutex> lock(g_state.mutex);
-        db = g_state.settings.report_db;
-    }
-    std::vector<StoredReport> fresh = g_feed.poll(db);
+// A test hook: with EXPLSCHED_TEST_THROW_IN_ROUND=N in slurmctld's environment (the admin's, no
+// user's), round N throws std::bad_alloc inside the locked section, as an allocation failure in
+// the walk or the engine would. testsuite/integration/test_rerank_throw.sh shows that slurmctld's
+// locks are released and the next round runs. 0 (unset): never.
+uint64_t g_throw_in_round = 0;
 
-    // As scontrol requeue/cancel take them: they are what the hopeless actions need.
-    slurmctld_lock_t locks = {READ_LOCK, WRITE_LOCK, WRITE_LOCK, READ_LOCK, READ_LOCK};
-    lock_slurmctld(locks);
-    // Time spent holding slurmctld's locks: what the rest of slurmctld waits for.
-    const auto started = std::chrono::steady_clock::now();
-    const double cpu_started = thread_cpu_ms();
-    std::lock_guard<std::mutex> guard(g_state.mutex);
-    for (const StoredReport& r : fresh) {
-        CurvePoint p;
-        p.step = static_cast<double>(r.step);
-        p.metric = r.metric;
-        p.wall_time = r.server_time;
-        p.throughput = r.throughput.value_or(std::numeric_limits<double>::quiet_NaN());
-        g_state.jobs[r.job_id].curve.push_back(p);
-    }
-    const uint64_t round = ++g_state.round;
-    const time_t now = time(nullptr);
+// Adds the reports committed since the last round to their jobs' curves (on explschedd's clock:
+// a client cannot pick it).
+void add_reports(const std::vector<StoredReport>& fresh) {
+    for (const StoredReport& r : fresh) g_state.jobs[r.job_id].curve.push_back(curve_point(r, ReportClock::server));
+}
+
+// The round's inputs: a view of every pending (not held) and running job, with its record, its
+// entry and its trial text, in job_list order. The list first (its nodes only), then the records
+// with software prefetching: each job costs several dependent cache misses (record, details,
+// entry) that would otherwise be taken one after another.
+void walk_jobs(uint64_t round) {
     g_state.views.clear();
     g_state.records.clear();
     g_state.entries.clear();
     g_state.trials.clear();
-    // The list first (its nodes only), then the records with software prefetching: each job
-    // costs several dependent cache misses (record, details, entry) that would otherwise be
-    // taken one after another.
     g_state.all.clear();
     ListIterator it = list_iterator_create(job_list);
     while (auto* job = static_cast<job_record_t*>(list_next(it))) g_state.all.push_back(job);
@@ -367,19 +316,12 @@ void rerank_all() {
         g_state.trials.push_back(trial);
     }
     g_state.last_walk.swap(g_state.walk);
+}
 
-    const auto walked = std::chrono::steady_clock::now();
-    ClusterView cluster;
-    cluster.now = static_cast<double>(now);
-    cluster.total_gpus = cluster_gpus();
-    if (Status st = g_state.engine->evaluate(g_state.views, cluster, g_state.out); !st) {
-        g_log.write(LogLevel::error, "ranking round failed: " + st.error().message);
-        unlock_slurmctld(locks);
-        return;
-    }
-    const auto evaluated = std::chrono::steady_clock::now();
+// Writes the engine's answers into the records: sprio's factors, trials' SystemComment, pending
+// jobs' priority; collects the hopeless decisions not yet carried out. True when a priority changed.
+bool write_back(time_t now, std::vector<HopelessAct>& acts) {
     const double load = g_state.engine->last_round().utilisation;
-    std::vector<HopelessAct> acts;
     bool changed = false;
     for (size_t i = 0; i < g_state.records.size(); ++i) {
         if (i + 16 < g_state.records.size()) __builtin_prefetch(&g_state.records[i + 16]->prio_factors);
@@ -390,15 +332,11 @@ void rerank_all() {
         job_record_t* job = g_state.records[i];
         const JobView& view = g_state.views[i];
         const Assessment& a = g_state.out[i];
-        write_factors(job, view, a, cluster.now);
+        write_factors(job, view, a, static_cast<double>(now));
         if (a.exploratory) {
             CommentMark& mark = g_state.entries[i]->mark;
-            // The periodic refresh is spread over kCommentRefresh rounds by job id, so that no
-            // round rewrites every line.
-            const time_t refresh = kCommentRefresh + static_cast<time_t>(job->job_id % kCommentRefresh);
-            if (mark.written == 0 || mark.state != a.state || mark.decision != a.decision ||
-                mark.points != view.points.size || now - mark.written >= refresh ||
-                job->system_comment == nullptr) {
+            if (comment_due(mark, a.state, a.decision, view.points.size, now, job->job_id,
+                            job->system_comment != nullptr)) {
                 shim::set_system_comment(job, summary_line(a, load, *g_state.trials[i]));
                 mark = CommentMark{now, a.state, a.decision, view.points.size};
             }
@@ -411,6 +349,13 @@ void rerank_all() {
             g_state.acted.insert(job->job_id).second)
             acts.push_back({job->job_id, a.decision, explain(a)});
     }
+    return changed;
+}
+
+// Carries out the engine's hopeless decisions, as scontrol cancel/requeue would. True when a job
+// was acted on.
+bool act_on_hopeless(const std::vector<HopelessAct>& acts) {
+    bool changed = false;
     for (const HopelessAct& act : acts) {
         job_record_t* job = find_job_record(act.job_id);
         if (job == nullptr) continue;
@@ -431,33 +376,72 @@ void rerank_all() {
             error("%s: acting on hopeless job %u failed: %s", plugin_type, act.job_id, slurm_strerror(rc));
         changed = true;
     }
-    // Forget the entries and actions of jobs slurmctld no longer knows. A job this round's walk
-    // visited is known; only the others (held, finished, reported but not queued) are looked up.
-    // Walking every entry costs a cache miss each, so stale entries are let to accumulate: the
-    // walk runs when they outnumber the visited ones (plus some slack), or every kPrunePeriod.
+    return changed;
+}
+
+// Forgets the entries and actions of jobs slurmctld no longer knows. A job this round's walk
+// visited is known; only the others (held, finished, reported but not queued) are looked up.
+// Walking every entry costs a cache miss each, so stale entries are let to accumulate: the walk
+// runs when they outnumber the visited ones (plus some slack), or every kPrunePeriod.
+void prune_entries(time_t now, uint64_t round) {
     const bool crowded = g_state.jobs.size() > 2 * g_state.entries.size() + 1024;
-    if (g_state.jobs.size() > g_state.entries.size() && (crowded || now - g_state.last_prune >= kPrunePeriod)) {
-        g_state.last_prune = now;
-        for (auto e = g_state.jobs.begin(); e != g_state.jobs.end();)
-            e = e->second.seen_round != round && find_job_record(e->first) == nullptr ? g_state.jobs.erase(e)
-                                                                                        : std::next(e);
-        for (auto a = g_state.acted.begin(); a != g_state.acted.end();)
-            a = find_job_record(*a) == nullptr ? g_state.acted.erase(a) : std::next(a);
+    if (g_state.jobs.size() <= g_state.entries.size() || (!crowded && now - g_state.last_prune < kPrunePeriod))
+        return;
+    g_state.last_prune = now;
+    for (auto e = g_state.jobs.begin(); e != g_state.jobs.end();)
+        e = e->second.seen_round != round && find_job_record(e->first) == nullptr ? g_state.jobs.erase(e)
+                                                                                    : std::next(e);
+    for (auto a = g_state.acted.begin(); a != g_state.acted.end();)
+        a = find_job_record(*a) == nullptr ? g_state.acted.erase(a) : std::next(a);
+}
+
+double ms_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+void rerank_all() {
+    std::string db;
+    {
+        std::lock_guard<std::mutex> lock(g_state.mutex);
+        db = g_state.settings.report_db;
     }
+    std::vector<StoredReport> fresh = g_feed.poll(db);
+
+    // As scontrol requeue/cancel take them: they are what the hopeless actions need.
+    shim::SlurmctldLocks locks(slurmctld_lock_t{READ_LOCK, WRITE_LOCK, WRITE_LOCK, READ_LOCK, READ_LOCK});
+    // Time spent holding slurmctld's locks: what the rest of slurmctld waits for.
+    const auto started = std::chrono::steady_clock::now();
+    const double cpu_started = thread_cpu_ms();
+    std::lock_guard<std::mutex> guard(g_state.mutex);
+    add_reports(fresh);
+    const uint64_t round = ++g_state.round;
+    if (round == g_throw_in_round) throw std::bad_alloc();
+    const time_t now = time(nullptr);
+    walk_jobs(round);
+
+    const auto walked = std::chrono::steady_clock::now();
+    ClusterView cluster;
+    cluster.now = static_cast<double>(now);
+    cluster.total_gpus = cluster_gpus();
+    if (Status st = g_state.engine->evaluate(g_state.views, cluster, g_state.out); !st) {
+        g_log.write(LogLevel::error, "ranking round failed: " + st.error().message);
+        return;
+    }
+    const auto evaluated = std::chrono::steady_clock::now();
+    std::vector<HopelessAct> acts;
+    bool changed = write_back(now, acts);
+    changed = act_on_hopeless(acts) || changed;
+    prune_entries(now, round);
     if (changed) last_job_update = now;
-    const auto since = [](std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
-        return std::chrono::duration<double, std::milli>(b - a).count();
-    };
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    const double ms = ms_between(started, std::chrono::steady_clock::now());
     const double cpu_ms = thread_cpu_ms() - cpu_started;
     const RoundSummary& summary = g_state.engine->last_round();
-    unlock_slurmctld(locks);
+    locks.unlock();
     verbose("%s: ranked %zu jobs (%zu trials, %zu refitted) in %.2f ms under the job lock (%.2f ms CPU; "
             "walk %.2f, engine %.2f, write-back %.2f); "
             "%zu new reports; load %.2f, price %.3g",
-            plugin_type, g_state.views.size(), summary.trials, summary.fitted, ms, cpu_ms, since(started, walked),
-            since(walked, evaluated), ms - since(started, evaluated), fresh.size(), summary.utilisation,
+            plugin_type, g_state.views.size(), summary.trials, summary.fitted, ms, cpu_ms, ms_between(started, walked),
+            ms_between(walked, evaluated), ms - ms_between(started, evaluated), fresh.size(), summary.utilisation,
             summary.price_now);
 }
 
@@ -474,17 +458,27 @@ std::chrono::seconds rerank_period() {
     return std::chrono::seconds(std::max<uint32_t>(1, configured != 0 ? configured : slurm_conf.priority_calc_period));
 }
 
+// One wait and one round; true when the plugin is stopping.
+bool rerank_once() {
+    const auto period = rerank_period();
+    {
+        std::unique_lock<std::mutex> lock(g_thread_mutex);
+        if (g_thread_cv.wait_for(lock, period, [] { return g_stop; })) return true;
+    }
+    rerank_all();
+    return false;
+}
+
+// The thread body. Nothing may leave it (an escaped exception terminates slurmctld); the round's
+// locks are scoped, so a throw inside the round has released them and the next round runs.
 void rerank_loop() {
     for (;;) {
-        const auto period = rerank_period();
-        {
-            std::unique_lock<std::mutex> lock(g_thread_mutex);
-            if (g_thread_cv.wait_for(lock, period, [] { return g_stop; })) return;
-        }
         try {
-            rerank_all();
+            if (rerank_once()) return;
         } catch (const std::exception& e) {
             g_log.write(LogLevel::error, std::string("re-ranking failed: ") + e.what());
+        } catch (...) {
+            g_log.write(LogLevel::error, "re-ranking failed: unknown exception");
         }
     }
 }
@@ -525,6 +519,8 @@ EXPLSCHED_EXPORT int init(void) {
                 return SLURM_ERROR;
             }
         }
+        if (const char* n = std::getenv("EXPLSCHED_TEST_THROW_IN_ROUND"); n != nullptr)
+            g_throw_in_round = std::strtoull(n, nullptr, 10);
         if (in_slurmctld()) {
             std::lock_guard<std::mutex> lock(g_thread_mutex);
             g_stop = false;
@@ -586,7 +582,6 @@ EXPLSCHED_EXPORT double priority_p_calc_fs_factor(long double usage_efctv, long 
 EXPLSCHED_EXPORT List priority_p_get_priority_factors_list(priority_factors_request_msg_t* req_msg, uid_t uid) {
     (void)uid;
     try {
-        slurmctld_lock_t job_read_lock = {NO_LOCK, READ_LOCK, READ_LOCK, READ_LOCK, NO_LOCK};
         List ret = list_create(slurm_destroy_priority_factors_object);
         auto matches = [](List wanted, uint32_t id) {
             return wanted == nullptr ||
@@ -595,7 +590,7 @@ EXPLSCHED_EXPORT List priority_p_get_priority_factors_list(priority_factors_requ
                        [](void* x, void* key) -> int { return *static_cast<uint32_t*>(x) == *static_cast<uint32_t*>(key); },
                        &id) != nullptr;
         };
-        lock_slurmctld(job_read_lock);
+        shim::SlurmctldLocks locks(slurmctld_lock_t{NO_LOCK, READ_LOCK, READ_LOCK, READ_LOCK, NO_LOCK});
         ListIterator it = list_iterator_create(job_list);
         while (auto* job = static_cast<job_record_t*>(list_next(it))) {
             if (!IS_JOB_PENDING(job) || job->priority == 0 || job->prio_factors == nullptr) continue;
@@ -611,7 +606,6 @@ EXPLSCHED_EXPORT List priority_p_get_priority_factors_list(priority_factors_requ
             list_append(ret, obj);
         }
         list_iterator_destroy(it);
-        unlock_slurmctld(job_read_lock);
         return ret;
     } catch (...) {
         return nullptr;
@@ -629,8 +623,8 @@ EXPLSCHED_EXPORT void priority_p_job_end(job_record_t* job_ptr) {
         for (int i = 0; i < slurmctld_tres_cnt; ++i)
             if (job_ptr->tres_alloc_cnt[i] != NO_CONSUME_VAL64)
                 unused[static_cast<size_t>(i)] = job_ptr->tres_alloc_cnt[i] * time_limit_secs;
-        assoc_mgr_lock_t locks = {NO_LOCK, WRITE_LOCK, NO_LOCK, WRITE_LOCK, NO_LOCK, NO_LOCK, NO_LOCK};
-        assoc_mgr_lock(&locks);
+        assoc_mgr_lock_t levels = {NO_LOCK, WRITE_LOCK, NO_LOCK, WRITE_LOCK, NO_LOCK, NO_LOCK, NO_LOCK};
+        shim::AssocMgrLocks locks(&levels);
         auto subtract = [&](uint64_t* used) {
             for (int i = 0; i < slurmctld_tres_cnt; ++i) {
                 const size_t k = static_cast<size_t>(i);
@@ -642,7 +636,6 @@ EXPLSCHED_EXPORT void priority_p_job_end(job_record_t* job_ptr) {
         for (slurmdb_assoc_rec_t* a = job_ptr->assoc_ptr; a != nullptr && a->usage != nullptr;
              a = a->usage->parent_assoc_ptr)
             subtract(a->usage->grp_used_tres_run_secs);
-        assoc_mgr_unlock(&locks);
     } catch (...) {
     }
 }

@@ -1,0 +1,29 @@
+// When a host rewrites a trial's SystemComment. slurmctld saves the text in its state, and
+// formatting 10,000 lines a round would cost more than the ranking, so a line is rewritten when
+// what it says changed (state, decision, a new point), when there is none, and otherwise only by a
+// periodic refresh spread over the jobs by id, so that no round rewrites every line.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/sched/decision.hpp"
+
+namespace explsched {
+
+// What a trial's line said when it was last written, and when (seconds on the host's clock).
+struct CommentMark {
+    std::int64_t written = 0;  // 0: never
+    TrialState state = TrialState::unknown;
+    Decision decision = Decision::wait;
+    std::size_t points = 0;
+};
+
+// A line is refreshed after kCommentRefresh + (job id mod kCommentRefresh) seconds at most.
+inline constexpr std::int64_t kCommentRefresh = 30;
+
+// Whether the line of job `job_id` must be rewritten at `now`; `has_comment`: the job has one.
+bool comment_due(const CommentMark& mark, TrialState state, Decision decision, std::size_t points,
+                 std::int64_t now, std::uint32_t job_id, bool has_comment);
+
+}  // namespace explsched

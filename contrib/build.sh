@@ -10,7 +10,13 @@ if [ "${1:-}" = "--builddir" ]; then builddir=$2; shift 2; fi
 if [ "${1:-}" = "--subdirs" ]; then subdirs=$2; shift 2; fi
 
 cd "$top"
-eval "$(bash contrib/slurm-source.sh)"
+# A sanitizer build has no slurmctld plugins, so it needs no Slurm source tree.
+slurm_args=""
+case " $* " in
+    *" --enable-sanitizers "*) ;;
+    *) eval "$(bash contrib/slurm-source.sh)"
+       slurm_args="--with-slurm-source=$SLURM_SOURCE --with-slurm-build=$SLURM_BUILD" ;;
+esac
 # After the first bootstrap, make's own rebuild rules regenerate what changed (configure.ac,
 # Makefile.am) without reconfiguring from scratch, so an update rebuilds only what it touched.
 if [ ! -x configure ]; then
@@ -19,7 +25,7 @@ if [ ! -x configure ]; then
 fi
 mkdir -p "$builddir"
 cd "$builddir"
-want="--with-slurm-source=$SLURM_SOURCE --with-slurm-build=$SLURM_BUILD --enable-werror $*"
+want="$slurm_args --enable-werror $*"
 if [ ! -f Makefile ] || [ "$(cat .configure-args 2>/dev/null)" != "$want" ]; then
     echo "build: configure $want (in $builddir)"
     # shellcheck disable=SC2086

@@ -6,14 +6,14 @@ export DEBIAN_FRONTEND=noninteractive
 
 packages=(
     # build
-    build-essential autoconf automake libtool pkg-config dpkg-dev
+    build-essential autoconf autoconf-archive automake libtool pkg-config dpkg-dev
     # Slurm, munge (the real ones, run by the tests)
     slurmctld slurmd slurm-client libslurm-dev munge libmunge-dev
     # libraries from Debian rather than our own
     libeigen3-dev nlohmann-json3-dev libsqlite3-dev sqlite3 libglpk-dev
-    libboost-test-dev libbenchmark-dev
+    libboost-test-dev
     # tools the tests, benchmarks and plots use
-    python3 python3-numpy python3-matplotlib gnuplot-nox clang libclang-rt-14-dev valgrind
+    python3 python3-numpy python3-matplotlib gnuplot-nox clang clang-format libclang-rt-14-dev valgrind
     procps iproute2 hostname
 )
 

@@ -24,7 +24,7 @@ const char* sim_usage() {
            "  --gpus N              N v100 GPUs on nodes of 8 (default 64)\n"
            "  --cluster SPEC        TYPE:NODESxGPUS[,...], e.g. v100:16x8,p100:8x4,k80:8x4\n"
            "  --policies LIST       comma-separated; default all: fifo,tiresias,gandiva,gavel,asha,\n"
-           "                        slaq,oasis,explsched,oracle\n"
+           "                        slaq,oasis,explsched,oracle (gavel only when built with GLPK)\n"
            "  --seeds LIST          comma-separated seeds (default 0)\n"
            "  --jobs N              simulate the first N trace rows (default all)\n"
            "  --sweep-size K        trials per sweep when the trace does not group them (default 8)\n"

@@ -1,6 +1,8 @@
 // The policy registry and the helpers every policy shares.
 #include "sim/sim_policy.hpp"
 
+#include "explsched_config.h"  // HAVE_GLPK
+
 #include <algorithm>
 #include <cmath>
 
@@ -82,8 +84,14 @@ double type_speed(const PolicyContext& context, const ObservedTrial& trial, std:
 }
 
 const std::vector<std::string>& policy_names() {
+#ifdef HAVE_GLPK
     static const std::vector<std::string> names = {"fifo",  "tiresias", "gandiva", "gavel",    "asha",
                                                    "slaq",  "oasis",    "explsched", "oracle"};
+#else
+    // gavel solves LPs with GLPK, which this build was configured without.
+    static const std::vector<std::string> names = {"fifo", "tiresias", "gandiva",  "asha",
+                                                   "slaq", "oasis",    "explsched", "oracle"};
+#endif
     return names;
 }
 
@@ -92,7 +100,12 @@ Result<std::unique_ptr<Policy>> make_policy(std::string_view name, const PolicyC
     if (name == "fifo") return make_fifo_policy(context);
     if (name == "tiresias") return make_tiresias_policy(context);
     if (name == "gandiva") return make_gandiva_policy(context);
+#ifdef HAVE_GLPK
     if (name == "gavel") return make_gavel_policy(context);
+#else
+    if (name == "gavel")
+        return make_error("policy 'gavel': not built: configure found no GLPK (install libglpk-dev and rebuild)");
+#endif
     if (name == "asha") return make_asha_policy(context);
     if (name == "slaq") return make_slaq_policy(context);
     if (name == "oasis") return make_oasis_policy(context);

@@ -363,12 +363,6 @@ PreemptVerdict Engine::can_preempt(const TrialKey& preemptor, const TrialKey& pr
     return can_preempt(*a, *b);
 }
 
-std::string explain(const Assessment& a) {
-    std::string text = describe(a.decision, a.reason);
-    if (a.reason.code == ReasonCode::invalid_report && !a.error.empty()) text += " (" + a.error + ")";
-    return text;
-}
-
 Status Engine::evaluate(const std::vector<JobView>& jobs, const ClusterView& cluster,
                         std::vector<Assessment>& out) {
     Impl& m = *impl_;

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/sched/decision.hpp"
-#include "core/sched/engine.hpp"
+#include "core/sched/engine_types.hpp"
 #include "core/sched/engine_settings.hpp"
 
 namespace explsched {

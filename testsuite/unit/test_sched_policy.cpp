@@ -3,8 +3,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "core/sched/policy.hpp"
+#include "core/sched/priority.hpp"
+#include "core/sched/utility.hpp"
 
 using namespace explsched;
 
@@ -19,6 +22,65 @@ Assessment trial(std::uint32_t id, double utility, Decision d, std::uint32_t pri
     a.state = TrialState::promising;
     a.priority = priority;
     return a;
+}
+
+// A maximising trial halfway through its run, well fitted and extrapolated, predicted to end at
+// 0.80 in [0.75, 0.85] while its sweep's best is 0.90: behind, with little chance to win.
+StopEvidence behind_trial() {
+    StopEvidence e;
+    e.direction = Direction::maximize;
+    e.points = 20;
+    e.last_step = 1000;
+    e.max_steps = 2000;
+    e.sweep_furthest = 2000;
+    e.final_metric.value = 0.80;
+    e.final_metric.lower = 0.75;
+    e.final_metric.upper = 0.85;
+    e.final_metric.horizon = 2000;
+    e.final_metric.observed = 20;
+    e.final_metric.extrapolated = true;
+    e.best_other = 0.90;
+    e.win_probability = 0.01;
+    e.sweep_scale = 0.5;
+    return e;
+}
+
+// The same trial predicted to end at 0.95 in [0.92, 0.98]: ahead of the sweep's best.
+StopEvidence ahead_trial() {
+    StopEvidence e = behind_trial();
+    e.final_metric.value = 0.95;
+    e.final_metric.lower = 0.92;
+    e.final_metric.upper = 0.98;
+    e.win_probability = 0.9;
+    return e;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
+
+// A running trial for which every rung of the ladder applies; tests peel the rungs off in order.
+LadderInputs every_rung() {
+    LadderInputs in;
+    in.job_state = JobState::running;
+    in.exploratory = true;
+    in.invalid_report = true;
+    in.diverged = true;
+    in.diverged_at = 700;
+    in.state = TrialState::hopeless;
+    in.reason.code = ReasonCode::hopeless;
+    in.reason.d = 0.9;
+    in.points = 20;
+    in.last_step = 2000;
+    in.max_steps = 2000;
+    in.speed = 1.5;
+    in.utility = 1e-6;
+    in.price = 1e-5;
+    in.load_after = 0.9;
+    in.running_s = 5000;
+    in.price_ratio = 100;
+    in.hopeless_action = HopelessAction::terminate;
+    return in;
 }
 
 }  // namespace
@@ -147,6 +209,243 @@ BOOST_AUTO_TEST_CASE(without_utility_rank_decides) {
     plain.exploratory = false;
     BOOST_TEST(preempt_verdict(plain, trial(2, 1e-6, Decision::preemptable, 400), s).allowed);
     BOOST_TEST(!preempt_verdict(plain, trial(2, 1e-6, Decision::preemptable, 600), s).allowed);
+}
+
+BOOST_AUTO_TEST_CASE(hopeless_rule_stops_a_trial_that_cannot_win) {
+    EngineSettings s;  // hopeless_probability 0.02, 8 points, 35 % of the run
+    const auto reason = hopeless_rule(behind_trial(), s);
+    BOOST_REQUIRE(reason.has_value());
+    BOOST_TEST((reason->code == ReasonCode::hopeless));
+    BOOST_TEST(reason->a == 0.80);
+    BOOST_TEST(reason->b == 0.75);
+    BOOST_TEST(reason->c == 0.85);
+    BOOST_TEST(reason->d == 0.90);
+    BOOST_TEST(reason->e == 0.01);
+    BOOST_TEST(contains(describe(Decision::terminate, *reason), "cannot beat the group's best 0.9"));
+
+    BOOST_TEST(!hopeless_rule(ahead_trial(), s).has_value());
+    StopEvidence e = behind_trial();
+    e.win_probability = 0.02;  // not below hopeless_probability
+    BOOST_TEST(!hopeless_rule(e, s).has_value());
+    e = behind_trial();
+    e.points = 7;  // too few points
+    BOOST_TEST(!hopeless_rule(e, s).has_value());
+    e = behind_trial();
+    e.final_metric.extrapolated = false;
+    BOOST_TEST(!hopeless_rule(e, s).has_value());
+    e = behind_trial();
+    e.best_other = std::nan("");  // nobody to beat
+    BOOST_TEST(!hopeless_rule(e, s).has_value());
+    e = behind_trial();
+    e.last_step = 600;  // 30 % of its run
+    BOOST_TEST(!hopeless_rule(e, s).has_value());
+}
+
+BOOST_AUTO_TEST_CASE(progress_is_judged_against_the_sweep_without_max_steps) {
+    EngineSettings s;
+    StopEvidence e = behind_trial();
+    e.max_steps = 0;
+    e.sweep_furthest = 10000;  // 1000 of 10000 steps: not far enough
+    BOOST_TEST(!far_enough(e, s));
+    BOOST_TEST(!hopeless_rule(e, s).has_value());
+    e.sweep_furthest = 2500;
+    BOOST_TEST(far_enough(e, s));
+    BOOST_TEST(hopeless_rule(e, s).has_value());
+}
+
+BOOST_AUTO_TEST_CASE(expected_gain_rule_compares_with_min_expected_gain) {
+    EngineSettings s;
+    const StopEvidence e = behind_trial();
+    const double gain =
+        expected_improvement_heavy(e.final_metric, e.direction, e.best_other, s.interval_level) /
+        e.sweep_scale;
+    BOOST_REQUIRE(gain > 0.0);
+    BOOST_TEST(!expected_gain_rule(e, s).has_value());  // min_expected_gain 0: the rule is off
+
+    s.min_expected_gain = 1.01 * gain;  // the gain is below it: stopped
+    const auto reason = expected_gain_rule(e, s);
+    BOOST_REQUIRE(reason.has_value());
+    BOOST_TEST((reason->code == ReasonCode::negligible_gain));
+    BOOST_TEST(reason->a == gain);
+    BOOST_TEST(reason->b == s.min_expected_gain);
+    BOOST_TEST(reason->c == 0.80);
+    BOOST_TEST(reason->d == 0.90);
+    BOOST_TEST(
+        contains(describe(Decision::requeue_hold, *reason), "is expected to improve the group's best 0.9"));
+
+    s.min_expected_gain = 0.99 * gain;  // the gain is above it: runs on
+    BOOST_TEST(!expected_gain_rule(e, s).has_value());
+
+    s.min_expected_gain = 0.02;
+    BOOST_TEST(!expected_gain_rule(ahead_trial(), s).has_value());
+    s.min_expected_gain = 1.01 * gain;
+    StopEvidence leader = e;
+    leader.leader = true;  // the sweep's best is never stopped for adding nothing to itself
+    BOOST_TEST(!expected_gain_rule(leader, s).has_value());
+    StopEvidence done = e;
+    done.last_step = done.max_steps;
+    BOOST_TEST(!expected_gain_rule(done, s).has_value());
+}
+
+BOOST_AUTO_TEST_CASE(milestone_rule_stops_a_trial_behind_at_a_milestone) {
+    EngineSettings s;
+    s.milestone_stop_probability = 1.0;
+    StopEvidence e = behind_trial();
+    e.win_probability = 0.3;  // above hopeless_probability: only the milestone rule can stop it
+    BOOST_TEST(!hopeless_rule(e, s).has_value());
+    BOOST_TEST(milestone_rule_applies(e, s));
+
+    // 9 trials reached step 500; this one's 0.40 ranks 5th, outside the top third
+    const std::vector<double> at_500{0.9, 0.8, 0.7, 0.6, 0.4, 0.3, 0.2, 0.1, 0.05};
+    MilestoneStanding behind;
+    behind.reached = 500;
+    behind.rank = asha_rank(0.4, at_500, Direction::maximize, s.asha_reduction);
+    const auto reason = milestone_rule(e, behind, s);
+    BOOST_REQUIRE(reason.has_value());
+    BOOST_TEST((reason->code == ReasonCode::behind_at_milestone));
+    BOOST_TEST(reason->a == 500);
+    BOOST_TEST(reason->b == 5);
+    BOOST_TEST(reason->c == 9);
+    BOOST_TEST(reason->d == 3);
+    BOOST_TEST(reason->e == 0.3);
+    BOOST_TEST(describe(Decision::requeue_hold, *reason) ==
+               "requeue-hold: milestone step 500: rank 5 of 9 in its group, outside the top 1/3, and a "
+               "chance of 0.3 to beat the group's best");
+
+    // ahead at the milestone (2nd of 9): runs on
+    MilestoneStanding ahead;
+    ahead.reached = 500;
+    ahead.rank = asha_rank(0.8, at_500, Direction::maximize, s.asha_reduction);
+    BOOST_TEST(ahead.rank.promoted);
+    BOOST_TEST(!milestone_rule(e, ahead, s).has_value());
+    // no milestone reached yet
+    BOOST_TEST(!milestone_rule(e, MilestoneStanding{}, s).has_value());
+
+    // the rule is off, the trial is done, or its chance is not below the threshold
+    s.milestone_stop_probability = 0.0;
+    BOOST_TEST(!milestone_rule_applies(e, s));
+    BOOST_TEST(!milestone_rule(e, behind, s).has_value());
+    s.milestone_stop_probability = 0.25;
+    BOOST_TEST(!milestone_rule_applies(e, s));
+    s.milestone_stop_probability = 1.0;
+    StopEvidence done = e;
+    done.last_step = done.max_steps;
+    BOOST_TEST(!milestone_rule_applies(done, s));
+    BOOST_TEST(!milestone_rule(done, behind, s).has_value());
+}
+
+BOOST_AUTO_TEST_CASE(ladder_precedence) {
+    EngineSettings s;
+    LadderInputs in = every_rung();
+
+    in.exploratory = false;
+    BOOST_TEST((ladder_rung(in) == LadderRung::nonexploratory));
+    TrialVerdict v = decide_trial(in, s);
+    BOOST_TEST((v.decision == Decision::keep));
+    BOOST_TEST((v.reason.code == ReasonCode::nonexploratory));
+    BOOST_TEST(v.value == s.nonexploratory_value);
+
+    in.exploratory = true;
+    BOOST_TEST((ladder_rung(in) == LadderRung::invalid_report));
+    v = decide_trial(in, s);
+    BOOST_TEST((v.decision == Decision::keep));
+    BOOST_TEST((v.reason.code == ReasonCode::invalid_report));
+    BOOST_TEST(v.value == s.unknown_value);
+
+    in.invalid_report = false;
+    BOOST_TEST((ladder_rung(in) == LadderRung::diverged));
+    v = decide_trial(in, s);
+    BOOST_TEST((v.state == TrialState::hopeless));
+    BOOST_TEST((v.decision == Decision::terminate));
+    BOOST_TEST((v.reason.code == ReasonCode::diverged));
+    BOOST_TEST(v.reason.a == 700);
+    BOOST_TEST(std::isnan(v.reason.d));  // the stopping rule's reason is replaced
+    BOOST_TEST(v.value == 0.0);
+
+    in.diverged = false;
+    BOOST_TEST((ladder_rung(in) == LadderRung::hopeless));
+    in.hopeless_action = HopelessAction::requeue_hold;
+    v = decide_trial(in, s);
+    BOOST_TEST((v.state == TrialState::hopeless));
+    BOOST_TEST((v.decision == Decision::requeue_hold));
+    BOOST_TEST((v.reason.code == ReasonCode::hopeless));
+    BOOST_TEST(v.reason.d == 0.9);  // the stopping rule's reason is kept
+    BOOST_TEST(v.value == 0.0);
+
+    in.state = TrialState::promising;
+    BOOST_TEST((ladder_rung(in) == LadderRung::finished));
+    v = decide_trial(in, s);
+    BOOST_TEST((v.state == TrialState::promising));
+    BOOST_TEST((v.decision == Decision::keep));
+    BOOST_TEST((v.reason.code == ReasonCode::finished));
+    BOOST_TEST(v.reason.a == 2000);
+
+    in.last_step = 1000;
+    BOOST_TEST((ladder_rung(in) == LadderRung::price));
+    v = decide_trial(in, s);
+    BOOST_TEST((v.decision == Decision::preemptable));
+    BOOST_TEST((v.reason.code == ReasonCode::below_price));
+    BOOST_TEST(v.reason.a == 1e-6);
+    BOOST_TEST(v.reason.b == 1e-5);
+    BOOST_TEST(v.reason.c == 0.9);
+    BOOST_TEST(v.value == value_factor(1e-6, 1e-5, 100));
+
+    in.speed = std::nan("");  // no speed yet: no utility to trust
+    BOOST_TEST((ladder_rung(in) == LadderRung::milestones));
+    in.speed = 1.5;
+    in.state = TrialState::unknown;  // not fitted yet
+    BOOST_TEST((ladder_rung(in) == LadderRung::milestones));
+    in.points = 0;  // no points: cannot have finished
+    in.last_step = 0;
+    BOOST_TEST((ladder_rung(in) == LadderRung::milestones));
+}
+
+BOOST_AUTO_TEST_CASE(ladder_falls_back_to_successive_halving) {
+    EngineSettings s;
+    s.min_run_s = 600;
+    LadderInputs in;
+    in.exploratory = true;
+    in.points = 3;
+    in.last_step = 300;
+    in.max_steps = 2000;
+    in.hopeless_action = HopelessAction::requeue_hold;
+    BOOST_REQUIRE((ladder_rung(in) == LadderRung::milestones));
+
+    TrialVerdict v = decide_trial(in, s);  // no milestone reached
+    BOOST_TEST((v.decision == Decision::run));
+    BOOST_TEST((v.reason.code == ReasonCode::too_few_points));
+    BOOST_TEST(v.reason.a == 3);
+    BOOST_TEST(v.reason.b == static_cast<double>(s.min_points_to_fit));
+
+    in.standing.reached = 250;
+    in.standing.rank = AshaRank{1, 4, true};
+    v = decide_trial(in, s);
+    BOOST_TEST((v.decision == Decision::run));
+    BOOST_TEST((v.reason.code == ReasonCode::asha_promoted));
+    BOOST_TEST(v.value == 0.5 * (1.0 + s.unknown_value));
+
+    in.standing.rank = AshaRank{3, 4, false};
+    v = decide_trial(in, s);
+    BOOST_TEST((v.state == TrialState::unknown));
+    BOOST_TEST((v.decision == Decision::wait));
+    BOOST_TEST((v.reason.code == ReasonCode::asha_behind));
+    BOOST_TEST(v.value == 0.5 * s.unknown_value);
+    in.job_state = JobState::running;
+    in.running_s = 100;
+    v = decide_trial(in, s);
+    BOOST_TEST((v.decision == Decision::keep));
+    BOOST_TEST((v.reason.code == ReasonCode::in_grace));
+    in.running_s = 1000;
+    BOOST_TEST((decide_trial(in, s).decision == Decision::preemptable));
+
+    s.milestone_stop_unpredicted = true;  // behind and too short to predict: stopped
+    v = decide_trial(in, s);
+    BOOST_TEST((v.state == TrialState::hopeless));
+    BOOST_TEST((v.decision == Decision::requeue_hold));
+    BOOST_TEST((v.reason.code == ReasonCode::behind_at_milestone));
+    BOOST_TEST(v.value == 0.0);
+    BOOST_TEST(
+        contains(describe(v.decision, v.reason), "rank 3 of 4 in its group, outside the top 1/3, too early"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,3 +1,4 @@
+// Over 400 lines: one admission state machine (submit, admit, complete, expire) over one client table.
 #include "core/device/kernel_admission.hpp"
 
 #include <algorithm>

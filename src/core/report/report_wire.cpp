@@ -1,3 +1,4 @@
+// Over 400 lines: the report wire format, both directions (requests, replies, line framing), is one concept.
 #include "core/report/report_wire.hpp"
 
 #include <algorithm>
@@ -148,23 +149,25 @@ std::string format_request(const ReportBody& body, std::string_view credential) 
     return out;
 }
 
-Result<ReportRequest> parse_request(std::string_view line, Code* code) {
-    if (code != nullptr) *code = Code::none;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+namespace {
+
+// The request fields that must appear exactly once, seen so far.
+struct SeenFields {
+    bool job = false, step = false, metric = false, time = false;
+};
+
+Status check_line(std::string_view line, Code* code) {
     if (line.size() >= kMaxLineBytes)
         return request_error(code, Code::line_too_long,
                              "line of " + std::to_string(line.size()) + " bytes exceeds the limit of " +
                                  std::to_string(kMaxLineBytes));
     if (!printable_ascii(line))
         return request_error(code, Code::bad_request, "line holds a byte that is not printable ASCII");
-    const auto cred_at = line.find(" cred=");
-    const std::string_view signed_text = line.substr(0, cred_at);
-    ReportRequest req;
+    return {};
+}
 
-    const auto tokens = split(signed_text, " ");
-    auto version = parse_tag(tokens.front(), kRequestTag, code);
-    if (!version) return version.error();
-    req.version = *version;
+// The credential: everything after " cred=", the last field.
+Status parse_credential(std::string_view line, std::size_t cred_at, ReportRequest& req, Code* code) {
     if (cred_at == std::string_view::npos)
         return request_error(code, Code::bad_request, "report has no cred= field (a munge credential)");
     req.credential = std::string(line.substr(cred_at + 6));
@@ -175,64 +178,98 @@ Result<ReportRequest> parse_request(std::string_view line, Code* code) {
             "report field 'cred' is longer than " + std::to_string(kMaxCredentialBytes) + " bytes");
     if (req.credential.find(' ') != std::string::npos)
         return request_error(code, Code::bad_request, "report field 'cred' must be the last field");
+    return {};
+}
 
-    bool have_job = false, have_step = false, have_metric = false, have_time = false;
-    for (std::size_t i = 1; i < tokens.size(); ++i) {
-        const std::string_view token = tokens[i];
-        const auto eq = token.find('=');
-        if (token.empty() || eq == std::string_view::npos || eq == 0)
-            return request_error(
-                code, Code::bad_request,
-                "report token " + quote(token) + " is not key=value (single spaces between fields)");
-        const std::string_view key = token.substr(0, eq);
-        const std::string_view value = token.substr(eq + 1);
-        auto once = [&](bool& seen) -> Status {
-            if (seen)
-                return request_error(code, Code::bad_request,
-                                     "report field '" + std::string(key) + "' appears twice");
-            seen = true;
-            return {};
-        };
-        if (key == "job") {
-            if (auto s = once(have_job); !s) return s.error();
-            auto n = parse_uint64(value);
-            if (!n) return field_error(code, Code::bad_request, key, value, "is not a job id");
-            if (*n == 0 || *n > kMaxJobId)
-                return field_error(code, Code::invalid_value, key, value, "is not a valid Slurm job id");
-            req.body.job_id = static_cast<uint32_t>(*n);
-        } else if (key == "step") {
-            if (auto s = once(have_step); !s) return s.error();
-            auto n = parse_uint64(value);
-            if (!n) return field_error(code, Code::bad_request, key, value, "is not a non-negative integer");
-            req.body.step = *n;
-        } else if (key == "metric") {
-            if (auto s = once(have_metric); !s) return s.error();
-            auto d = parse_number(key, value, code);
-            if (!d) return d.error();
-            req.body.metric = *d;
-        } else if (key == "throughput") {
-            if (req.body.throughput)
-                return request_error(code, Code::bad_request, "report field 'throughput' appears twice");
-            auto d = parse_number(key, value, code);
-            if (!d) return d.error();
-            req.body.throughput = *d;
-        } else if (key == "time") {
-            if (auto s = once(have_time); !s) return s.error();
-            auto d = parse_number(key, value, code);
-            if (!d) return d.error();
-            req.body.client_time = *d;
-        } else {
-            return request_error(
-                code, Code::bad_request,
-                "unknown report field " + quote(key) + " (known: job, step, metric, throughput, time, cred)");
-        }
+Status once(bool& seen, std::string_view key, Code* code) {
+    if (seen)
+        return request_error(code, Code::bad_request,
+                             "report field '" + std::string(key) + "' appears twice");
+    seen = true;
+    return {};
+}
+
+Status parse_job(std::string_view key, std::string_view value, ReportBody& body, Code* code) {
+    auto n = parse_uint64(value);
+    if (!n) return field_error(code, Code::bad_request, key, value, "is not a job id");
+    if (*n == 0 || *n > kMaxJobId)
+        return field_error(code, Code::invalid_value, key, value, "is not a valid Slurm job id");
+    body.job_id = static_cast<uint32_t>(*n);
+    return {};
+}
+
+// One key=value token of the signed text.
+Status parse_field(std::string_view token, SeenFields& seen, ReportBody& body, Code* code) {
+    const auto eq = token.find('=');
+    if (token.empty() || eq == std::string_view::npos || eq == 0)
+        return request_error(
+            code, Code::bad_request,
+            "report token " + quote(token) + " is not key=value (single spaces between fields)");
+    const std::string_view key = token.substr(0, eq);
+    const std::string_view value = token.substr(eq + 1);
+    if (key == "job") {
+        if (auto s = once(seen.job, key, code); !s) return s;
+        return parse_job(key, value, body, code);
     }
-    const char* missing = !have_job      ? "job"
-                          : !have_step   ? "step"
-                          : !have_metric ? "metric"
-                          : !have_time   ? "time"
-                                         : nullptr;
-    if (missing != nullptr)
+    if (key == "step") {
+        if (auto s = once(seen.step, key, code); !s) return s;
+        auto n = parse_uint64(value);
+        if (!n) return field_error(code, Code::bad_request, key, value, "is not a non-negative integer");
+        body.step = *n;
+        return {};
+    }
+    if (key == "metric") {
+        if (auto s = once(seen.metric, key, code); !s) return s;
+        auto d = parse_number(key, value, code);
+        if (!d) return d.error();
+        body.metric = *d;
+        return {};
+    }
+    if (key == "time") {
+        if (auto s = once(seen.time, key, code); !s) return s;
+        auto d = parse_number(key, value, code);
+        if (!d) return d.error();
+        body.client_time = *d;
+        return {};
+    }
+    if (key == "throughput") {
+        if (body.throughput)
+            return request_error(code, Code::bad_request, "report field 'throughput' appears twice");
+        auto d = parse_number(key, value, code);
+        if (!d) return d.error();
+        body.throughput = *d;
+        return {};
+    }
+    return request_error(
+        code, Code::bad_request,
+        "unknown report field " + quote(key) + " (known: job, step, metric, throughput, time, cred)");
+}
+
+const char* missing_field(const SeenFields& seen) {
+    return !seen.job ? "job" : !seen.step ? "step" : !seen.metric ? "metric" : !seen.time ? "time" : nullptr;
+}
+
+}  // namespace
+
+Result<ReportRequest> parse_request(std::string_view line, Code* code) {
+    if (code != nullptr) *code = Code::none;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (auto s = check_line(line, code); !s) return s.error();
+    const auto cred_at = line.find(" cred=");
+    const std::string_view signed_text = line.substr(0, cred_at);
+    ReportRequest req;
+
+    const auto tokens = split(signed_text, " ");
+    auto version = parse_tag(tokens.front(), kRequestTag, code);
+    if (!version) return version.error();
+    req.version = *version;
+    if (auto s = parse_credential(line, cred_at, req, code); !s) return s.error();
+
+    SeenFields seen;
+    for (std::size_t i = 1; i < tokens.size(); ++i) {
+        if (auto s = parse_field(tokens[i], seen, req.body, code); !s) return s.error();
+    }
+    if (const char* missing = missing_field(seen); missing != nullptr)
         return request_error(code, Code::bad_request,
                              std::string("report lacks the field '") + missing + "'");
     if (auto s = validate_body(req.body); !s) {

@@ -16,7 +16,7 @@
 #include <string_view>
 
 #include "core/sched/decision.hpp"
-#include "core/sched/engine.hpp"
+#include "core/sched/engine_types.hpp"
 #include "core/base/result.hpp"
 
 namespace explsched {

@@ -4,6 +4,9 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/sched/priority.hpp"
+#include "core/sched/utility.hpp"
+
 namespace explsched {
 
 Decision hopeless_decision(HopelessAction action, JobState state) {
@@ -19,20 +22,28 @@ Decision hopeless_decision(HopelessAction action, JobState state) {
     return Decision::terminate;
 }
 
-void decide_by_price(JobState state, double utility, double price, double load, double running_s,
-                     const EngineSettings& settings, Assessment& out) {
+namespace {
+
+struct PriceOutcome {
+    Decision decision = Decision::wait;
+    Reason reason;
+};
+
+PriceOutcome price_rule(JobState state, double utility, double price, double load, double running_s,
+                        const EngineSettings& settings) {
     const bool above = utility >= price;
+    PriceOutcome out;
     out.reason.a = utility;
     out.reason.b = price;
     out.reason.c = load;
     out.reason.code = above ? ReasonCode::above_price : ReasonCode::below_price;
     if (state == JobState::pending) {
         out.decision = above ? Decision::run : Decision::wait;
-        return;
+        return out;
     }
     if (above) {
         out.decision = Decision::keep;
-        return;
+        return out;
     }
     if (running_s < settings.min_run_s) {
         out.decision = Decision::keep;
@@ -40,9 +51,27 @@ void decide_by_price(JobState state, double utility, double price, double load, 
         out.reason.code = ReasonCode::in_grace;
         out.reason.a = running_s;
         out.reason.b = settings.min_run_s;
-        return;
+        return out;
     }
     out.decision = Decision::preemptable;
+    return out;
+}
+
+}  // namespace
+
+void decide_by_price(JobState state, double utility, double price, double load, double running_s,
+                     const EngineSettings& settings, Assessment& out) {
+    const PriceOutcome o = price_rule(state, utility, price, load, running_s, settings);
+    out.decision = o.decision;
+    if (o.reason.code == ReasonCode::in_grace) {
+        out.reason = o.reason;
+        return;
+    }
+    // the price reasons set a..c and leave the rest of out.reason as it was
+    out.reason.code = o.reason.code;
+    out.reason.a = o.reason.a;
+    out.reason.b = o.reason.b;
+    out.reason.c = o.reason.c;
 }
 
 std::vector<double> asha_rungs(const std::vector<double>& milestones, double max_steps,
@@ -97,6 +126,185 @@ AshaRank asha_rank_sorted(double value, const std::vector<double>& sorted_values
     const auto keep = static_cast<std::size_t>(std::ceil(static_cast<double>(r.of) / eta));
     r.promoted = r.rank <= std::max<std::size_t>(keep, 1);
     return r;
+}
+
+// --- stopping rules ------------------------------------------------------------------------------
+
+namespace {
+
+bool done(const StopEvidence& e) { return e.max_steps > 0.0 && e.last_step >= e.max_steps; }
+
+Reason make_reason(ReasonCode code, double a, double b, double c, double d, double e = Reason::kNaN) {
+    Reason r;
+    r.code = code;
+    r.a = a;
+    r.b = b;
+    r.c = c;
+    r.d = d;
+    r.e = e;
+    return r;
+}
+
+}  // namespace
+
+bool far_enough(const StopEvidence& e, const EngineSettings& s) {
+    const double run_length = e.max_steps > 0.0 ? e.max_steps : e.sweep_furthest;
+    return e.last_step >= s.hopeless_min_progress * run_length;
+}
+
+std::optional<Reason> hopeless_rule(const StopEvidence& e, const EngineSettings& s) {
+    if (e.points >= s.hopeless_min_points && far_enough(e, s) && e.final_metric.extrapolated &&
+        std::isfinite(e.best_other) && e.win_probability < s.hopeless_probability) {
+        const Prediction& f = e.final_metric;
+        return make_reason(ReasonCode::hopeless, f.value, f.lower, f.upper, e.best_other, e.win_probability);
+    }
+    return std::nullopt;
+}
+
+std::optional<Reason> expected_gain_rule(const StopEvidence& e, const EngineSettings& s) {
+    if (!(s.min_expected_gain > 0.0) || e.leader || done(e) || !far_enough(e, s) ||
+        !e.final_metric.extrapolated || e.points < s.hopeless_min_points || !std::isfinite(e.best_other)) {
+        return std::nullopt;
+    }
+    const double gain =
+        expected_improvement_heavy(e.final_metric, e.direction, e.best_other, s.interval_level) /
+        e.sweep_scale;
+    if (!(gain < s.min_expected_gain)) return std::nullopt;
+    return make_reason(ReasonCode::negligible_gain, gain, s.min_expected_gain, e.final_metric.value,
+                       e.best_other);
+}
+
+bool milestone_rule_applies(const StopEvidence& e, const EngineSettings& s) {
+    return s.milestone_stop_probability > 0.0 && !done(e) && far_enough(e, s) &&
+           std::isfinite(e.best_other) && e.win_probability < s.milestone_stop_probability;
+}
+
+std::optional<Reason> milestone_rule(const StopEvidence& e, const MilestoneStanding& standing,
+                                     const EngineSettings& s) {
+    if (!milestone_rule_applies(e, s) || std::isnan(standing.reached) || standing.rank.promoted) {
+        return std::nullopt;
+    }
+    return make_reason(ReasonCode::behind_at_milestone, standing.reached,
+                       static_cast<double>(standing.rank.rank), static_cast<double>(standing.rank.of),
+                       s.asha_reduction, e.win_probability);
+}
+
+// --- the decision ladder -------------------------------------------------------------------------
+
+LadderRung ladder_rung(const LadderInputs& in) {
+    if (!in.exploratory) return LadderRung::nonexploratory;
+    if (in.invalid_report) return LadderRung::invalid_report;
+    if (in.diverged) return LadderRung::diverged;
+    if (in.state == TrialState::hopeless) return LadderRung::hopeless;
+    if (in.max_steps > 0.0 && in.points > 0 && in.last_step >= in.max_steps) return LadderRung::finished;
+    if (in.state == TrialState::promising && in.speed > 0.0) return LadderRung::price;
+    return LadderRung::milestones;
+}
+
+namespace {
+
+// Runs if pending, keeps its GPUs if running.
+Decision run_or_keep(JobState state) { return state == JobState::pending ? Decision::run : Decision::keep; }
+
+TrialVerdict stopped(const LadderInputs& in, Reason reason) {
+    TrialVerdict v;
+    v.state = TrialState::hopeless;
+    v.decision = hopeless_decision(in.hopeless_action, in.job_state);
+    v.reason = reason;
+    v.value = 0.0;
+    return v;
+}
+
+// A trial behind its sweep at a milestone that the milestone fallback does not stop: it waits
+// (pending) or gives way (running), after its grace period.
+void behind_unstopped(const LadderInputs& in, const EngineSettings& s, TrialVerdict& v) {
+    v.value = 0.5 * s.unknown_value;
+    if (in.job_state == JobState::pending) {
+        v.decision = Decision::wait;
+    } else if (in.running_s < s.min_run_s) {
+        v.decision = Decision::keep;
+        v.reason = Reason{};
+        v.reason.code = ReasonCode::in_grace;
+        v.reason.a = in.running_s;
+        v.reason.b = s.min_run_s;
+    } else {
+        v.decision = Decision::preemptable;
+    }
+}
+
+// No usable prediction (too few points, or no speed yet): successive halving on the sweep's
+// milestones decides, so a sweep still prunes before its curves are long.
+TrialVerdict by_milestones(const LadderInputs& in, const EngineSettings& s) {
+    TrialVerdict v;
+    v.state = TrialState::unknown;
+    v.value = s.unknown_value;
+    if (std::isnan(in.standing.reached)) {
+        v.reason.code = ReasonCode::too_few_points;
+        v.reason.a = static_cast<double>(in.points);
+        v.reason.b = static_cast<double>(s.min_points_to_fit);
+        v.decision = run_or_keep(in.job_state);
+        return v;
+    }
+    const AshaRank& r = in.standing.rank;
+    v.reason =
+        make_reason(r.promoted ? ReasonCode::asha_promoted : ReasonCode::asha_behind, in.standing.reached,
+                    static_cast<double>(r.rank), static_cast<double>(r.of), s.asha_reduction);
+    if (r.promoted) {
+        v.decision = run_or_keep(in.job_state);
+        v.value = 0.5 * (1.0 + s.unknown_value);
+    } else if (s.milestone_stop_unpredicted && !(in.max_steps > 0.0 && in.last_step >= in.max_steps)) {
+        // Too short to predict and behind its sweep at a milestone: stopped, as ASHA stops it
+        // (the ranking at equal steps is the only evidence yet).
+        Reason reason = v.reason;
+        reason.code = ReasonCode::behind_at_milestone;
+        v = stopped(in, reason);
+    } else {
+        behind_unstopped(in, s, v);
+    }
+    return v;
+}
+
+}  // namespace
+
+TrialVerdict decide_trial(const LadderInputs& in, const EngineSettings& s) {
+    TrialVerdict v;
+    v.state = in.state;
+    v.value = s.unknown_value;
+    switch (ladder_rung(in)) {
+        case LadderRung::nonexploratory:
+            v.reason.code = ReasonCode::nonexploratory;
+            v.decision = run_or_keep(in.job_state);
+            v.value = s.nonexploratory_value;
+            return v;
+        case LadderRung::invalid_report:
+            v.reason.code = ReasonCode::invalid_report;
+            v.decision = run_or_keep(in.job_state);
+            return v;
+        case LadderRung::diverged: {
+            Reason reason;
+            reason.code = ReasonCode::diverged;
+            reason.a = in.diverged_at;
+            return stopped(in, reason);
+        }
+        case LadderRung::hopeless:
+            return stopped(in, in.reason);
+        case LadderRung::finished:
+            v.reason.code = ReasonCode::finished;
+            v.reason.a = in.max_steps;
+            v.decision = run_or_keep(in.job_state);
+            return v;
+        case LadderRung::price: {
+            const PriceOutcome o =
+                price_rule(in.job_state, in.utility, in.price, in.load_after, in.running_s, s);
+            v.decision = o.decision;
+            v.reason = o.reason;
+            v.value = value_factor(in.utility, in.price, in.price_ratio);
+            return v;
+        }
+        case LadderRung::milestones:
+            return by_milestones(in, s);
+    }
+    return v;
 }
 
 namespace {

@@ -1,14 +1,17 @@
-// Trial decisions: what the price rule, the hopeless rule and the ASHA fallback conclude for one
-// trial, and whether one job may preempt another. Pure functions of their inputs; the engine
-// gathers the inputs each round.
+// Trial decisions: what the stopping rules (hopeless, negligible expected gain, behind at a
+// milestone), the price rule, the ASHA fallback and the decision ladder that orders them conclude
+// for one trial, and whether one job may preempt another. Pure functions of their inputs; the
+// engine gathers the inputs each round.
 #pragma once
 
 #include <cstddef>
+#include <limits>
+#include <optional>
 #include <vector>
 
 #include "core/sched/decision.hpp"
-#include "core/sched/engine.hpp"
 #include "core/sched/engine_settings.hpp"
+#include "core/sched/engine_types.hpp"
 
 namespace explsched {
 
@@ -42,6 +45,102 @@ AshaRank asha_rank(double value, const std::vector<double>& values_at_rung, Dire
 // The same over values sorted ascending, in O(log n) (the engine ranks whole sweeps each round).
 AshaRank asha_rank_sorted(double value, const std::vector<double>& sorted_values, Direction direction,
                           double eta);
+
+// Where a trial stands at the highest milestone (ASHA rung) it reached: `reached` is NaN when it
+// reached none, and `rank` is then meaningless.
+struct MilestoneStanding {
+    double reached = std::numeric_limits<double>::quiet_NaN();
+    AshaRank rank;
+};
+
+// --- stopping rules ------------------------------------------------------------------------------
+// What the rules that stop a predicted trial read: the trial's fit and where its sweep stands.
+// Filled only for a trial with a usable fit (fitted, report valid).
+struct StopEvidence {
+    Direction direction = Direction::maximize;
+    std::size_t points = 0;       // points the fit holds
+    double last_step = 0.0;       // the trial's last reported step
+    double max_steps = 0.0;       // step it stops at; 0 = unknown
+    double sweep_furthest = 0.0;  // the last step of its sweep's most advanced trial
+    Prediction final_metric;      // predicted final metric, interval widened by the forecast audit
+    // the best metric another trial of the sweep reached (NaN: none)
+    double best_other = std::numeric_limits<double>::quiet_NaN();
+    double win_probability = 1.0;  // chance to beat best_other
+    double sweep_scale = 1.0;      // the sweep's observed metric range (> 0)
+    bool leader = false;           // the trial holds its sweep's best metric
+};
+
+// Far enough to judge: the trial has covered hopeless_min_progress of its run (max_steps, else
+// the sweep's furthest step).
+bool far_enough(const StopEvidence& evidence, const EngineSettings& settings);
+
+// Hopeless: enough points and progress, a real extrapolation, and even the interval's optimistic
+// side is unlikely (win probability < hopeless_probability) to beat the sweep's best. The reason
+// (ReasonCode::hopeless) names the prediction, its interval, the best and the probability.
+std::optional<Reason> hopeless_rule(const StopEvidence& evidence, const EngineSettings& settings);
+
+// Negligible gain: a trial that is not its sweep's leader nor done, judged as the hopeless rule
+// does, whose expected improvement over the sweep's best (in units of the sweep's range) is below
+// min_expected_gain (0: rule off). Reason ReasonCode::negligible_gain.
+std::optional<Reason> expected_gain_rule(const StopEvidence& evidence, const EngineSettings& settings);
+
+// Whether the milestone rule can stop the trial at all, before its standing at a milestone is
+// looked up (ranking a sweep at a rung is the costly part): milestone_stop_probability > 0, not
+// done, far enough, a best to beat, and a win probability under milestone_stop_probability.
+bool milestone_rule_applies(const StopEvidence& evidence, const EngineSettings& settings);
+
+// Behind at a milestone: the rule applies, the trial reached a milestone and is outside the top
+// 1/asha_reduction there. Reason ReasonCode::behind_at_milestone.
+std::optional<Reason> milestone_rule(const StopEvidence& evidence, const MilestoneStanding& standing,
+                                     const EngineSettings& settings);
+
+// --- the decision ladder -------------------------------------------------------------------------
+// Everything the ladder reads about one job this round.
+struct LadderInputs {
+    JobState job_state = JobState::pending;
+    bool exploratory = false;     // the job belongs to a sweep (it has a trial)
+    bool invalid_report = false;  // its last report was rejected
+    bool diverged = false;        // its metric became non-finite at diverged_at
+    double diverged_at = std::numeric_limits<double>::quiet_NaN();
+    TrialState state = TrialState::unknown;  // what the stopping rules concluded
+    Reason reason;                           // their reason when `state` is hopeless
+    std::size_t points = 0;                  // points its fit holds
+    double last_step = 0.0;                  // its last reported step (0 without points)
+    double max_steps = 0.0;                  // 0 = unknown
+    // steps/s as measured; NaN = unknown
+    double speed = std::numeric_limits<double>::quiet_NaN();
+    double utility = 0.0;
+    double price = 0.0;        // at load_after
+    double load_after = 0.0;   // load it would create (pending) or holds (running)
+    double price_ratio = 1.0;  // U/L of the price function
+    // seconds since it (re)started; infinite when pending or unknown
+    double running_s = std::numeric_limits<double>::infinity();
+    // the job's --explore-on-hopeless, else the site's
+    HopelessAction hopeless_action = HopelessAction::requeue_hold;
+    MilestoneStanding standing;  // read on the milestones rung only (see ladder_rung)
+};
+
+// The ladder's rungs, in precedence order: the first that applies decides.
+enum class LadderRung {
+    nonexploratory,  // not a trial: runs / keeps, ranked by age, partition and nice
+    invalid_report,  // report rejected: runs / keeps, at the unknown value
+    diverged,        // hopeless by divergence: the hopeless action
+    hopeless,        // a stopping rule fired: the hopeless action
+    finished,        // reached max_steps: runs / keeps
+    price,           // promising with a known speed: the price rule
+    milestones,      // no usable prediction: successive halving on the sweep's milestones
+};
+LadderRung ladder_rung(const LadderInputs& in);
+
+// What the ladder concludes: the trial's final state, decision and reason, and the value factor
+// its priority is composed from (before the starvation floor).
+struct TrialVerdict {
+    TrialState state = TrialState::unknown;
+    Decision decision = Decision::wait;
+    Reason reason;
+    double value = 0.0;
+};
+TrialVerdict decide_trial(const LadderInputs& in, const EngineSettings& settings);
 
 // Preemption between two assessed jobs (see Engine::can_preempt).
 PreemptVerdict preempt_verdict(const Assessment& preemptor, const Assessment& preemptee,

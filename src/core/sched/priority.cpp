@@ -2,8 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-
-#include "core/sched/rank_basic.hpp"
+#include <limits>
 
 namespace explsched {
 
@@ -17,6 +16,13 @@ double value_factor(double utility, double price, double ratio) {
 double age_factor(double waited_s, double max_age_s) {
     if (!(waited_s > 0.0) || !(max_age_s > 0.0)) return 0.0;
     return std::min(1.0, waited_s / max_age_s);
+}
+
+std::uint32_t to_slurm_priority(double weighted, std::int64_t nice) {
+    constexpr double kMax = static_cast<double>(std::numeric_limits<std::uint32_t>::max() - 1);
+    if (!std::isfinite(weighted)) weighted = 0;
+    const double p = std::round(weighted) + 1.0 - static_cast<double>(nice);
+    return static_cast<std::uint32_t>(std::clamp(p, 1.0, kMax));
 }
 
 double starvation_floor(double value, double age) { return std::max(value, 0.5 * age); }

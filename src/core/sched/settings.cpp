@@ -1,3 +1,4 @@
+// Over 400 lines: the settings table (data, one row per key) and its typed setters are one concept.
 #include "core/sched/settings.hpp"
 
 #include <cerrno>

@@ -1,0 +1,202 @@
+// The engine's private state and the phases of a round (engine.hpp has the contract). Included
+// only by the engine's own sources: engine.cpp (the public object and the round's outline),
+// engine_cache.cpp (per-trial fit caches and sweep statistics) and engine_round.cpp (classify,
+// price, decide, prioritise).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "core/base/log.hpp"
+#include "core/base/result.hpp"
+#include "core/curves/curve_ensemble.hpp"
+#include "core/sched/engine.hpp"
+#include "core/sched/policy.hpp"
+#include "core/sched/price.hpp"
+#include "core/sched/throughput_table.hpp"
+
+namespace explsched {
+namespace engine_detail {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
+constexpr std::size_t kAuditWindow = kMaxCalibrationAudits;
+
+inline bool better(Direction d, double a, double b) { return d == Direction::maximize ? a > b : a < b; }
+
+// Per-trial state that survives between rounds: the fitted predictor and what was derived from
+// it. Recomputed only when the trial's points or its speed/type/horizon inputs change.
+struct TrialCache {
+    explicit TrialCache(Direction d, const EngineSettings& s) : predictor(d, s) {}
+
+    CurvePredictor predictor;
+    std::size_t raw_count = 0;
+    CurvePoint raw_last{};
+    bool diverged = false;
+    double diverged_at = kNaN;
+    std::string error;  // the last rejected report's error ("" when fine)
+    // derived
+    bool derived_valid = false;
+    double speed = kNaN;       // steps/s as measured
+    double speed_ratio = 1.0;  // scaling to the GPU type it is valued on
+    double max_steps = 0.0;
+    double gain = 0.0;  // predicted improvement over the utility horizon, metric units
+    Prediction final_metric;
+    // observed summary, refreshed when the points change (group statistics read these every
+    // round; scanning every curve each round would cost O(points))
+    double lo = kNaN, hi = kNaN, best = kNaN, first = kNaN;
+    // ASHA rungs derived from the settings and max_steps (jobs without their own milestones)
+    std::vector<double> rungs;
+    double rungs_for_max_steps = -1.0;
+    std::uint64_t version = 0;  // bumped whenever the points change
+    // the metric at the last ASHA rung reached, for `asha_version`
+    double asha_rung = kNaN, asha_value = kNaN;
+    std::uint64_t asha_version = ~std::uint64_t{0};
+    std::uint64_t round = 0;
+    std::size_t group = kNone;  // index in Engine::Impl::groups
+    // Forecast audit: the prediction made for `audit_step` (twice the step it was made at) and
+    // its optimistic bound, checked against the curve once it gets there.
+    double audit_step = kNaN, audit_value = kNaN, audit_bound = kNaN;
+};
+
+// A group (sweep) persists across rounds so that what only changes when a member's curve
+// changes (the ASHA rung values) is not recomputed every round.
+struct GroupStats {
+    Direction direction = Direction::maximize;
+    double lo = kInf, hi = -kInf;       // observed metric range
+    double best = kNaN, second = kNaN;  // best and second-best observed metric
+    TrialKey best_key;
+    double furthest_step = 0.0;  // the last step of its most advanced trial
+    std::size_t trials = 0;
+    std::uint64_t seen_round = 0;
+    bool changed = false;                             // a member's curve changed this round
+    std::uint64_t signature = 0, last_signature = 0;  // of the member set
+    std::vector<std::size_t> members;                 // this round's jobs
+    // per rung reached: the sorted metrics of the members that reached it
+    std::vector<std::pair<double, std::vector<double>>> rung_values;
+    // What the sweep's trials that have left the queue (finished, stopped, held) achieved: a
+    // sweep's best often finishes first, and later siblings must still be measured against it.
+    double ended_lo = kInf, ended_hi = -kInf, ended_best = kNaN, ended_furthest = 0.0;
+    TrialKey ended_best_key;
+    // ... and their metric at each milestone they reached: (milestone step, metric)
+    std::vector<std::pair<double, double>> ended_rung_values;
+    // Forecast audits of its members (kept when they end): for every forecast that came due,
+    // how far the curve beat it in units of the interval's optimistic half-width (1: exactly at
+    // the bound). A sweep whose curves keep beating their bounds (plateaus that end, learning
+    // rate drops) gets its intervals widened until they would have held (`widen`).
+    // The newest kAuditWindow of them (a ring): the widening follows what the sweep's curves do
+    // now, and a sweep of thousands of trials costs a bounded selection per checked forecast.
+    std::vector<double> audit_ratios;
+    std::size_t audits = 0;  // checked forecasts ever (the ring's write position)
+    double widen = 1.0;
+
+    void start_round(std::uint64_t round, Direction d);
+    // Adds a member's observed curve (it has points) to this round's range, best and furthest.
+    void observe(const TrialCache& c, const TrialKey& key);
+    // Keeps what a member that left the queue achieved (see ended_*).
+    void record_ended(const TrialCache& gone, const TrialKey& key);
+};
+
+// The interval widening a sweep's forecast audits call for: the factor by which the optimistic
+// half-width must grow for the audited forecasts to have been beaten no more often than the
+// interval level says ((1 - level) / 2), never below 1; 1 until calibration_min_audits are in.
+double audit_widening(std::vector<double> ratios, const EngineSettings& s);
+
+Prediction widen_interval(Prediction p, double widen);
+
+// The cluster's load this round.
+struct RoundLoad {
+    double total = 1.0;  // GPUs, at least 1
+    double load = 0.0;   // busy / total, clamped to [0, 1]
+};
+
+struct RoundCounts {
+    std::size_t trials = 0, fitted = 0, invalid = 0;
+};
+
+// The GPU price this round (`function` valid only when priced).
+struct RoundPrice {
+    bool priced = false;
+    PriceFunction function;
+    double ratio = 1.0;  // U/L
+    double now = 0.0;    // at the current load (0 unpriced)
+};
+
+}  // namespace engine_detail
+
+struct Engine::Impl {
+    using TrialCache = engine_detail::TrialCache;
+    using GroupStats = engine_detail::GroupStats;
+    using RoundLoad = engine_detail::RoundLoad;
+    using RoundCounts = engine_detail::RoundCounts;
+    using RoundPrice = engine_detail::RoundPrice;
+
+    Impl(const EngineSettings& s, ThroughputTable t, Logger* l);
+
+    EngineSettings settings;
+    ThroughputTable throughputs;
+    Logger* logger;
+    PriceBoundsEstimator bounds;
+    double z;
+    std::uint64_t round = 0;
+    std::unordered_map<TrialKey, TrialCache, TrialKeyHash> cache;
+    std::unordered_map<TrialKey, std::size_t, TrialKeyHash> index;  // key -> position in last
+    std::vector<Assessment> last;
+    RoundSummary summary;
+    // scratch reused across rounds
+    std::unordered_map<std::string, std::size_t> group_index;
+    std::vector<GroupStats> groups;
+    std::size_t active_groups = 0;
+    std::vector<TrialKey> keys;         // last round's jobs, in order
+    std::vector<TrialCache*> trial_of;  // per job: its cache entry (null if none)
+    std::vector<std::size_t> group_of;  // per job: its group (kNone if none)
+    std::vector<double> scratch;
+
+    void log(LogLevel level, const std::string& message) {
+        if (logger != nullptr && logger->enabled(level)) logger->write(level, message);
+    }
+
+    // --- whole-round input checks (engine_round.cpp) ---
+    // Indexes the round's keys; `same_keys` when they equal last round's, in order.
+    Status index_jobs(const std::vector<JobView>& jobs, bool& same_keys);
+    Status measure_load(const std::vector<JobView>& jobs, const ClusterView& cluster, RoundLoad& out);
+
+    // --- the fit cache and sweep statistics (engine_cache.cpp) ---
+    // Trials that left the queue: their fits go, what they achieved stays with their sweep.
+    void retire_departed();
+    // Brings every listed trial's cache up to its report and builds this round's sweep
+    // statistics; forgets trials no longer listed as exploratory.
+    RoundCounts sync_fit_cache(const std::vector<JobView>& jobs, bool same_keys);
+    void reset_groups(std::size_t n, bool same_keys);
+    TrialCache& cache_entry(const JobView& job, std::size_t j);
+    void join_group(const JobView& job, std::size_t j, TrialCache& c, bool changed, bool is_new);
+    void end_sync(std::size_t trials);
+    bool sync(const JobView& job, TrialCache& c, std::size_t& budget);
+    void derive(const JobView& job, TrialCache& c);
+    void audit(const JobView& job, TrialCache& c, GroupStats& gs) const;
+    const std::vector<double>& rungs_of(const JobView& job, TrialCache& c) const;
+    // The trial's standing at the highest milestone it reached (`reached` NaN when none).
+    MilestoneStanding milestone_rank(const JobView& job, std::size_t j);
+    const std::vector<double>& values_at(std::size_t group, double rung);
+
+    // --- classify, price, decide, prioritise (engine_round.cpp) ---
+    // Utilities and the stopping rules for every trial with a usable fit; `out` is reset.
+    void classify(const std::vector<JobView>& jobs, std::vector<Assessment>& out);
+    bool classify_trial(const JobView& job, std::size_t j, const TrialCache& c, Assessment& a);
+    RoundPrice update_price(const RoundLoad& load);
+    void decide(const std::vector<JobView>& jobs, const ClusterView& cluster, const RoundLoad& load,
+                const RoundPrice& price, std::vector<Assessment>& out);
+    LadderInputs ladder_inputs(const JobView& job, const TrialCache* c, const Assessment& a,
+                               double load_after, double running_s, const RoundPrice& price) const;
+    void finish_round(const std::vector<Assessment>& out, const ClusterView& cluster, const RoundLoad& load,
+                      const RoundPrice& price, const RoundCounts& counts);
+};
+
+}  // namespace explsched

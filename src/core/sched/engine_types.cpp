@@ -1,0 +1,11 @@
+#include "core/sched/engine_types.hpp"
+
+namespace explsched {
+
+std::string explain(const Assessment& a) {
+    std::string text = describe(a.decision, a.reason);
+    if (a.reason.code == ReasonCode::invalid_report && !a.error.empty()) text += " (" + a.error + ")";
+    return text;
+}
+
+}  // namespace explsched

@@ -11,6 +11,8 @@
 #include <sys/types.h>
 #include <nlohmann/json.hpp>
 
+#include "core/base/errno_text.hpp"
+#include "core/device/kernel_key.hpp"
 #include "core/device/orion_profile.hpp"
 
 namespace explsched::ksched {
@@ -20,14 +22,8 @@ namespace {
 constexpr std::uint64_t kHousekeepingNs = 50'000'000;
 constexpr std::uint64_t kClaimTimeoutNs = 2'000'000'000;
 
-std::uint64_t shape_hash(const Record& r) {
-    std::uint64_t h = 0xcbf29ce484222325ULL;
-    for (std::uint64_t v :
-         {std::uint64_t{r.grid_x}, std::uint64_t{r.grid_y}, std::uint64_t{r.grid_z}, std::uint64_t{r.block_x},
-          std::uint64_t{r.block_y}, std::uint64_t{r.block_z}, std::uint64_t{r.smem_dynamic}}) {
-        h ^= v + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
-    }
-    return h;
+LaunchShape launch_shape(const Record& r) {
+    return LaunchShape{r.grid_x, r.grid_y, r.grid_z, r.block_x, r.block_y, r.block_z, r.smem_dynamic};
 }
 
 bool pid_alive(std::int32_t pid) {
@@ -64,7 +60,7 @@ Status KernelDaemon::start() {
     if (!config_.trace_file.empty()) {
         trace_ = std::fopen(config_.trace_file.c_str(), "a");
         if (trace_ == nullptr)
-            return make_error("cannot open trace file " + config_.trace_file + ": " + std::strerror(errno));
+            return make_error("cannot open trace file " + config_.trace_file + ": " + errno_text(errno));
     }
     std::string error;
     if (!map_.create(config_.endpoint, config_.gpu_index, error)) return make_error(error);
@@ -75,7 +71,7 @@ Status KernelDaemon::start() {
         out << getpid() << "\n";
         out.close();
         if (!out || std::rename(tmp.c_str(), config_.pid_file.c_str()) != 0)
-            return make_error("cannot write pid file " + config_.pid_file + ": " + std::strerror(errno));
+            return make_error("cannot write pid file " + config_.pid_file + ": " + errno_text(errno));
     }
     if (log_.enabled(LogLevel::info)) {
         log_.write(LogLevel::info, "kerneld: GPU " + std::to_string(config_.gpu_index) + " serving " +
@@ -197,7 +193,7 @@ AdmissionRequest KernelDaemon::describe(std::uint32_t id, Client& c, ClientSlot&
     std::uint64_t prior_ns = config_.default_kernel_ns;
     if (r.func_index == kGraphFunc) {
         // A graph is many kernels in one call; without walking it, assume it fills the GPU.
-        q.key = fnv1a64("cuGraphLaunch") ^ r.arg;
+        q.key = kernel_key(fnv1a64("cuGraphLaunch"), r.arg);  // the graph handle stands for the shape
         q.demand.sms = g.sm_count;
         q.demand.cls = KernelClass::unknown;
     } else {
@@ -210,7 +206,7 @@ AdmissionRequest KernelDaemon::describe(std::uint32_t id, Client& c, ClientSlot&
         q.demand.sms = sms_needed(g, blocks, per_sm);
         q.demand.cls = m != nullptr ? m->cls : KernelClass::unknown;
         if (m != nullptr) prior_ns = m->prior_ns;
-        q.key = (m != nullptr ? m->name_hash : 0) ^ shape_hash(r);
+        q.key = kernel_key(m != nullptr ? m->name_hash : 0, launch_shape(r));
     }
     q.demand.bw = bandwidth_demand(q.demand.cls, q.demand.sms, g.sm_count);
     q.demand.duration_ns = profiles_.expected_duration_ns(q.key, prior_ns);

@@ -88,12 +88,12 @@ Result<Detach> Detach::start() {
 }
 
 void Detach::ready() {
-    const int null = ::open("/dev/null", O_RDWR);
-    if (null >= 0) {
-        dup2(null, STDIN_FILENO);
-        dup2(null, STDOUT_FILENO);
-        dup2(null, STDERR_FILENO);
-        if (null > STDERR_FILENO) ::close(null);
+    if (Fd null(::open("/dev/null", O_RDWR)); null.valid()) {
+        dup2(null.get(), STDIN_FILENO);
+        dup2(null.get(), STDOUT_FILENO);
+        dup2(null.get(), STDERR_FILENO);
+        // Opened as 0, 1 or 2 (that stream was closed), it now is that stream: keep it open.
+        if (null.get() <= STDERR_FILENO) null.release();
     }
     const char byte = 1;
     [[maybe_unused]] const ssize_t n = ::write(fd_.get(), &byte, 1);

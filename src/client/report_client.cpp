@@ -25,11 +25,12 @@
 #include <sstream>
 #include <string>
 
-#include "core/sched/settings.hpp"
-#include "core/report/report_wire.hpp"
+#include "core/base/errno_text.hpp"
+#include "core/base/export.hpp"
+#include "core/base/fd.hpp"
 #include "core/base/strings.hpp"
-
-#define EXPORT __attribute__((visibility("default")))
+#include "core/report/report_wire.hpp"
+#include "core/sched/settings.hpp"
 
 using namespace explsched;
 
@@ -69,7 +70,7 @@ struct explsched_reporter {
     uint16_t port = 0;
     std::string munge_socket;
     munge_ctx_t ctx = nullptr;
-    int fd = -1;
+    Fd fd;
     double timeout_s = 10.0;
     std::string inbuf;
     std::mutex mutex;
@@ -80,8 +81,7 @@ struct explsched_reporter {
     }
 
     void disconnect() {
-        if (fd >= 0) ::close(fd);
-        fd = -1;
+        fd.reset();
         inbuf.clear();
     }
 
@@ -105,19 +105,18 @@ struct explsched_reporter {
             return make_error("cannot resolve explschedd address " + where() + ": " + gai_strerror(rc));
         std::string why = "no address";
         for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
-            const int s =
-                socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
-            if (s < 0) {
-                why = std::strerror(errno);
+            Fd s(socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol));
+            if (!s.valid()) {
+                why = errno_text(errno);
                 continue;
             }
-            int rc = ::connect(s, ai->ai_addr, ai->ai_addrlen);
+            int rc = ::connect(s.get(), ai->ai_addr, ai->ai_addrlen);
             if (rc != 0 && errno == EINPROGRESS) {
-                pollfd p{s, POLLOUT, 0};
+                pollfd p{s.get(), POLLOUT, 0};
                 rc = poll(&p, 1, remaining_ms(deadline));
                 int err = 0;
                 socklen_t len = sizeof err;
-                if (rc == 1 && getsockopt(s, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0) {
+                if (rc == 1 && getsockopt(s.get(), SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0) {
                     rc = 0;
                 } else {
                     errno = rc == 0 ? ETIMEDOUT : (err != 0 ? err : errno);
@@ -126,13 +125,12 @@ struct explsched_reporter {
             }
             if (rc == 0) {
                 const int one = 1;
-                setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-                fd = s;
+                setsockopt(s.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+                fd = std::move(s);
                 freeaddrinfo(res);
                 return {};
             }
-            why = std::strerror(errno);
-            ::close(s);
+            why = errno_text(errno);
         }
         freeaddrinfo(res);
         return make_error("cannot connect to explschedd at " + where() + ": " + why);
@@ -141,18 +139,18 @@ struct explsched_reporter {
     Status write_all(const std::string& data, Clock::time_point deadline) {
         std::size_t off = 0;
         while (off < data.size()) {
-            const ssize_t n = ::send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL);
+            const ssize_t n = ::send(fd.get(), data.data() + off, data.size() - off, MSG_NOSIGNAL);
             if (n > 0) {
                 off += static_cast<std::size_t>(n);
                 continue;
             }
             if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-                pollfd p{fd, POLLOUT, 0};
+                pollfd p{fd.get(), POLLOUT, 0};
                 if (poll(&p, 1, remaining_ms(deadline)) == 0)
                     return make_error("sending to explschedd at " + where() + ": timed out");
                 continue;
             }
-            return make_error("sending to explschedd at " + where() + ": " + std::strerror(errno));
+            return make_error("sending to explschedd at " + where() + ": " + errno_text(errno));
         }
         return {};
     }
@@ -168,20 +166,20 @@ struct explsched_reporter {
                 return make_error("reply from explschedd at " + where() + " is longer than " +
                                   std::to_string(wire::kMaxLineBytes) + " bytes");
             char buf[4096];
-            const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+            const ssize_t n = ::recv(fd.get(), buf, sizeof buf, 0);
             if (n > 0) {
                 inbuf.append(buf, static_cast<std::size_t>(n));
                 continue;
             }
             if (n == 0) return make_error("explschedd at " + where() + " closed the connection");
             if (errno == EAGAIN || errno == EINTR) {
-                pollfd p{fd, POLLIN, 0};
+                pollfd p{fd.get(), POLLIN, 0};
                 if (poll(&p, 1, remaining_ms(deadline)) == 0)
                     return make_error("no reply from explschedd at " + where() + " within " +
                                       std::to_string(static_cast<int>(timeout_s)) + " s");
                 continue;
             }
-            return make_error("reading from explschedd at " + where() + ": " + std::strerror(errno));
+            return make_error("reading from explschedd at " + where() + ": " + errno_text(errno));
         }
     }
 
@@ -190,8 +188,8 @@ struct explsched_reporter {
     Result<wire::Reply> attempt(const wire::ReportBody& body, bool& stale) {
         const auto deadline =
             Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
-        stale = fd >= 0;
-        if (fd < 0) {
+        stale = fd.valid();
+        if (!fd.valid()) {
             if (auto s = connect_to(deadline); !s) return s.error();
         }
         // A fresh credential per attempt: munged refuses to decode one twice.
@@ -324,8 +322,8 @@ explsched_reporter* g_default = nullptr;  // the process-wide reporter of explsc
 
 extern "C" {
 
-EXPORT explsched_reporter* explsched_reporter_open(const char* address, const char* munge_socket,
-                                                   char* errbuf, size_t errlen) {
+EXPLSCHED_EXPORT explsched_reporter* explsched_reporter_open(const char* address, const char* munge_socket,
+                                                             char* errbuf, size_t errlen) {
     try {
         std::string error;
         explsched_reporter* r = open_reporter(address, munge_socket, error);
@@ -337,14 +335,15 @@ EXPORT explsched_reporter* explsched_reporter_open(const char* address, const ch
     }
 }
 
-EXPORT void explsched_reporter_set_timeout(explsched_reporter* reporter, double seconds) {
+EXPLSCHED_EXPORT void explsched_reporter_set_timeout(explsched_reporter* reporter, double seconds) {
     if (reporter == nullptr || !(seconds > 0.0) || seconds > 86400.0) return;
     std::lock_guard<std::mutex> lock(reporter->mutex);
     reporter->timeout_s = seconds;
 }
 
-EXPORT int explsched_reporter_send(explsched_reporter* reporter, uint32_t job_id, uint64_t step,
-                                   double metric, double throughput, explsched_report_result* result) {
+EXPLSCHED_EXPORT int explsched_reporter_send(explsched_reporter* reporter, uint32_t job_id, uint64_t step,
+                                             double metric, double throughput,
+                                             explsched_report_result* result) {
     try {
         if (reporter == nullptr)
             return set_result(result, EXPLSCHED_REPORT_ERROR, "", "explsched: report: no reporter (NULL)");
@@ -355,9 +354,9 @@ EXPORT int explsched_reporter_send(explsched_reporter* reporter, uint32_t job_id
     }
 }
 
-EXPORT void explsched_reporter_close(explsched_reporter* reporter) { delete reporter; }
+EXPLSCHED_EXPORT void explsched_reporter_close(explsched_reporter* reporter) { delete reporter; }
 
-EXPORT uint32_t explsched_report_job_id(void) {
+EXPLSCHED_EXPORT uint32_t explsched_report_job_id(void) {
     for (const char* name : {"EXPLSCHED_JOB_ID", "SLURM_JOB_ID"}) {
         if (const char* v = env(name)) {
             auto n = parse_uint64(v);
@@ -367,8 +366,8 @@ EXPORT uint32_t explsched_report_job_id(void) {
     return 0;
 }
 
-EXPORT int explsched_report(uint64_t step, double metric, double throughput,
-                            explsched_report_result* result) {
+EXPLSCHED_EXPORT int explsched_report(uint64_t step, double metric, double throughput,
+                                      explsched_report_result* result) {
     try {
         std::lock_guard<std::mutex> lock(g_default_mutex);
         if (g_default == nullptr) {
@@ -383,7 +382,7 @@ EXPORT int explsched_report(uint64_t step, double metric, double throughput,
     }
 }
 
-EXPORT const char* explsched_report_status_name(int status) {
+EXPLSCHED_EXPORT const char* explsched_report_status_name(int status) {
     switch (status) {
         case EXPLSCHED_REPORT_STORED:
             return "stored";

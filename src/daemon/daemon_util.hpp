@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "core/base/fd.hpp"
 #include "core/base/log.hpp"
 #include "core/base/result.hpp"
 
@@ -27,16 +28,16 @@ private:
 class PidFile {
 public:
     static Result<PidFile> create(const std::string& path);
-    PidFile(PidFile&& other) noexcept;
+    PidFile(PidFile&& other) noexcept = default;
     PidFile& operator=(PidFile&&) = delete;
     ~PidFile();
     // Rewrites the pid (after detaching changed it).
     Status update();
 
 private:
-    PidFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+    PidFile(std::string path, Fd fd) : path_(std::move(path)), fd_(std::move(fd)) {}
     std::string path_;
-    int fd_ = -1;
+    Fd fd_;  // holds the lock
 };
 
 // Detaches (fork, setsid, fork). The original process waits until the daemon calls
@@ -45,14 +46,13 @@ private:
 class Detach {
 public:
     static Result<Detach> start();  // returns in the daemon; the original process never returns
-    Detach(Detach&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+    Detach(Detach&& other) noexcept = default;
     Detach& operator=(Detach&&) = delete;
-    ~Detach();
     void ready();  // redirects stdio to /dev/null and releases the waiting parent
 
 private:
-    explicit Detach(int fd) : fd_(fd) {}
-    int fd_ = -1;
+    explicit Detach(Fd fd) : fd_(std::move(fd)) {}
+    Fd fd_;  // write end of the pipe the original process waits on
 };
 
 }  // namespace explsched::daemon

@@ -19,6 +19,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/base/fd.hpp"
 #include "core/report/report_store.hpp"
 #include "core/report/report_wire.hpp"
 
@@ -90,13 +91,8 @@ private:
 class CompletionQueue {
 public:
     CompletionQueue() : fd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {}
-    ~CompletionQueue() {
-        if (fd_ >= 0) ::close(fd_);
-    }
-    CompletionQueue(const CompletionQueue&) = delete;
-    CompletionQueue& operator=(const CompletionQueue&) = delete;
 
-    int fd() const { return fd_; }
+    int fd() const { return fd_.get(); }
 
     void post(std::vector<Completion> batch) {
         if (batch.empty()) return;
@@ -109,12 +105,12 @@ public:
         // One wake-up per burst: the loop takes everything at once.
         if (wake) {
             const uint64_t one = 1;
-            [[maybe_unused]] const ssize_t n = ::write(fd_, &one, sizeof one);
+            [[maybe_unused]] const ssize_t n = ::write(fd_.get(), &one, sizeof one);
         }
     }
     std::vector<Completion> take() {
         uint64_t count;
-        [[maybe_unused]] const ssize_t n = ::read(fd_, &count, sizeof count);
+        [[maybe_unused]] const ssize_t n = ::read(fd_.get(), &count, sizeof count);
         std::lock_guard<std::mutex> lock(mutex_);
         std::vector<Completion> out;
         out.swap(items_);
@@ -122,7 +118,7 @@ public:
     }
 
 private:
-    int fd_;
+    Fd fd_;
     std::mutex mutex_;
     std::vector<Completion> items_;
 };

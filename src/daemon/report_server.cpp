@@ -15,6 +15,7 @@
 #include <csignal>
 #include <cstring>
 
+#include "core/base/errno_text.hpp"
 #include "daemon/authenticator.hpp"
 
 namespace explsched::daemon {
@@ -24,8 +25,6 @@ namespace {
 constexpr uint64_t kListenKey = ~uint64_t{0};
 constexpr uint64_t kDoneKey = kListenKey - 1;
 constexpr uint64_t kSignalKey = kListenKey - 2;
-
-std::string errno_text(int err) { return std::strerror(err); }
 
 std::string peer_name(const sockaddr_storage& addr) {
     char host[INET6_ADDRSTRLEN] = "?";
@@ -63,9 +62,7 @@ ReportServer::ReportServer(const ServerOptions& options, JobOwners& owners, Comm
 ReportServer::~ReportServer() {
     auth_queue_.close();
     for (auto& t : workers_) t.join();
-    for (auto& [id, c] : conns_) ::close(c.fd);
-    if (listen_fd_ >= 0) ::close(listen_fd_);
-    if (epoll_fd_ >= 0) ::close(epoll_fd_);
+    // The sockets and the epoll instance close with their members.
 }
 
 Result<std::unique_ptr<ReportServer>> ReportServer::create(const ServerOptions& options, JobOwners& owners,
@@ -82,33 +79,32 @@ Result<std::unique_ptr<ReportServer>> ReportServer::create(const ServerOptions& 
     if (int rc = getaddrinfo(options.host.c_str(), port.c_str(), &hints, &res); rc != 0)
         return make_error("cannot resolve report_host " + where + ": " + gai_strerror(rc));
     std::string last_error = "no address";
-    for (addrinfo* ai = res; ai != nullptr && s->listen_fd_ < 0; ai = ai->ai_next) {
-        const int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
-        if (fd < 0) {
+    for (addrinfo* ai = res; ai != nullptr && !s->listen_fd_.valid(); ai = ai->ai_next) {
+        Fd fd(socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol));
+        if (!fd.valid()) {
             last_error = errno_text(errno);
             continue;
         }
         const int one = 1;
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-        if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 1024) != 0) {
+        setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        if (bind(fd.get(), ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd.get(), 1024) != 0) {
             last_error = errno_text(errno);
-            ::close(fd);
             continue;
         }
-        s->listen_fd_ = fd;
+        s->listen_fd_ = std::move(fd);
     }
     freeaddrinfo(res);
-    if (s->listen_fd_ < 0) return make_error("cannot listen on " + where + ": " + last_error);
+    if (!s->listen_fd_.valid()) return make_error("cannot listen on " + where + ": " + last_error);
     s->address_ = where;
 
-    s->epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
-    if (s->epoll_fd_ < 0) return make_error("epoll_create1: " + errno_text(errno));
+    s->epoll_fd_.reset(epoll_create1(EPOLL_CLOEXEC));
+    if (!s->epoll_fd_.valid()) return make_error("epoll_create1: " + errno_text(errno));
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.u64 = kListenKey;
-    epoll_ctl(s->epoll_fd_, EPOLL_CTL_ADD, s->listen_fd_, &ev);
+    epoll_ctl(s->epoll_fd_.get(), EPOLL_CTL_ADD, s->listen_fd_.get(), &ev);
     ev.data.u64 = kDoneKey;
-    epoll_ctl(s->epoll_fd_, EPOLL_CTL_ADD, done.fd(), &ev);
+    epoll_ctl(s->epoll_fd_.get(), EPOLL_CTL_ADD, done.fd(), &ev);
 
     const int threads = options.auth_threads < 1 ? 1 : options.auth_threads;
     for (int i = 0; i < threads; ++i) s->workers_.emplace_back([p = s.get()] { p->auth_worker(); });
@@ -139,7 +135,7 @@ Status ReportServer::run(int signal_fd) {
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.u64 = kSignalKey;
-    epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, signal_fd, &ev);
+    epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, signal_fd, &ev);
     log(LogLevel::info, "listening on " + address_);
 
     std::chrono::steady_clock::time_point deadline{};
@@ -160,7 +156,7 @@ Status ReportServer::run(int signal_fd) {
                 break;
             }
         }
-        const int n = epoll_wait(epoll_fd_, events, 256, 1000);
+        const int n = epoll_wait(epoll_fd_.get(), events, 256, 1000);
         if (n < 0) {
             if (errno == EINTR) continue;
             return make_error("epoll_wait: " + errno_text(errno));
@@ -182,9 +178,8 @@ Status ReportServer::run(int signal_fd) {
                     stopping_ = true;
                     deadline =
                         std::chrono::steady_clock::now() + std::chrono::seconds(options_.shutdown_grace_s);
-                    epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, listen_fd_, nullptr);
-                    ::close(listen_fd_);
-                    listen_fd_ = -1;
+                    epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, listen_fd_.get(), nullptr);
+                    listen_fd_.reset();
                     for (auto& [id, c] : conns_) {
                         c.read_closed = true;
                         update_interest(c);
@@ -224,9 +219,8 @@ void ReportServer::accept_clients() {
     for (int i = 0; i < 64; ++i) {
         sockaddr_storage addr{};
         socklen_t len = sizeof addr;
-        const int fd =
-            accept4(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0) {
+        Fd fd(accept4(listen_fd_.get(), reinterpret_cast<sockaddr*>(&addr), &len, SOCK_NONBLOCK | SOCK_CLOEXEC));
+        if (!fd.valid()) {
             if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED)
                 log(LogLevel::error, "accept: " + errno_text(errno));
             return;
@@ -237,16 +231,15 @@ void ReportServer::accept_clients() {
             const std::string text = wire::format_reply(busy_reply(
                 "explschedd: too many connections (" + std::to_string(options_.max_connections) + ")"));
             [[maybe_unused]] const ssize_t w =
-                ::send(fd, text.data(), text.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-            ::close(fd);
+                ::send(fd.get(), text.data(), text.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
             ++rejected_busy_;
             continue;
         }
         const int one = 1;
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         const uint64_t id = next_conn_id_++;
         Connection& c = conns_[id];
-        c.fd = fd;
+        c.fd = std::move(fd);
         c.id = id;
         c.peer = peer_name(addr);
         c.last_activity = time(nullptr);
@@ -254,7 +247,7 @@ void ReportServer::accept_clients() {
         epoll_event ev{};
         ev.events = 0;
         ev.data.u64 = id;
-        epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev);
+        epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, c.fd.get(), &ev);
         update_interest(c);
         log(LogLevel::debug, "connection " + std::to_string(id) + " from " + c.peer);
     }
@@ -274,7 +267,7 @@ void ReportServer::update_interest(Connection& c) {
     epoll_event ev{};
     ev.events = events;
     ev.data.u64 = c.id;
-    epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &ev);
+    epoll_ctl(epoll_fd_.get(), EPOLL_CTL_MOD, c.fd.get(), &ev);
     c.interest = events;
     if (!(events & EPOLLIN) && !c.read_closed && !c.paused && inflight_ >= options_.max_inflight_total) {
         c.paused = true;
@@ -293,7 +286,7 @@ void ReportServer::on_readable(Connection& c) {
     }
     char buf[16384];
     const std::size_t room = std::min(sizeof buf, c.framer.room());
-    const ssize_t n = ::recv(c.fd, buf, room, 0);
+    const ssize_t n = ::recv(c.fd.get(), buf, room, 0);
     if (n < 0) {
         if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
         log(LogLevel::debug, "connection " + std::to_string(c.id) + ": " + errno_text(errno));
@@ -420,7 +413,7 @@ void ReportServer::advance(Connection& c) {
 
 void ReportServer::flush(Connection& c) {
     while (c.out_off < c.out.size()) {
-        const ssize_t n = ::send(c.fd, c.out.data() + c.out_off, c.out.size() - c.out_off, MSG_NOSIGNAL);
+        const ssize_t n = ::send(c.fd.get(), c.out.data() + c.out_off, c.out.size() - c.out_off, MSG_NOSIGNAL);
         if (n < 0) {
             if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) break;
             close_connection(c.id);
@@ -462,8 +455,8 @@ void ReportServer::close_connection(uint64_t id) {
     // Those with a worker or the committer leave when their completion arrives.
     for (const Slot& s : c.slots)
         if (s.state == Slot::State::authed) --inflight_;
-    epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.fd, nullptr);
-    ::close(c.fd);
+    epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, c.fd.get(), nullptr);
+    c.fd.reset();
     log(LogLevel::debug, "connection " + std::to_string(id) + " from " + c.peer + " closed");
     conns_.erase(it);
 }

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "daemon/committer.hpp"
+#include "core/base/fd.hpp"
 #include "core/base/log.hpp"
 #include "core/report/report_wire.hpp"
 #include "core/base/result.hpp"
@@ -71,7 +72,7 @@ private:
         std::string reply;
     };
     struct Connection {
-        int fd = -1;
+        Fd fd;
         uint64_t id = 0;
         std::string peer;
         wire::LineFramer framer;
@@ -113,8 +114,8 @@ private:
     CompletionQueue& done_;
     Logger& log_;
     std::string address_;
-    int listen_fd_ = -1;
-    int epoll_fd_ = -1;
+    Fd listen_fd_;
+    Fd epoll_fd_;
     bool stopping_ = false;
     uint64_t next_conn_id_ = 1;
     std::size_t inflight_ = 0;

@@ -207,29 +207,39 @@ __attribute__((noinline)) Claim claim_when_full(Endpoint& ep) {
     return Claim{nullptr, 0};
 }
 
-inline bool post(Endpoint& ep, es::RecordType type, const Launch& l, std::uint32_t func_index,
-                 std::uint64_t& pos) {
-    es::Record* r = es::ring_claim(*ep.slot, pos);
-    if (r == nullptr) {
-        const Claim c = claim_when_full(ep);
-        r = c.record;
-        pos = c.pos;
-    }
+// A record slot in the ring: at once when there is room, else through claim_when_full.
+// nullptr when the record is dropped.
+__attribute__((always_inline)) inline es::Record* claim_record(Endpoint& ep, std::uint64_t& pos) {
+    if (es::Record* r = es::ring_claim(*ep.slot, pos)) return r;
+    const Claim c = claim_when_full(ep);
+    pos = c.pos;
+    return c.record;
+}
+
+__attribute__((always_inline)) inline void fill_launch(es::Record& r, es::RecordType type, const Launch& l,
+                                                       std::uint32_t func_index) {
+    r.type = type;
+    r.entry = l.entry;
+    r.flags = l.flags;
+    r.func_index = func_index;
+    r.grid_x = l.gx;
+    r.grid_y = l.gy;
+    r.grid_z = l.gz;
+    r.block_x = static_cast<std::uint16_t>(l.bx);
+    r.block_y = static_cast<std::uint16_t>(l.by);
+    r.block_z = l.bz;
+    r.smem_dynamic = l.smem;
+    r.stream = reinterpret_cast<std::uintptr_t>(l.stream);
+    r.arg = l.graph;
+    r.time_ns = 0;
+}
+
+// Posts one launch record; false when it was dropped (the ring stayed full).
+__attribute__((always_inline)) inline bool post(Endpoint& ep, es::RecordType type, const Launch& l,
+                                                std::uint32_t func_index, std::uint64_t& pos) {
+    es::Record* r = claim_record(ep, pos);
     if (r == nullptr) return false;
-    r->type = type;
-    r->entry = l.entry;
-    r->flags = l.flags;
-    r->func_index = func_index;
-    r->grid_x = l.gx;
-    r->grid_y = l.gy;
-    r->grid_z = l.gz;
-    r->block_x = static_cast<std::uint16_t>(l.bx);
-    r->block_y = static_cast<std::uint16_t>(l.by);
-    r->block_z = l.bz;
-    r->smem_dynamic = l.smem;
-    r->stream = reinterpret_cast<std::uintptr_t>(l.stream);
-    r->arg = l.graph;
-    r->time_ns = 0;
+    fill_launch(*r, type, l, func_index);
     es::ring_publish(*r, pos);
     return true;
 }
@@ -242,15 +252,10 @@ void post_complete(int endpoint, std::uint64_t seq) {
     Endpoint& ep = g_endpoints[endpoint];
     if (ep.slot == nullptr) return;
     std::uint64_t pos = 0;
-    es::Record* r = es::ring_claim(*ep.slot, pos);
-    if (r == nullptr) {
-        // A lost completion would hold the kernel's share until it expires: wait for room like
-        // a launch does (claim_when_full counts the record as dropped only if the daemon died).
-        const Claim c = claim_when_full(ep);
-        r = c.record;
-        pos = c.pos;
-        if (r == nullptr) return;
-    }
+    // A lost completion would hold the kernel's share until it expires: wait for room like a
+    // launch does (claim_when_full counts the record as dropped only if the daemon died).
+    es::Record* r = claim_record(ep, pos);
+    if (r == nullptr) return;
     r->type = es::RecordType::complete;
     r->entry = es::Entry::none;
     r->flags = 0;
@@ -497,29 +502,9 @@ __attribute__((always_inline)) inline bool observe_fast(es::Entry entry, std::ui
     if (ep == nullptr) return true;  // this device is not scheduled: launch directly
     std::uint32_t index = es::kGraphFunc;
     if (f != nullptr && !cache_find(reinterpret_cast<std::uintptr_t>(f), index)) index = register_function(f);
+    const Launch l{entry, false, flags, f, graph, gx, gy, gz, bx, by, bz, smem, stream};
     std::uint64_t pos = 0;
-    es::Record* r = es::ring_claim(*ep->slot, pos);
-    if (r == nullptr) {
-        const Claim c = claim_when_full(*ep);
-        if (c.record == nullptr) return true;
-        r = c.record;
-        pos = c.pos;
-    }
-    r->type = es::RecordType::launch;
-    r->entry = entry;
-    r->flags = flags;
-    r->func_index = index;
-    r->grid_x = gx;
-    r->grid_y = gy;
-    r->grid_z = gz;
-    r->block_x = static_cast<std::uint16_t>(bx);
-    r->block_y = static_cast<std::uint16_t>(by);
-    r->block_z = bz;
-    r->smem_dynamic = smem;
-    r->stream = reinterpret_cast<std::uintptr_t>(stream);
-    r->arg = graph;
-    r->time_ns = 0;
-    es::ring_publish(*r, pos);
+    post(*ep, es::RecordType::launch, l, index, pos);  // a dropped record is counted; launch anyway
     return true;
 }
 

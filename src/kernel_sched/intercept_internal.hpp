@@ -6,20 +6,19 @@
 #include <atomic>
 #include <cstdint>
 
+#include "core/base/export.hpp"
 #include "kernel_sched/cuda_abi.hpp"
 
-// Exported with default visibility although the library is built with -fvisibility=hidden:
-// every declaration must carry the attribute, or the symbol ends up hidden.
-#define ES_EXPORT __attribute__((visibility("default")))
-
-// Prototypes of the exported hooks (defined in intercept.cpp).
+// Prototypes of the exported hooks (defined in intercept.cpp). Exported with default visibility
+// although the library is built with -fvisibility=hidden: every declaration must carry the
+// attribute, or the symbol ends up hidden.
 extern "C" {
-#define ES_HOOK(symbol, kind, entry, ptds, params, args) ES_EXPORT es_CUresult symbol params;
+#define ES_HOOK(symbol, kind, entry, ptds, params, args) EXPLSCHED_EXPORT es_CUresult symbol params;
 #define ES_REAL(symbol, params)
 #include "kernel_sched/hooks.def"
 #undef ES_HOOK
 #undef ES_REAL
-ES_EXPORT void* dlsym(void* handle, const char* symbol) noexcept;
+EXPLSCHED_EXPORT void* dlsym(void* handle, const char* symbol) noexcept;
 }
 
 namespace explsched::intercept {

@@ -11,6 +11,8 @@
 #include <sys/types.h>
 #include <nlohmann/json.hpp>
 
+#include "core/base/errno_text.hpp"
+#include "core/device/kernel_key.hpp"
 #include "core/device/orion_profile.hpp"
 
 namespace explsched::ksched {
@@ -20,14 +22,8 @@ namespace {
 constexpr std::uint64_t kHousekeepingNs = 50'000'000;
 constexpr std::uint64_t kClaimTimeoutNs = 2'000'000'000;
 
-std::uint64_t shape_hash(const Record& r) {
-    std::uint64_t h = 0xcbf29ce484222325ULL;
-    for (std::uint64_t v :
-         {std::uint64_t{r.grid_x}, std::uint64_t{r.grid_y}, std::uint64_t{r.grid_z}, std::uint64_t{r.block_x},
-          std::uint64_t{r.block_y}, std::uint64_t{r.block_z}, std::uint64_t{r.smem_dynamic}}) {
-        h ^= v + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
-    }
-    return h;
+LaunchShape launch_shape(const Record& r) {
+    return LaunchShape{r.grid_x, r.grid_y, r.grid_z, r.block_x, r.block_y, r.block_z, r.smem_dynamic};
 }
 
 bool pid_alive(std::int32_t pid) {
@@ -64,7 +60,7 @@ Status KernelDaemon::start() {
     if (!config_.trace_file.empty()) {
         trace_ = std::fopen(config_.trace_file.c_str(), "a");
         if (trace_ == nullptr)
-            return make_error("cannot open trace file " + config_.trace_file + ": " + std::strerror(errno));
+            return make_error("cannot open trace file " + config_.trace_file + ": " + errno_text(errno));
     }
     std::string error;
     if (!map_.create(config_.endpoint, config_.gpu_index, error)) return make_error(error);
@@ -75,7 +71,7 @@ Status KernelDaemon::start() {
         out << getpid() << "\n";
         out.close();
         if (!out || std::rename(tmp.c_str(), config_.pid_file.c_str()) != 0)
-            return make_error("cannot write pid file " + config_.pid_file + ": " + std::strerror(errno));
+            return make_error("cannot write pid file " + config_.pid_file + ": " + errno_text(errno));
     }
     if (log_.enabled(LogLevel::info)) {
         log_.write(LogLevel::info, "kerneld: GPU " + std::to_string(config_.gpu_index) + " serving " +
@@ -144,21 +140,40 @@ KernelDaemon::JobTotals KernelDaemon::totals_of(const Client& c, std::uint32_t i
     return t;
 }
 
+void KernelDaemon::JobTotals::add(const JobTotals& t) {
+    launches += t.launches;
+    admitted += t.admitted;
+    held += t.held;
+    completed += t.completed;
+    wait_ns_total += t.wait_ns_total;
+    wait_ns_max = std::max(wait_ns_max, t.wait_ns_max);
+    dropped += t.dropped;
+}
+
+std::vector<KernelDaemon::JobView> KernelDaemon::job_views() const {
+    std::vector<JobView> jobs(kMaxJobs);
+    for (std::size_t j = 0; j < kMaxJobs; ++j) {
+        jobs[j].totals = departed_[j];
+        jobs[j].by_entry = entry_totals_[j];
+    }
+    for (std::uint32_t id = 0; id < kMaxClients; ++id) {
+        const Client& c = clients_[id];
+        if (!c.active || c.job_index < 0) continue;
+        JobView& v = jobs[static_cast<std::size_t>(c.job_index)];
+        v.totals.add(totals_of(c, id, map_->slots[id]));
+        for (std::size_t e = 0; e < v.by_entry.size(); ++e) v.by_entry[e] += c.by_entry[e];
+        v.clients_live += 1;
+        v.priority = c.priority;
+    }
+    return jobs;
+}
+
 void KernelDaemon::retire_client(std::uint32_t id, ClientSlot& slot) {
     Client& c = clients_[id];
     if (c.active && c.job_index >= 0) {
-        JobTotals& d = departed_[static_cast<std::size_t>(c.job_index)];
-        const JobTotals t = totals_of(c, id, slot);
-        d.launches += t.launches;
-        d.admitted += t.admitted;
-        d.held += t.held;
-        d.completed += t.completed;
-        d.wait_ns_total += t.wait_ns_total;
-        d.wait_ns_max = std::max(d.wait_ns_max, t.wait_ns_max);
-        d.dropped += t.dropped;
-        for (int e = 0; e < static_cast<int>(Entry::count); ++e)
-            entry_totals_[static_cast<std::size_t>(c.job_index)][static_cast<std::size_t>(e)] +=
-                c.by_entry[e];
+        const auto j = static_cast<std::size_t>(c.job_index);
+        departed_[j].add(totals_of(c, id, slot));
+        for (std::size_t e = 0; e < entry_totals_[j].size(); ++e) entry_totals_[j][e] += c.by_entry[e];
     }
     admission_.remove_client(id);
     clients_changed_ = true;
@@ -197,7 +212,7 @@ AdmissionRequest KernelDaemon::describe(std::uint32_t id, Client& c, ClientSlot&
     std::uint64_t prior_ns = config_.default_kernel_ns;
     if (r.func_index == kGraphFunc) {
         // A graph is many kernels in one call; without walking it, assume it fills the GPU.
-        q.key = fnv1a64("cuGraphLaunch") ^ r.arg;
+        q.key = kernel_key(fnv1a64("cuGraphLaunch"), r.arg);  // the graph handle stands for the shape
         q.demand.sms = g.sm_count;
         q.demand.cls = KernelClass::unknown;
     } else {
@@ -210,7 +225,7 @@ AdmissionRequest KernelDaemon::describe(std::uint32_t id, Client& c, ClientSlot&
         q.demand.sms = sms_needed(g, blocks, per_sm);
         q.demand.cls = m != nullptr ? m->cls : KernelClass::unknown;
         if (m != nullptr) prior_ns = m->prior_ns;
-        q.key = (m != nullptr ? m->name_hash : 0) ^ shape_hash(r);
+        q.key = kernel_key(m != nullptr ? m->name_hash : 0, launch_shape(r));
     }
     q.demand.bw = bandwidth_demand(q.demand.cls, q.demand.sms, g.sm_count);
     q.demand.duration_ns = profiles_.expected_duration_ns(q.key, prior_ns);
@@ -343,40 +358,24 @@ void KernelDaemon::housekeeping(std::uint64_t now_ns) {
 
 void KernelDaemon::publish_jobs() {
     Segment* seg = map_.get();
-    std::vector<JobTotals> totals = departed_;
-    std::vector<std::uint32_t> live(kMaxJobs, 0);
-    std::vector<double> prio(kMaxJobs, 0.0);
-    for (std::uint32_t id = 0; id < kMaxClients; ++id) {
-        const Client& c = clients_[id];
-        if (!c.active || c.job_index < 0) continue;
-        const auto j = static_cast<std::size_t>(c.job_index);
-        const JobTotals t = totals_of(c, id, seg->slots[id]);
-        totals[j].launches += t.launches;
-        totals[j].admitted += t.admitted;
-        totals[j].held += t.held;
-        totals[j].completed += t.completed;
-        totals[j].wait_ns_total += t.wait_ns_total;
-        totals[j].wait_ns_max = std::max(totals[j].wait_ns_max, t.wait_ns_max);
-        totals[j].dropped += t.dropped;
-        live[j] += 1;
-        prio[j] = c.priority;
-    }
+    const std::vector<JobView> jobs = job_views();
     for (std::size_t j = 0; j < kMaxJobs; ++j) {
         if (job_names_[j].empty()) continue;
+        const JobView& job = jobs[j];
         JobStats& s = seg->jobs[j];
         const std::uint32_t v = s.version.load(std::memory_order_relaxed);
         s.version.store(v + 1, std::memory_order_relaxed);
         std::atomic_thread_fence(std::memory_order_release);
         copy_field(s.job, sizeof s.job, job_names_[j].c_str());
-        s.clients_live = live[j];
-        if (live[j] > 0) s.priority = prio[j];
-        s.launches = totals[j].launches;
-        s.admitted = totals[j].admitted;
-        s.held = totals[j].held;
-        s.completed = totals[j].completed;
-        s.wait_ns_total = totals[j].wait_ns_total;
-        s.wait_ns_max = totals[j].wait_ns_max;
-        s.dropped = totals[j].dropped;
+        s.clients_live = job.clients_live;
+        if (job.clients_live > 0) s.priority = job.priority;
+        s.launches = job.totals.launches;
+        s.admitted = job.totals.admitted;
+        s.held = job.totals.held;
+        s.completed = job.totals.completed;
+        s.wait_ns_total = job.totals.wait_ns_total;
+        s.wait_ns_max = job.totals.wait_ns_max;
+        s.dropped = job.totals.dropped;
         std::atomic_thread_fence(std::memory_order_release);
         s.version.store(v + 2, std::memory_order_release);
     }
@@ -427,32 +426,16 @@ std::string KernelDaemon::stats_json() const {
     out["profiles"] = {{"imported_names", profiles_.imported_names()},
                        {"learned_keys", profiles_.learned_keys()}};
     nlohmann::json jobs = nlohmann::json::array();
+    const std::vector<JobView> views = job_views();
     for (std::size_t j = 0; j < kMaxJobs; ++j) {
         if (job_names_[j].empty()) continue;
-        JobTotals t = departed_[j];
-        std::uint64_t by_entry[static_cast<int>(Entry::count)];
-        for (int e = 0; e < static_cast<int>(Entry::count); ++e)
-            by_entry[e] = entry_totals_[j][static_cast<std::size_t>(e)];
-        std::uint32_t live = 0;
-        for (std::uint32_t id = 0; id < kMaxClients; ++id) {
-            const Client& c = clients_[id];
-            if (!c.active || c.job_index != static_cast<int>(j)) continue;
-            const JobTotals l = totals_of(c, id, map_->slots[id]);
-            t.launches += l.launches;
-            t.admitted += l.admitted;
-            t.held += l.held;
-            t.completed += l.completed;
-            t.wait_ns_total += l.wait_ns_total;
-            t.wait_ns_max = std::max(t.wait_ns_max, l.wait_ns_max);
-            t.dropped += l.dropped;
-            for (int e = 0; e < static_cast<int>(Entry::count); ++e) by_entry[e] += c.by_entry[e];
-            ++live;
-        }
+        const JobView& view = views[j];
+        const JobTotals& t = view.totals;
         nlohmann::json entries = nlohmann::json::object();
-        for (int e = 0; e < static_cast<int>(Entry::count); ++e)
-            entries[entry_name(static_cast<Entry>(e))] = by_entry[e];
+        for (std::size_t e = 0; e < view.by_entry.size(); ++e)
+            entries[entry_name(static_cast<Entry>(e))] = view.by_entry[e];
         jobs.push_back({{"job", job_names_[j]},
-                        {"clients_live", live},
+                        {"clients_live", view.clients_live},
                         {"launches", t.launches},
                         {"by_entry", entries},
                         {"admitted", t.admitted},

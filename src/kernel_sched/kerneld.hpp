@@ -90,6 +90,15 @@ private:
     struct JobTotals {
         std::uint64_t launches = 0, admitted = 0, held = 0, completed = 0, wait_ns_total = 0, wait_ns_max = 0,
                       dropped = 0;
+        void add(const JobTotals& t);
+    };
+    using EntryCounts = std::array<std::uint64_t, static_cast<std::size_t>(Entry::count)>;
+    // One job as published: the clients that left plus the live ones.
+    struct JobView {
+        JobTotals totals;
+        EntryCounts by_entry{};
+        std::uint32_t clients_live = 0;
+        double priority = 0.0;  // of its last live client
     };
 
     void adopt_client(std::uint32_t id, ClientSlot& slot, std::uint64_t now_ns);
@@ -103,6 +112,8 @@ private:
     void publish_jobs();
     int job_index(const std::string& job);
     JobTotals totals_of(const Client& c, std::uint32_t id, const ClientSlot& slot) const;
+    // Per job table index.
+    std::vector<JobView> job_views() const;
 
     KerneldConfig config_;
     Logger& log_;
@@ -112,7 +123,7 @@ private:
     std::vector<Client> clients_;
     std::vector<JobTotals> departed_;  // per job table index: totals of clients that left
     std::vector<std::string> job_names_;
-    std::vector<std::array<std::uint64_t, static_cast<std::size_t>(Entry::count)>> entry_totals_;
+    std::vector<EntryCounts> entry_totals_;  // per job table index: launches of clients that left
     std::vector<Grant> grants_;
     std::uint64_t last_housekeeping_ns_ = 0;
     std::uint64_t last_expire_ns_ = 0;

@@ -1,12 +1,14 @@
 #include "kernel_sched/ksched_shm.hpp"
 
 #include <cerrno>
-#include <cstring>
 #include <new>
 
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+
+#include "core/base/errno_text.hpp"
+#include "core/base/fd.hpp"
 
 namespace explsched::ksched {
 
@@ -75,37 +77,28 @@ SegmentMap::~SegmentMap() {
 
 namespace {
 
-// Owns a file descriptor for the duration of a create/attach.
-struct Fd {
-    int fd = -1;
-    ~Fd() {
-        if (fd >= 0) close(fd);
-    }
-};
-
-std::string errno_text(const std::string& what, const std::string& path) {
-    return what + " " + path + ": " + std::strerror(errno);
+std::string sys_error(const std::string& what, const std::string& path) {
+    return what + " " + path + ": " + errno_text(errno);
 }
 
 }  // namespace
 
 bool SegmentMap::create(const std::string& path, std::uint32_t gpu_index, std::string& error) {
     const std::string tmp = path + ".tmp." + std::to_string(getpid());
-    Fd f;
-    f.fd = open(tmp.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    if (f.fd < 0) {
-        error = errno_text("cannot create", tmp);
+    const Fd f(open(tmp.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
+    if (!f.valid()) {
+        error = sys_error("cannot create", tmp);
         return false;
     }
     // Clients of every user on the node attach read-write; the umask must not narrow that.
-    if (fchmod(f.fd, 0666) != 0 || ftruncate(f.fd, static_cast<off_t>(kSegmentSize)) != 0) {
-        error = errno_text("cannot size", tmp);
+    if (fchmod(f.get(), 0666) != 0 || ftruncate(f.get(), static_cast<off_t>(kSegmentSize)) != 0) {
+        error = sys_error("cannot size", tmp);
         unlink(tmp.c_str());
         return false;
     }
-    void* p = mmap(nullptr, kSegmentSize, PROT_READ | PROT_WRITE, MAP_SHARED, f.fd, 0);
+    void* p = mmap(nullptr, kSegmentSize, PROT_READ | PROT_WRITE, MAP_SHARED, f.get(), 0);
     if (p == MAP_FAILED) {
-        error = errno_text("cannot map", tmp);
+        error = sys_error("cannot map", tmp);
         unlink(tmp.c_str());
         return false;
     }
@@ -125,7 +118,7 @@ bool SegmentMap::create(const std::string& path, std::uint32_t gpu_index, std::s
     h.heartbeat_ns.store(h.started_ns, std::memory_order_relaxed);
     for (ClientSlot& s : seg->slots) ring_reset(s);
     if (rename(tmp.c_str(), path.c_str()) != 0) {
-        error = errno_text("cannot rename " + tmp + " to", path);
+        error = sys_error("cannot rename " + tmp + " to", path);
         munmap(p, kSegmentSize);
         unlink(tmp.c_str());
         return false;
@@ -140,15 +133,14 @@ void SegmentMap::publish_ready() {
 }
 
 bool SegmentMap::attach(const std::string& path, bool writable, std::string& error) {
-    Fd f;
-    f.fd = open(path.c_str(), (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
-    if (f.fd < 0) {
-        error = errno_text("cannot open", path);
+    const Fd f(open(path.c_str(), (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC));
+    if (!f.valid()) {
+        error = sys_error("cannot open", path);
         return false;
     }
     struct stat st {};
-    if (fstat(f.fd, &st) != 0) {
-        error = errno_text("cannot stat", path);
+    if (fstat(f.get(), &st) != 0) {
+        error = sys_error("cannot stat", path);
         return false;
     }
     if (static_cast<std::uint64_t>(st.st_size) != kSegmentSize) {
@@ -157,9 +149,9 @@ bool SegmentMap::attach(const std::string& path, bool writable, std::string& err
         return false;
     }
     const int prot = writable ? PROT_READ | PROT_WRITE : PROT_READ;
-    void* p = mmap(nullptr, kSegmentSize, prot, MAP_SHARED, f.fd, 0);
+    void* p = mmap(nullptr, kSegmentSize, prot, MAP_SHARED, f.get(), 0);
     if (p == MAP_FAILED) {
-        error = errno_text("cannot map", path);
+        error = sys_error("cannot map", path);
         return false;
     }
     auto* seg = static_cast<Segment*>(p);

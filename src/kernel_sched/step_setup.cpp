@@ -11,10 +11,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <fstream>
 #include <sstream>
 
+#include "core/base/errno_text.hpp"
+#include "core/base/fd.hpp"
 #include "core/base/strings.hpp"
 #include "kernel_sched/ksched_shm.hpp"
 
@@ -22,28 +23,22 @@ namespace explsched::ksched {
 
 namespace {
 
-std::string sys_error(const std::string& what) { return what + ": " + std::strerror(errno); }
+std::string sys_error(const std::string& what) { return what + ": " + errno_text(errno); }
 
-// An exclusive flock held for the object's lifetime.
+// An exclusive flock held for the object's lifetime (closing the descriptor releases it).
 class FileLock {
 public:
-    FileLock() = default;
-    FileLock(const FileLock&) = delete;
-    FileLock& operator=(const FileLock&) = delete;
-    ~FileLock() {
-        if (fd_ >= 0) close(fd_);  // closing releases the lock
-    }
     Status acquire(const std::string& path) {
-        fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-        if (fd_ < 0) return make_error(sys_error("cannot open lock " + path));
-        while (flock(fd_, LOCK_EX) != 0) {
+        fd_.reset(open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+        if (!fd_.valid()) return make_error(sys_error("cannot open lock " + path));
+        while (flock(fd_.get(), LOCK_EX) != 0) {
             if (errno != EINTR) return make_error(sys_error("cannot lock " + path));
         }
         return {};
     }
 
 private:
-    int fd_ = -1;
+    Fd fd_;
 };
 
 Status make_dir(const std::string& path, mode_t mode) {
@@ -128,24 +123,22 @@ Result<int> run_program(const std::string& path, const std::vector<std::string>&
     envp.push_back(nullptr);
     int pipe_fds[2];
     if (pipe2(pipe_fds, O_CLOEXEC) != 0) return make_error(sys_error("pipe for " + path));
+    Fd read_end(pipe_fds[0]);
+    Fd write_end(pipe_fds[1]);
     const pid_t pid = fork();
-    if (pid < 0) {
-        close(pipe_fds[0]);
-        close(pipe_fds[1]);
-        return make_error(sys_error("cannot fork to run " + path));
-    }
+    if (pid < 0) return make_error(sys_error("cannot fork to run " + path));
     if (pid == 0) {
-        dup2(pipe_fds[0], STDIN_FILENO);
+        dup2(read_end.get(), STDIN_FILENO);
         execve(path.c_str(), argv.data(), envp.data());
         if (path.find('/') == std::string::npos) execvpe(path.c_str(), argv.data(), envp.data());
         _exit(127);
     }
-    close(pipe_fds[0]);
+    read_end.reset();
     if (!input.empty()) {
-        ssize_t ignored = write(pipe_fds[1], input.data(), input.size());
+        ssize_t ignored = write(write_end.get(), input.data(), input.size());
         (void)ignored;
     }
-    close(pipe_fds[1]);
+    write_end.reset();  // EOF for the program before we wait for it
     int status = 0;
     while (waitpid(pid, &status, 0) < 0) {
         if (errno != EINTR) return make_error(sys_error("waiting for " + path));

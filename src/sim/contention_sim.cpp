@@ -6,6 +6,8 @@
 #include <limits>
 #include <memory>
 
+#include "core/device/kernel_key.hpp"
+
 namespace explsched {
 
 const char* to_string(SharingPolicy policy) {
@@ -232,9 +234,7 @@ std::vector<SimJobResult> run(const std::vector<const SimJobSpec*>& specs,
         j.id = static_cast<std::uint32_t>(i);
         j.gated = gating && specs[i]->priority < top;
         if (!j.gated) hp_request_ns = std::max(hp_request_ns, exclusive_request_ns(*specs[i]));
-        for (const KernelProfile& k : specs[i]->kernels)
-            j.keys.push_back(fnv1a64(k.name) ^
-                             (static_cast<std::uint64_t>(k.demand.sms) * 0x9E3779B97F4A7C15ULL));
+        for (const KernelProfile& k : specs[i]->kernels) j.keys.push_back(kernel_key(k));
         if (specs[i]->open_loop) j.arrivals = poisson_arrivals(*specs[i], p.seed, salts[i], p.horizon_ns);
     }
     std::unique_ptr<Gate> gate;

@@ -10,7 +10,6 @@
 #include <cmath>
 #include <limits>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "core/curves/curve_ensemble.hpp"
 #include "sim/sim_policy.hpp"
@@ -41,34 +40,14 @@ public:
             return a.trial->id < b.trial->id;
         });
         // Running trials in their grace period keep their GPUs whatever their score.
-        std::uint32_t capacity = input.cluster->total_gpus();
-        std::unordered_set<std::uint32_t> keep;
+        std::vector<ObservedTrial*> in_grace;
         for (ObservedTrial* t : input.running) {
-            if (input.now - t->started_at < context_.settings.min_run_s) {
-                keep.insert(t->id);
-                capacity -= t->gpus;
-            }
+            if (input.now - t->started_at < context_.settings.min_run_s) in_grace.push_back(t);
         }
-        std::vector<ObservedTrial*> to_start;
-        for (const Ranked& e : all) {
-            if (keep.count(e.trial->id) != 0 || e.trial->gpus > capacity) continue;
-            capacity -= e.trial->gpus;
-            if (e.trial->status == TrialStatus::running) {
-                keep.insert(e.trial->id);
-            } else {
-                to_start.push_back(e.trial);
-            }
-        }
-        FreeGpus free(*input.cluster);
-        if (!to_start.empty()) {
-            for (ObservedTrial* t : input.running) {
-                if (keep.count(t->id) == 0) {
-                    plan.preempt.push_back(t->id);
-                    free.give(t->gpu_type, t->gpus);
-                }
-            }
-        }
-        start_in_order(to_start, free, plan);
+        std::vector<ObservedTrial*> ranked;
+        ranked.reserve(all.size());
+        for (const Ranked& e : all) ranked.push_back(e.trial);
+        plan_by_rank(input, ranked, in_grace, plan);
         return {};
     }
 

@@ -5,7 +5,6 @@
 // waited longer than starve_factor × its own run time is promoted to the high queue (Tiresias'
 // starvation guard). Trials are never stopped early.
 #include <algorithm>
-#include <unordered_set>
 
 #include "sim/sim_policy.hpp"
 
@@ -39,29 +38,11 @@ public:
             if (a.trial->arrival != b.trial->arrival) return a.trial->arrival < b.trial->arrival;
             return a.trial->id < b.trial->id;
         });
-        std::uint32_t capacity = input.cluster->total_gpus();
         // Trials in their requeue delay cannot run this round; their GPUs are not reserved.
-        std::unordered_set<std::uint32_t> keep;
-        std::vector<ObservedTrial*> to_start;
-        for (const Entry& e : all) {
-            if (e.trial->gpus > capacity) continue;
-            capacity -= e.trial->gpus;
-            if (e.trial->status == TrialStatus::running) {
-                keep.insert(e.trial->id);
-            } else {
-                to_start.push_back(e.trial);
-            }
-        }
-        FreeGpus free(*input.cluster);
-        if (!to_start.empty()) {
-            for (ObservedTrial* t : input.running) {
-                if (keep.count(t->id) == 0) {
-                    plan.preempt.push_back(t->id);
-                    free.give(t->gpu_type, t->gpus);
-                }
-            }
-        }
-        start_in_order(to_start, free, plan);
+        std::vector<ObservedTrial*> ranked;
+        ranked.reserve(all.size());
+        for (const Entry& e : all) ranked.push_back(e.trial);
+        plan_by_rank(input, ranked, {}, plan);
         return {};
     }
 

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <type_traits>
+#include <variant>
 
 namespace explsched::sim {
 
@@ -17,6 +19,78 @@ std::string fmt(double v, int decimals, const char* suffix = "") {
 }
 
 nlohmann::json number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+// Every figure of a run, once: mean_metrics() and metrics_json() walk this table. Counts are
+// integers in JSON and rounded when averaged; the workload's own counts (trials, sweeps) are the
+// same in every run and copied rather than averaged.
+struct MetricField {
+    const char* name;
+    std::variant<std::size_t Metrics::*, double Metrics::*> member;
+    bool of_workload = false;
+};
+const MetricField kMetricFields[] = {
+    {"trials", &Metrics::trials, true},
+    {"sweeps", &Metrics::sweeps, true},
+    {"finished", &Metrics::finished},
+    {"stopped", &Metrics::stopped},
+    {"unfinished", &Metrics::unfinished},
+    {"profit", &Metrics::profit},
+    {"profit_bound", &Metrics::profit_bound},
+    {"gpu_hours", &Metrics::gpu_hours},
+    {"profit_per_gpu_hour", &Metrics::profit_per_gpu_hour},
+    {"non_best_gpu_hours", &Metrics::non_best_gpu_hours},
+    {"stopped_gpu_hours", &Metrics::stopped_gpu_hours},
+    {"sweeps_reaching_best", &Metrics::sweeps_reaching_best},
+    {"time_to_best_mean_h", &Metrics::time_to_best_mean_h},
+    {"time_to_best_median_h", &Metrics::time_to_best_median_h},
+    {"jct_mean_h", &Metrics::jct_mean_h},
+    {"jct_p99_h", &Metrics::jct_p99_h},
+    {"makespan_h", &Metrics::makespan_h},
+    {"utilisation", &Metrics::utilisation},
+    {"preemptions", &Metrics::preemptions},
+    {"rounds", &Metrics::rounds},
+    {"decision_ms_mean", &Metrics::decision_ms_mean},
+    {"decision_ms_p99", &Metrics::decision_ms_p99},
+    {"decision_ms_max", &Metrics::decision_ms_max},
+    {"wall_s", &Metrics::wall_s},
+};
+
+// The comparison table's columns after the policy name: header, width, cell text.
+struct Column {
+    const char* header;
+    int width;
+    std::string (*cell)(const Metrics&);
+};
+const Column kColumns[] = {
+    {"profit", 8, [](const Metrics& m) { return fmt(m.profit, 2); }},
+    {"of max", 7, [](const Metrics& m) { return fmt(100.0 * m.profit / m.profit_bound, 1, "%"); }},
+    {"GPU-h", 9, [](const Metrics& m) { return fmt(m.gpu_hours, 0); }},
+    {"profit/GPUh", 10, [](const Metrics& m) { return fmt(m.profit_per_gpu_hour, 5); }},
+    {"nonbest-h", 9, [](const Metrics& m) { return fmt(m.non_best_gpu_hours, 0); }},
+    {"stopped-h", 9, [](const Metrics& m) { return fmt(m.stopped_gpu_hours, 0); }},
+    {"stopped", 7, [](const Metrics& m) { return std::to_string(m.stopped); }},
+    {"@best", 7, [](const Metrics& m) { return fmt(100.0 * m.sweeps_reaching_best, 0, "%"); }},
+    {"TTB h", 7, [](const Metrics& m) { return fmt(m.time_to_best_mean_h, 2); }},
+    {"JCT h", 7, [](const Metrics& m) { return fmt(m.jct_mean_h, 2); }},
+    {"JCTp99 h", 8, [](const Metrics& m) { return fmt(m.jct_p99_h, 1); }},
+    {"span h", 8, [](const Metrics& m) { return fmt(m.makespan_h, 1); }},
+    {"preempt", 8, [](const Metrics& m) { return std::to_string(m.preemptions); }},
+    {"ms/round", 9, [](const Metrics& m) { return fmt(m.decision_ms_mean, 2); }},
+    {"wall s", 7, [](const Metrics& m) { return fmt(m.wall_s, 1); }},
+};
+
+// One line of the table: the first cell left-aligned in 10 columns, the others right-aligned.
+std::string table_line(const std::string& first, const std::vector<std::string>& cells) {
+    std::string line = first;
+    if (line.size() < 10) line.append(10 - line.size(), ' ');
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+        const auto pad = static_cast<std::size_t>(kColumns[i].width);
+        line += ' ';
+        if (cells[i].size() < pad) line.append(pad - cells[i].size(), ' ');
+        line += cells[i];
+    }
+    return line + "\n";
+}
 
 double field_of(const Metrics& m, RatioField f) {
     switch (f) {
@@ -33,7 +107,6 @@ Metrics mean_metrics(const std::vector<Metrics>& runs) {
     Metrics out;
     if (runs.empty()) return out;
     out.policy = runs.front().policy;
-    const double n = static_cast<double>(runs.size());
     const auto avg = [&](auto member) {
         double sum = 0.0, count = 0.0;
         for (const Metrics& m : runs) {
@@ -45,31 +118,19 @@ Metrics mean_metrics(const std::vector<Metrics>& runs) {
         }
         return count > 0 ? sum / count : NAN;
     };
-    out.trials = runs.front().trials;
-    out.sweeps = runs.front().sweeps;
-    out.finished = static_cast<std::size_t>(std::lround(avg(&Metrics::finished)));
-    out.stopped = static_cast<std::size_t>(std::lround(avg(&Metrics::stopped)));
-    out.unfinished = static_cast<std::size_t>(std::lround(avg(&Metrics::unfinished)));
-    out.profit = avg(&Metrics::profit);
-    out.profit_bound = avg(&Metrics::profit_bound);
-    out.gpu_hours = avg(&Metrics::gpu_hours);
-    out.profit_per_gpu_hour = avg(&Metrics::profit_per_gpu_hour);
-    out.non_best_gpu_hours = avg(&Metrics::non_best_gpu_hours);
-    out.stopped_gpu_hours = avg(&Metrics::stopped_gpu_hours);
-    out.sweeps_reaching_best = avg(&Metrics::sweeps_reaching_best);
-    out.time_to_best_mean_h = avg(&Metrics::time_to_best_mean_h);
-    out.time_to_best_median_h = avg(&Metrics::time_to_best_median_h);
-    out.jct_mean_h = avg(&Metrics::jct_mean_h);
-    out.jct_p99_h = avg(&Metrics::jct_p99_h);
-    out.makespan_h = avg(&Metrics::makespan_h);
-    out.utilisation = avg(&Metrics::utilisation);
-    out.preemptions = static_cast<std::size_t>(std::lround(avg(&Metrics::preemptions)));
-    out.rounds = static_cast<std::size_t>(std::lround(avg(&Metrics::rounds)));
-    out.decision_ms_mean = avg(&Metrics::decision_ms_mean);
-    out.decision_ms_p99 = avg(&Metrics::decision_ms_p99);
-    out.decision_ms_max = avg(&Metrics::decision_ms_max);
-    out.wall_s = avg(&Metrics::wall_s);
-    (void)n;
+    for (const MetricField& f : kMetricFields) {
+        std::visit(
+            [&](auto member) {
+                if (f.of_workload) {
+                    out.*member = runs.front().*member;
+                } else if constexpr (std::is_same_v<decltype(member), std::size_t Metrics::*>) {
+                    out.*member = static_cast<std::size_t>(std::lround(avg(member)));
+                } else {
+                    out.*member = avg(member);
+                }
+            },
+            f.member);
+    }
     return out;
 }
 
@@ -92,12 +153,9 @@ double mean_ratio(const std::vector<RunRecord>& runs, const std::string& policy,
 }
 
 std::string format_table(const std::vector<RunRecord>& runs, const std::vector<std::string>& policies) {
-    std::string out;
-    char line[512];
-    std::snprintf(line, sizeof line, "%-10s %8s %7s %9s %10s %9s %9s %7s %7s %7s %7s %8s %8s %8s %9s %7s\n",
-                  "policy", "profit", "of max", "GPU-h", "profit/GPUh", "nonbest-h", "stopped-h", "stopped",
-                  "@best", "TTB h", "JCT h", "JCTp99 h", "span h", "preempt", "ms/round", "wall s");
-    out += line;
+    std::vector<std::string> headers;
+    for (const Column& c : kColumns) headers.emplace_back(c.header);
+    std::string out = table_line("policy", headers);
     for (const std::string& p : policies) {
         std::vector<Metrics> mine;
         for (const RunRecord& r : runs) {
@@ -105,16 +163,9 @@ std::string format_table(const std::vector<RunRecord>& runs, const std::vector<s
         }
         if (mine.empty()) continue;
         const Metrics m = mean_metrics(mine);
-        std::snprintf(line, sizeof line, "%-10s %8s %7s %9s %10s %9s %9s %7zu %7s %7s %7s %8s %8s %8zu %9s %7s\n",
-                      p.c_str(), fmt(m.profit, 2).c_str(),
-                      fmt(100.0 * m.profit / m.profit_bound, 1, "%").c_str(), fmt(m.gpu_hours, 0).c_str(),
-                      fmt(m.profit_per_gpu_hour, 5).c_str(), fmt(m.non_best_gpu_hours, 0).c_str(),
-                      fmt(m.stopped_gpu_hours, 0).c_str(), m.stopped,
-                      fmt(100.0 * m.sweeps_reaching_best, 0, "%").c_str(), fmt(m.time_to_best_mean_h, 2).c_str(),
-                      fmt(m.jct_mean_h, 2).c_str(), fmt(m.jct_p99_h, 1).c_str(),
-                      fmt(m.makespan_h, 1).c_str(), m.preemptions, fmt(m.decision_ms_mean, 2).c_str(),
-                      fmt(m.wall_s, 1).c_str());
-        out += line;
+        std::vector<std::string> cells;
+        for (const Column& c : kColumns) cells.push_back(c.cell(m));
+        out += table_line(p, cells);
     }
     return out;
 }
@@ -155,30 +206,16 @@ std::string format_targets(const std::vector<RunRecord>& runs) {
 nlohmann::json metrics_json(const Metrics& m) {
     nlohmann::json j;
     j["policy"] = m.policy;
-    j["trials"] = m.trials;
-    j["sweeps"] = m.sweeps;
-    j["finished"] = m.finished;
-    j["stopped"] = m.stopped;
-    j["unfinished"] = m.unfinished;
-    j["profit"] = number(m.profit);
-    j["profit_bound"] = number(m.profit_bound);
-    j["gpu_hours"] = number(m.gpu_hours);
-    j["profit_per_gpu_hour"] = number(m.profit_per_gpu_hour);
-    j["non_best_gpu_hours"] = number(m.non_best_gpu_hours);
-    j["stopped_gpu_hours"] = number(m.stopped_gpu_hours);
-    j["sweeps_reaching_best"] = number(m.sweeps_reaching_best);
-    j["time_to_best_mean_h"] = number(m.time_to_best_mean_h);
-    j["time_to_best_median_h"] = number(m.time_to_best_median_h);
-    j["jct_mean_h"] = number(m.jct_mean_h);
-    j["jct_p99_h"] = number(m.jct_p99_h);
-    j["makespan_h"] = number(m.makespan_h);
-    j["utilisation"] = number(m.utilisation);
-    j["preemptions"] = m.preemptions;
-    j["rounds"] = m.rounds;
-    j["decision_ms_mean"] = number(m.decision_ms_mean);
-    j["decision_ms_p99"] = number(m.decision_ms_p99);
-    j["decision_ms_max"] = number(m.decision_ms_max);
-    j["wall_s"] = number(m.wall_s);
+    for (const MetricField& f : kMetricFields) {
+        std::visit(
+            [&](auto member) {
+                if constexpr (std::is_same_v<decltype(member), std::size_t Metrics::*>)
+                    j[f.name] = m.*member;
+                else
+                    j[f.name] = number(m.*member);
+            },
+            f.member);
+    }
     return j;
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_set>
 
 namespace explsched::sim {
 
@@ -75,6 +76,36 @@ void start_in_order(const std::vector<ObservedTrial*>& order, FreeGpus& free, Ro
         free.take(type, t->gpus);
         plan.start.push_back({t->id, type});
     }
+}
+
+void plan_by_rank(const RoundInput& input, const std::vector<ObservedTrial*>& ranked,
+                  const std::vector<ObservedTrial*>& pinned, RoundPlan& plan) {
+    std::uint32_t capacity = input.cluster->total_gpus();
+    std::unordered_set<std::uint32_t> keep;
+    for (const ObservedTrial* t : pinned) {
+        keep.insert(t->id);
+        capacity -= t->gpus;
+    }
+    std::vector<ObservedTrial*> to_start;
+    for (ObservedTrial* t : ranked) {
+        if (keep.count(t->id) != 0 || t->gpus > capacity) continue;
+        capacity -= t->gpus;
+        if (t->status == TrialStatus::running) {
+            keep.insert(t->id);
+        } else {
+            to_start.push_back(t);
+        }
+    }
+    FreeGpus free(*input.cluster);
+    if (!to_start.empty()) {
+        for (ObservedTrial* t : input.running) {
+            if (keep.count(t->id) == 0) {
+                plan.preempt.push_back(t->id);
+                free.give(t->gpu_type, t->gpus);
+            }
+        }
+    }
+    start_in_order(to_start, free, plan);
 }
 
 double type_speed(const PolicyContext& context, const ObservedTrial& trial, std::string_view type) {

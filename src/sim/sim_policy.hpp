@@ -157,6 +157,13 @@ std::unique_ptr<Policy> make_oracle_policy(const PolicyContext& context, const W
 // Helpers the policies share.
 // Starts pending trials in the given order while they fit (first-fit backfill).
 void start_in_order(const std::vector<ObservedTrial*>& order, FreeGpus& free, RoundPlan& plan);
+// Hands the cluster's GPUs out by rank: `ranked` lists running and pending trials, best first;
+// `pinned` are running trials that keep their GPUs whatever their rank (e.g. within their
+// grace period). Going down the ranking, a trial that fits in the GPUs left keeps them
+// (running) or is started (pending); when anything is to start, the running trials that kept
+// nothing are preempted to make room.
+void plan_by_rank(const RoundInput& input, const std::vector<ObservedTrial*>& ranked,
+                  const std::vector<ObservedTrial*>& pinned, RoundPlan& plan);
 // Speed of a trial on `type` relative to the reference type (1 if unknown).
 double type_speed(const PolicyContext& context, const ObservedTrial& trial, std::string_view type);
 

@@ -19,6 +19,46 @@ TrialStatus status_of(const Run& run, std::size_t i) { return run.result.trials[
 
 bool is(TrialStatus a, TrialStatus b) { return static_cast<int>(a) == static_cast<int>(b); }
 
+// A round on a 4-GPU cluster: running trials hold their GPUs in `cluster`.
+struct RankRound {
+    Cluster cluster{homogeneous_cluster(4)};
+    std::vector<ObservedTrial> trials;
+    RoundInput input;
+    RoundPlan plan;
+
+    explicit RankRound(std::vector<std::pair<std::uint32_t, TrialStatus>> gpus_and_status) {
+        trials.resize(gpus_and_status.size());
+        for (std::size_t i = 0; i < trials.size(); ++i) {
+            ObservedTrial& t = trials[i];
+            t.id = static_cast<std::uint32_t>(i + 1);
+            t.index = static_cast<std::uint32_t>(i);
+            t.gpus = gpus_and_status[i].first;
+            t.status = gpus_and_status[i].second;
+            if (t.status == TrialStatus::running) {
+                t.gpu_type = "v100";
+                BOOST_REQUIRE(!cluster.allocate("v100", t.gpus).empty());
+                input.running.push_back(&t);
+            } else {
+                input.pending.push_back(&t);
+            }
+        }
+        input.cluster = &cluster;
+    }
+    // Trials by id.
+    std::vector<ObservedTrial*> ids(std::initializer_list<std::uint32_t> list) {
+        std::vector<ObservedTrial*> out;
+        for (std::uint32_t id : list) out.push_back(&trials[id - 1]);
+        return out;
+    }
+    std::vector<std::uint32_t> started() const {
+        std::vector<std::uint32_t> out;
+        for (const StartOrder& s : plan.start) out.push_back(s.id);
+        return out;
+    }
+};
+
+using Ids = std::vector<std::uint32_t>;
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(sim_sim_policy)
@@ -41,6 +81,47 @@ BOOST_AUTO_TEST_CASE(registry_knows_every_policy_and_rejects_others) {
     auto bad = make_policy("lottery", context, w);
     BOOST_REQUIRE(!bad.ok());
     BOOST_TEST(bad.error().message.find("'lottery' is not one of fifo") != std::string::npos, bad.error().message);
+}
+
+BOOST_AUTO_TEST_CASE(plan_by_rank_preempts_running_trials_ranked_below_the_cut) {
+    // 1 and 2 run on 2 GPUs each; 3 waits for 2. Ranked 3, 1, 2: 3 and 1 fit, 2 makes room.
+    RankRound r({{2, TrialStatus::running}, {2, TrialStatus::running}, {2, TrialStatus::pending}});
+    plan_by_rank(r.input, r.ids({3, 1, 2}), {}, r.plan);
+    BOOST_TEST(r.plan.preempt == Ids{2}, tt::per_element());
+    BOOST_TEST(r.started() == Ids{3}, tt::per_element());
+    BOOST_REQUIRE(r.plan.start.size() == 1u);
+    BOOST_TEST(r.plan.start[0].gpu_type == "v100");
+    BOOST_TEST(r.plan.stop.empty());
+}
+
+BOOST_AUTO_TEST_CASE(plan_by_rank_keeps_pinned_trials_whatever_their_rank) {
+    // The same round with 2 pinned (in its grace period): 1 is preempted instead.
+    RankRound r({{2, TrialStatus::running}, {2, TrialStatus::running}, {2, TrialStatus::pending}});
+    plan_by_rank(r.input, r.ids({3, 1, 2}), r.ids({2}), r.plan);
+    BOOST_TEST(r.plan.preempt == Ids{1}, tt::per_element());
+    BOOST_TEST(r.started() == Ids{3}, tt::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(plan_by_rank_preempts_nothing_when_nothing_starts) {
+    // 3 wants all 4 GPUs and ranks first, but 1 is pinned: 3 cannot fit and 2 fits in what is
+    // left. Nothing starts, so nothing is preempted.
+    RankRound r({{2, TrialStatus::running}, {2, TrialStatus::running}, {4, TrialStatus::pending}});
+    plan_by_rank(r.input, r.ids({3, 2, 1}), r.ids({1}), r.plan);
+    BOOST_TEST(r.plan.preempt.empty());
+    BOOST_TEST(r.plan.start.empty());
+    // Unpinned, 3 ranks first and takes the whole cluster: both running trials make room.
+    RankRound all({{2, TrialStatus::running}, {2, TrialStatus::running}, {4, TrialStatus::pending}});
+    plan_by_rank(all.input, all.ids({3, 2, 1}), {}, all.plan);
+    BOOST_TEST(all.plan.preempt == (Ids{1, 2}), tt::per_element());
+    BOOST_TEST(all.started() == Ids{3}, tt::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(plan_by_rank_backfills_smaller_trials_below_one_that_does_not_fit) {
+    // Nothing runs; 1 (3 GPUs), 2 (2 GPUs), 3 (1 GPU) pending, ranked 1, 2, 3: 1 and 3 start.
+    RankRound r({{3, TrialStatus::pending}, {2, TrialStatus::pending}, {1, TrialStatus::pending}});
+    plan_by_rank(r.input, r.ids({1, 2, 3}), {}, r.plan);
+    BOOST_TEST(r.plan.preempt.empty());
+    BOOST_TEST(r.started() == (Ids{1, 3}), tt::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(tiresias_short_newcomer_preempts_a_job_past_the_threshold) {

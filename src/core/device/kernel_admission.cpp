@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "core/base/hash.hpp"
+
 namespace explsched {
 
 namespace {
@@ -19,9 +21,7 @@ constexpr std::size_t kMaxSuccessors = 1 << 16;
 // faster than their estimated durations): the oldest entries are dropped as expired.
 constexpr std::size_t kMaxInflight = 4096;
 
-std::uint64_t context_key(std::uint64_t prev, std::uint64_t last) {
-    return (prev * 0x9E3779B97F4A7C15ULL) ^ (last + 0x632BE59BD9B4E019ULL + (prev << 6));
-}
+std::uint64_t context_key(std::uint64_t prev, std::uint64_t last) { return hash_combine(prev, last); }
 
 }  // namespace
 

@@ -43,10 +43,11 @@ void plot_usage(FILE* out) {
 
 nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
 
-nlohmann::json trial_json(const std::string& name, const std::string& state, const std::vector<CurvePoint>& points,
-                          const std::vector<std::pair<double, double>>& truth, const std::vector<TrialMark>& marks,
-                          const std::optional<AssessmentView>& a, const std::vector<std::array<double, 4>>& path,
-                          bool highlight) {
+nlohmann::json trial_json(const std::string& name, const std::string& state,
+                          const std::vector<CurvePoint>& points,
+                          const std::vector<std::pair<double, double>>& truth,
+                          const std::vector<TrialMark>& marks, const std::optional<AssessmentView>& a,
+                          const std::vector<std::array<double, 4>>& path, bool highlight) {
     nlohmann::json j;
     j["name"] = name;
     j["state"] = state;
@@ -154,7 +155,8 @@ int cmd_plot(int argc, char** argv) {
         }
         spec["kind"] = "compare";
         const auto slash = options->sim.rfind('/');
-        spec["title"] = "policy comparison: " + (slash == std::string::npos ? options->sim : options->sim.substr(slash + 1));
+        spec["title"] = "policy comparison: " +
+                        (slash == std::string::npos ? options->sim : options->sim.substr(slash + 1));
         spec["runs"] = result->value("runs", nlohmann::json::array());
         spec["mean"] = result->value("mean", nlohmann::json::object());
         spec["config"] = result->value("config", nlohmann::json::object());
@@ -180,7 +182,8 @@ int cmd_plot(int argc, char** argv) {
                 }
             }
             if (!found) {
-                std::fprintf(stderr, "explsched plot: sweep '%s' is not in %s\n", group.c_str(), options->sim.c_str());
+                std::fprintf(stderr, "explsched plot: sweep '%s' is not in %s\n", group.c_str(),
+                             options->sim.c_str());
                 return 1;
             }
         } else {
@@ -194,10 +197,11 @@ int cmd_plot(int argc, char** argv) {
         spec["kind"] = "group";
         spec["title"] = "sweep " + group;
         spec["direction"] = to_string(first.direction);
-        spec["trials"].push_back(trial_json(first.name, first.state_text, first.points, first.truth, first.marks,
-                                            first.assessment, {}, false));
+        spec["trials"].push_back(trial_json(first.name, first.state_text, first.points, first.truth,
+                                            first.marks, first.assessment, {}, false));
         for (const Sibling& s : first.siblings) {
-            spec["trials"].push_back(trial_json(s.name, s.state_text, s.points, s.truth, s.marks, s.assessment, {}, false));
+            spec["trials"].push_back(
+                trial_json(s.name, s.state_text, s.points, s.truth, s.marks, s.assessment, {}, false));
         }
     } else {
         auto t = load_trial(job, *options);
@@ -208,10 +212,11 @@ int cmd_plot(int argc, char** argv) {
         spec["kind"] = "trial";
         spec["title"] = "job " + t->name + (t->group.empty() ? "" : " (sweep " + t->group + ")");
         spec["direction"] = to_string(t->direction);
-        spec["trials"].push_back(trial_json(t->name, t->state_text, t->points, t->truth, t->marks, t->assessment,
-                                            predicted_path(*t), true));
+        spec["trials"].push_back(trial_json(t->name, t->state_text, t->points, t->truth, t->marks,
+                                            t->assessment, predicted_path(*t), true));
         for (const Sibling& s : t->siblings) {
-            spec["trials"].push_back(trial_json(s.name, s.state_text, s.points, {}, {}, s.assessment, {}, false));
+            spec["trials"].push_back(
+                trial_json(s.name, s.state_text, s.points, {}, {}, s.assessment, {}, false));
         }
     }
     const std::string script = find_script();

@@ -16,7 +16,9 @@ namespace explsched::cli {
 
 namespace {
 
-nlohmann::ordered_json num(double v) { return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(); }
+nlohmann::ordered_json num(double v) {
+    return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json();
+}
 
 void show_usage(FILE* out) {
     std::fprintf(out, "usage: explsched show JOBID | --curve FILE | --sim RESULT.json JOBID [--json]\n%s",
@@ -44,15 +46,14 @@ nlohmann::ordered_json to_json(const TrialInfo& t) {
         j["trial_state"] = a.state;
         j["decision"] = a.decision;
         j["reason"] = a.reason;
-        j["prediction"] = {{"value", num(a.prediction.value)},
-                           {"lower", num(a.prediction.lower)},
-                           {"upper", num(a.prediction.upper)},
-                           {"horizon", num(a.prediction.horizon)},
-                           {"extrapolated", a.prediction.extrapolated},
-                           {"widened", num(a.prediction.widened)}};
+        j["prediction"] = {
+            {"value", num(a.prediction.value)},          {"lower", num(a.prediction.lower)},
+            {"upper", num(a.prediction.upper)},          {"horizon", num(a.prediction.horizon)},
+            {"extrapolated", a.prediction.extrapolated}, {"widened", num(a.prediction.widened)}};
     }
     nlohmann::ordered_json marks = nlohmann::ordered_json::array();
-    for (const TrialMark& m : t.marks) marks.push_back({{"time", m.time}, {"step", m.step}, {"what", m.what}, {"note", m.note}});
+    for (const TrialMark& m : t.marks)
+        marks.push_back({{"time", m.time}, {"step", m.step}, {"what", m.what}, {"note", m.note}});
     j["marks"] = marks;
     return j;
 }
@@ -66,13 +67,15 @@ void print_text(const TrialInfo& t) {
         const double sign = t.direction == Direction::maximize ? 1.0 : -1.0;
         double best = NAN;
         for (const CurvePoint& p : t.points) {
-            if (std::isfinite(p.metric) && (std::isnan(best) || sign * p.metric > sign * best)) best = p.metric;
+            if (std::isfinite(p.metric) && (std::isnan(best) || sign * p.metric > sign * best))
+                best = p.metric;
         }
-        std::printf("  curve:      %zu points, step %g .. %g%s, metric %g -> %g (best %g, %s is better)\n",
-                    t.points.size(), t.points.front().step, t.points.back().step,
-                    t.max_steps > 0 ? (" of " + std::to_string(static_cast<long long>(t.max_steps))).c_str() : "",
-                    t.points.front().metric, t.points.back().metric, best,
-                    t.direction == Direction::maximize ? "higher" : "lower");
+        std::printf(
+            "  curve:      %zu points, step %g .. %g%s, metric %g -> %g (best %g, %s is better)\n",
+            t.points.size(), t.points.front().step, t.points.back().step,
+            t.max_steps > 0 ? (" of " + std::to_string(static_cast<long long>(t.max_steps))).c_str() : "",
+            t.points.front().metric, t.points.back().metric, best,
+            t.direction == Direction::maximize ? "higher" : "lower");
     } else {
         std::printf("  curve:      no reports yet\n");
     }
@@ -82,10 +85,13 @@ void print_text(const TrialInfo& t) {
         const AssessmentView& a = *t.assessment;
         const Prediction& p = a.prediction;
         if (std::isfinite(p.value)) {
-            std::printf("  prediction: %g in [%g, %g] at step %g (%s, %zu points)\n", p.value, p.lower, p.upper, p.horizon,
+            std::printf("  prediction: %g in [%g, %g] at step %g (%s, %zu points)\n", p.value, p.lower,
+                        p.upper, p.horizon,
                         p.extrapolated ? "extrapolated" : "not extrapolated: too few points", p.observed);
             if (p.widened > 1.0) {
-                std::printf("              interval widened %.2gx: its sweep's curves beat earlier forecasts\n", p.widened);
+                std::printf(
+                    "              interval widened %.2gx: its sweep's curves beat earlier forecasts\n",
+                    p.widened);
             }
         } else {
             std::printf("  prediction: none\n");
@@ -132,7 +138,8 @@ int cmd_show(int argc, char** argv) {
         } else if (job.empty()) {
             job = a;
         } else {
-            std::fprintf(stderr, "explsched show: one JOBID at a time ('%s' and '%s')\n", job.c_str(), a.c_str());
+            std::fprintf(stderr, "explsched show: one JOBID at a time ('%s' and '%s')\n", job.c_str(),
+                         a.c_str());
             return 2;
         }
     }

@@ -9,16 +9,17 @@
 #include <vector>
 
 #include "cli/commands.hpp"
-#include "core/sched/engine_settings.hpp"
 #include "cli/trial_source.hpp"
+#include "core/sched/engine_settings.hpp"
 
 namespace explsched::cli {
 
 namespace {
 
 void why_usage(FILE* out) {
-    std::fprintf(out, "usage: explsched why JOBID | --curve FILE [--sibling FILE...] | --sim RESULT.json JOBID\n%s",
-                 source_options_help());
+    std::fprintf(
+        out, "usage: explsched why JOBID | --curve FILE [--sibling FILE...] | --sim RESULT.json JOBID\n%s",
+        source_options_help());
 }
 
 // Load at which p(u) = value for the price function with bounds (L, U); NaN if unknown. Below L
@@ -43,8 +44,8 @@ struct Row {
 
 void print_ranking(const TrialInfo& t) {
     std::vector<Row> rows;
-    const auto add = [&](const std::string& name, const std::string& state, const std::optional<AssessmentView>& a,
-                         bool self) {
+    const auto add = [&](const std::string& name, const std::string& state,
+                         const std::optional<AssessmentView>& a, bool self) {
         Row r;
         r.name = name;
         r.state = state;
@@ -67,7 +68,8 @@ void print_ranking(const TrialInfo& t) {
     // The scheduler orders by priority; where that is not known, by utility.
     std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
         if (a.priority != b.priority) return a.priority > b.priority;
-        const double ua = std::isfinite(a.utility) ? a.utility : -1.0, ub = std::isfinite(b.utility) ? b.utility : -1.0;
+        const double ua = std::isfinite(a.utility) ? a.utility : -1.0,
+                     ub = std::isfinite(b.utility) ? b.utility : -1.0;
         return ua > ub;
     });
     std::size_t rank = 0;
@@ -77,14 +79,16 @@ void print_ranking(const TrialInfo& t) {
     std::printf("  Rank %zu of %zu in sweep %s (by priority, then utility):\n", rank, rows.size(),
                 t.group.empty() ? "(given siblings)" : t.group.c_str());
     if (t.source.rfind("sim", 0) == 0) {
-        std::printf("    (each trial's last assessment; trials that ended were last assessed before they did)\n");
+        std::printf(
+            "    (each trial's last assessment; trials that ended were last assessed before they did)\n");
     }
-    std::printf("    %-4s %-24s %-10s %10s %12s %12s  %s\n", "", "job", "state", "priority", "utility", "pred. final",
-                "decision");
+    std::printf("    %-4s %-24s %-10s %10s %12s %12s  %s\n", "", "job", "state", "priority", "utility",
+                "pred. final", "decision");
     for (std::size_t i = 0; i < rows.size(); ++i) {
         const Row& r = rows[i];
-        std::printf("    %-4s %-24s %-10s %10u %12.3g %12.4g  %s\n", r.self ? "->" : "", r.name.substr(0, 24).c_str(),
-                    r.state.c_str(), r.priority, r.utility, r.predicted, r.decision.c_str());
+        std::printf("    %-4s %-24s %-10s %10u %12.3g %12.4g  %s\n", r.self ? "->" : "",
+                    r.name.substr(0, 24).c_str(), r.state.c_str(), r.priority, r.utility, r.predicted,
+                    r.decision.c_str());
     }
 }
 
@@ -94,49 +98,57 @@ void print_what_would_change(const TrialInfo& t) {
     std::printf("  What would change it:\n");
     const Prediction& p = a.prediction;
     if (a.reason.find("diverged") != std::string::npos) {
-        std::printf("    Its metric became non-finite; nothing it reports later can undo that: restart it from an\n"
-                    "    earlier checkpoint with other hyperparameters.\n");
+        std::printf(
+            "    Its metric became non-finite; nothing it reports later can undo that: restart it from an\n"
+            "    earlier checkpoint with other hyperparameters.\n");
         return;
     }
     if (a.state == "hopeless") {
-        std::printf("    Its predicted final %g has an optimistic bound of %g, which cannot beat what its sweep's\n"
-                    "    best has already reached (the chance is below %.0f%%). It would be kept if its next\n"
-                    "    reports raised that bound past the sweep's best, or if the best trial's reports vanished\n"
-                    "    (a sweep member that ends leaves the ranking).\n",
-                    p.value, t.direction == Direction::maximize ? p.upper : p.lower,
-                    100.0 * defaults.hopeless_probability);
+        std::printf(
+            "    Its predicted final %g has an optimistic bound of %g, which cannot beat what its sweep's\n"
+            "    best has already reached (the chance is below %.0f%%). It would be kept if its next\n"
+            "    reports raised that bound past the sweep's best, or if the best trial's reports vanished\n"
+            "    (a sweep member that ends leaves the ranking).\n",
+            p.value, t.direction == Direction::maximize ? p.upper : p.lower,
+            100.0 * defaults.hopeless_probability);
         return;
     }
     if (a.reason.find("too few") != std::string::npos || a.reason.find("points") != std::string::npos) {
-        std::printf("    Its curve is not extrapolated until it has %zu points (it has %zu); until then the sweep's\n"
-                    "    successive-halving milestones decide, and a trial behind the top 1/%g at a milestone\n"
-                    "    becomes preemptable.\n",
-                    defaults.min_points_to_fit, t.points.size(), defaults.asha_reduction);
+        std::printf(
+            "    Its curve is not extrapolated until it has %zu points (it has %zu); until then the sweep's\n"
+            "    successive-halving milestones decide, and a trial behind the top 1/%g at a milestone\n"
+            "    becomes preemptable.\n",
+            defaults.min_points_to_fit, t.points.size(), defaults.asha_reduction);
         return;
     }
     if (!(std::isfinite(a.utility) && std::isfinite(a.price))) {
-        std::printf("    No utility or price is known (no speed reported yet?): its priority rests on age.\n");
+        std::printf(
+            "    No utility or price is known (no speed reported yet?): its priority rests on age.\n");
         return;
     }
     const double u_cross = load_for_price(a.utility, t.price_lower, t.price_upper);
     if (a.utility >= a.price) {
-        std::printf("    Its utility %.3g is %.2fx the price %.3g: it keeps (or would get) GPUs. It would become\n"
-                    "    preemptable if the gain its curve predicts over the next %.0f s fell below %.0f%% of\n"
-                    "    today's,",
-                    a.utility, a.price > 0 ? a.utility / a.price : INFINITY, a.price, defaults.utility_horizon_s,
-                    a.utility > 0 ? 100.0 * a.price / a.utility : 0.0);
+        std::printf(
+            "    Its utility %.3g is %.2fx the price %.3g: it keeps (or would get) GPUs. It would become\n"
+            "    preemptable if the gain its curve predicts over the next %.0f s fell below %.0f%% of\n"
+            "    today's,",
+            a.utility, a.price > 0 ? a.utility / a.price : INFINITY, a.price, defaults.utility_horizon_s,
+            a.utility > 0 ? 100.0 * a.price / a.utility : 0.0);
         if (std::isfinite(u_cross)) {
-            std::printf(" or if the cluster's load rose above %.2f (where the price reaches its utility).\n", u_cross);
+            std::printf(" or if the cluster's load rose above %.2f (where the price reaches its utility).\n",
+                        u_cross);
         } else {
             std::printf(" or if the cluster filled up enough to raise the price past it.\n");
         }
-        std::printf("    A waiting trial takes its GPUs only with a utility above %.3g (%.0f%% more), after its\n"
-                    "    first %.0f s of a run.\n",
-                    (1.0 + defaults.preempt_margin) * a.utility, 100.0 * defaults.preempt_margin, defaults.min_run_s);
+        std::printf(
+            "    A waiting trial takes its GPUs only with a utility above %.3g (%.0f%% more), after its\n"
+            "    first %.0f s of a run.\n",
+            (1.0 + defaults.preempt_margin) * a.utility, 100.0 * defaults.preempt_margin, defaults.min_run_s);
     } else {
-        std::printf("    Its utility %.3g is below the price %.3g: it is preemptable (or waits). It would rank\n"
-                    "    as worth its GPUs if its predicted gain grew %.2fx,",
-                    a.utility, a.price, a.utility > 0 ? a.price / a.utility : INFINITY);
+        std::printf(
+            "    Its utility %.3g is below the price %.3g: it is preemptable (or waits). It would rank\n"
+            "    as worth its GPUs if its predicted gain grew %.2fx,",
+            a.utility, a.price, a.utility > 0 ? a.price / a.utility : INFINITY);
         if (std::isfinite(u_cross) && u_cross > 0.0) {
             std::printf(" or if the load fell below %.2f.\n", u_cross);
         } else {
@@ -181,12 +193,13 @@ int cmd_why(int argc, char** argv) {
     const TrialInfo& t = *trial;
     std::printf("job %s (%s): %s\n", t.name.c_str(), t.state_text.c_str(), t.source.c_str());
     if (!t.assessment) {
-        std::printf("  The scheduler has not assessed it (no SystemComment, no recorded assessment): a job with no\n"
-                    "  curve is ranked by age, partition and nice only.\n");
+        std::printf(
+            "  The scheduler has not assessed it (no SystemComment, no recorded assessment): a job with no\n"
+            "  curve is ranked by age, partition and nice only.\n");
         return 0;
     }
-    std::printf("  Decision: %s\n", t.assessment->reason.empty() ? t.assessment->decision.c_str()
-                                                                 : t.assessment->reason.c_str());
+    std::printf("  Decision: %s\n",
+                t.assessment->reason.empty() ? t.assessment->decision.c_str() : t.assessment->reason.c_str());
     print_ranking(t);
     print_what_would_change(t);
     return 0;

@@ -17,13 +17,20 @@ struct Command {
 
 // Keep sorted by name. One line per subcommand.
 const Command kCommands[] = {
-    {"config", explsched::cli::cmd_config, "check and print settings (PriorityParameters, plugstack.conf, explschedd.conf)"},
-    {"kstat", explsched::cli::cmd_kstat, "per-job kernel scheduling statistics of this node's GPUs (explsched-kerneld)"},
-    {"plot", explsched::cli::cmd_plot, "draw a trial's curve and prediction, a sweep, or a simulator comparison (PNG/SVG)"},
-    {"predict", explsched::cli::cmd_predict, "extrapolate a learning curve from a CSV file (what the scheduler would predict)"},
-    {"report", explsched::cli::cmd_report, "send a learning-curve point (step, metric) of a job to explschedd"},
-    {"show", explsched::cli::cmd_show, "a trial's curve, prediction with interval, utility, price, state and decision"},
-    {"why", explsched::cli::cmd_why, "why a trial ranks where it does in its sweep and what would change that"},
+    {"config", explsched::cli::cmd_config,
+     "check and print settings (PriorityParameters, plugstack.conf, explschedd.conf)"},
+    {"kstat", explsched::cli::cmd_kstat,
+     "per-job kernel scheduling statistics of this node's GPUs (explsched-kerneld)"},
+    {"plot", explsched::cli::cmd_plot,
+     "draw a trial's curve and prediction, a sweep, or a simulator comparison (PNG/SVG)"},
+    {"predict", explsched::cli::cmd_predict,
+     "extrapolate a learning curve from a CSV file (what the scheduler would predict)"},
+    {"report", explsched::cli::cmd_report,
+     "send a learning-curve point (step, metric) of a job to explschedd"},
+    {"show", explsched::cli::cmd_show,
+     "a trial's curve, prediction with interval, utility, price, state and decision"},
+    {"why", explsched::cli::cmd_why,
+     "why a trial ranks where it does in its sweep and what would change that"},
 };
 
 void usage(FILE* out) {

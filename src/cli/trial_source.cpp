@@ -9,13 +9,13 @@
 #include <memory>
 #include <sstream>
 
-#include "core/sched/settings.hpp"
+#include "core/base/strings.hpp"
 #include "core/curves/curve_csv.hpp"
 #include "core/curves/curve_ensemble.hpp"
-#include "core/sched/job_summary.hpp"
 #include "core/report/report_feed.hpp"
 #include "core/report/report_store.hpp"
-#include "core/base/strings.hpp"
+#include "core/sched/job_summary.hpp"
+#include "core/sched/settings.hpp"
 
 namespace explsched::cli {
 
@@ -25,7 +25,8 @@ constexpr double kEpoch = 1.0e9;  // the offline round's clock (the engine treat
 
 Result<double> parse_number(const std::string& option, const std::string& text, double min) {
     const auto v = parse_finite_double(text);
-    if (!v || *v < min) return make_error(option + ": '" + text + "' is not a number >= " + std::to_string(min));
+    if (!v || *v < min)
+        return make_error(option + ": '" + text + "' is not a number >= " + std::to_string(min));
     return *v;
 }
 
@@ -101,7 +102,8 @@ std::vector<CurvePoint> points_from_json(const nlohmann::json& record) {
 std::vector<TrialMark> marks_from_json(const nlohmann::json& record) {
     std::vector<TrialMark> marks;
     for (const auto& m : record.value("marks", nlohmann::json::array())) {
-        marks.push_back({m.value("time", 0.0), m.value("step", 0.0), m.value("what", ""), m.value("note", "")});
+        marks.push_back(
+            {m.value("time", 0.0), m.value("step", 0.0), m.value("what", ""), m.value("note", "")});
     }
     return marks;
 }
@@ -179,7 +181,8 @@ Result<TrialInfo> load_offline(const SourceOptions& options) {
     ClusterView cluster;
     cluster.now = kEpoch;
     cluster.total_gpus = std::max<std::uint32_t>(options.total_gpus, 1);
-    cluster.busy_gpus = static_cast<std::int64_t>(std::lround(std::clamp(options.load, 0.0, 1.0) * cluster.total_gpus));
+    cluster.busy_gpus =
+        static_cast<std::int64_t>(std::lround(std::clamp(options.load, 0.0, 1.0) * cluster.total_gpus));
     std::vector<Assessment> out;
     if (auto ok = engine->evaluate(jobs, cluster, out); !ok) return ok.error();
     t.assessment = view_of(out[0]);
@@ -279,7 +282,8 @@ Result<TrialInfo> load_live(const std::string& job, const SourceOptions& options
                 v.prediction = summary->prediction;
                 t.assessment = v;
                 t.load = summary->load;
-                if (std::isfinite(v.prediction.horizon) && t.max_steps <= 0.0) t.max_steps = v.prediction.horizon;
+                if (std::isfinite(v.prediction.horizon) && t.max_steps <= 0.0)
+                    t.max_steps = v.prediction.horizon;
             }
         }
     } else {
@@ -296,13 +300,15 @@ Result<TrialInfo> load_live(const std::string& job, const SourceOptions& options
 const char* source_options_help() {
     return "Where the trial comes from (default: the live cluster):\n"
            "  JOBID                   live: curve from the report store, assessment from slurmctld\n"
-           "    --db PATH             report store (default: report_db of $EXPLSCHED_CONF or /etc/slurm/explschedd.conf)\n"
+           "    --db PATH             report store (default: report_db of $EXPLSCHED_CONF or "
+           "/etc/slurm/explschedd.conf)\n"
            "  --curve FILE            offline: a curve CSV, assessed by the engine as one round\n"
            "    --sibling FILE        another trial of its sweep (repeatable)\n"
            "    --direction min|max   metric direction (default: inferred from the curve)\n"
            "    --max-steps N         the step the trial stops at (default: unknown)\n"
            "    --steps-per-second R  its speed (needed for utility and price)\n"
-           "    --gpus N --load U --total-gpus N   its GPUs and the cluster load priced (default 1, 1.0, 64)\n"
+           "    --gpus N --load U --total-gpus N   its GPUs and the cluster load priced (default 1, 1.0, "
+           "64)\n"
            "    --metric-column NAME  metric column (default metric)\n"
            "  --sim RESULT.json       a trial of `explsched-sim --output` (JOBID = simulated job id)\n"
            "    --policy NAME --seed S  which run (default explsched, the first seed)\n";
@@ -313,9 +319,10 @@ Result<SourceOptions> parse_source_options(std::vector<std::string>& args) {
     std::vector<std::string> rest;
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
-        static const char* const kWithValue[] = {"--curve", "--sibling", "--metric-column", "--direction",
-                                                 "--max-steps", "--gpus", "--load", "--total-gpus", "--sim",
-                                                 "--policy", "--seed", "--db", "--steps-per-second"};
+        static const char* const kWithValue[] = {
+            "--curve", "--sibling", "--metric-column",   "--direction", "--max-steps",
+            "--gpus",  "--load",    "--total-gpus",      "--sim",       "--policy",
+            "--seed",  "--db",      "--steps-per-second"};
         bool known = false;
         for (const char* k : kWithValue) known = known || a == k;
         if (!known) {
@@ -324,9 +331,12 @@ Result<SourceOptions> parse_source_options(std::vector<std::string>& args) {
         }
         if (i + 1 >= args.size()) return make_error(a + ": needs a value");
         const std::string v = args[++i];
-        if (a == "--curve") o.curve = v;
-        else if (a == "--sibling") o.siblings.push_back(v);
-        else if (a == "--metric-column") o.metric_column = v;
+        if (a == "--curve")
+            o.curve = v;
+        else if (a == "--sibling")
+            o.siblings.push_back(v);
+        else if (a == "--metric-column")
+            o.metric_column = v;
         else if (a == "--direction") {
             if (!parse_direction(v)) return make_error("--direction: '" + v + "' is neither min nor max");
             o.direction = v;
@@ -347,14 +357,17 @@ Result<SourceOptions> parse_source_options(std::vector<std::string>& args) {
             auto n = parse_number(a, v, 0.0);
             if (!n) return n.error();
             o.steps_per_second = *n;
-        } else if (a == "--sim") o.sim = v;
-        else if (a == "--policy") o.policy = v;
+        } else if (a == "--sim")
+            o.sim = v;
+        else if (a == "--policy")
+            o.policy = v;
         else if (a == "--seed") {
             const auto n = parse_uint64(v);
             if (!n) return make_error("--seed: '" + v + "' is not a seed");
             o.seed = *n;
             o.have_seed = true;
-        } else if (a == "--db") o.db = v;
+        } else if (a == "--db")
+            o.db = v;
     }
     if (!o.curve.empty() && !o.sim.empty()) return make_error("give --curve or --sim, not both");
     args = std::move(rest);
@@ -365,15 +378,16 @@ Result<nlohmann::json> read_sim_result(const std::string& path) {
     std::ifstream in(path);
     if (!in) return make_error(path + ": cannot open: " + std::strerror(errno));
     nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) return make_error(path + ": not a JSON object (an explsched-sim --output file?)");
+    if (j.is_discarded() || !j.is_object())
+        return make_error(path + ": not a JSON object (an explsched-sim --output file?)");
     if (!j.contains("results") && !j.contains("mean")) {
         return make_error(path + ": no 'results' or 'mean': not an explsched-sim result");
     }
     return j;
 }
 
-Result<const nlohmann::json*> find_run(const nlohmann::json& result, const std::string& policy, std::uint64_t seed,
-                                       bool have_seed) {
+Result<const nlohmann::json*> find_run(const nlohmann::json& result, const std::string& policy,
+                                       std::uint64_t seed, bool have_seed) {
     const auto it = result.find("results");
     if (it == result.end() || !it->is_array() || it->empty()) {
         return make_error("simulator result has no per-trial records (run explsched-sim with --output FILE)");
@@ -385,11 +399,13 @@ Result<const nlohmann::json*> find_run(const nlohmann::json& result, const std::
         runs += (runs.empty() ? "" : ", ") + p + "/" + std::to_string(s);
         if (p == policy && (!have_seed || s == seed)) return &run;
     }
-    return make_error("no run of policy '" + policy + "'" + (have_seed ? " seed " + std::to_string(seed) : "") +
-                      " in the result (it has " + runs + ")");
+    return make_error("no run of policy '" + policy + "'" +
+                      (have_seed ? " seed " + std::to_string(seed) : "") + " in the result (it has " + runs +
+                      ")");
 }
 
-TrialInfo trial_from_record(const nlohmann::json& record, const nlohmann::json& run, const std::string& source) {
+TrialInfo trial_from_record(const nlohmann::json& record, const nlohmann::json& run,
+                            const std::string& source) {
     TrialInfo t;
     t.name = std::to_string(record.value("id", 0u));
     t.source = source;
@@ -426,7 +442,8 @@ Result<TrialInfo> load_trial(const std::string& job, const SourceOptions& option
         if (!run) return run.error();
         for (const auto& record : (*run)->at("trials")) {
             if (std::to_string(record.value("id", 0u)) == job || record.value("name", "") == job) {
-                const std::string source = "sim " + options.sim + " (" + (*run)->value("policy", "") + ", seed " +
+                const std::string source = "sim " + options.sim + " (" + (*run)->value("policy", "") +
+                                           ", seed " +
                                            std::to_string((*run)->value("seed", std::uint64_t{0})) + ")";
                 return trial_from_record(record, **run, source);
             }

@@ -16,9 +16,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/sched/engine.hpp"
 #include "core/base/result.hpp"
 #include "core/curves/trial.hpp"
+#include "core/sched/engine.hpp"
 
 namespace explsched::cli {
 
@@ -32,12 +32,12 @@ struct TrialMark {
 // What the scheduler concluded about a trial, whichever way it reached us (an engine round run
 // here, a simulator record, a SystemComment line).
 struct AssessmentView {
-    std::uint32_t priority = 0;     // 0: not known
+    std::uint32_t priority = 0;  // 0: not known
     double utility = std::numeric_limits<double>::quiet_NaN();
     double price = std::numeric_limits<double>::quiet_NaN();
-    std::string state;              // promising, hopeless, unknown
-    std::string decision;           // run, wait, keep, preemptable, terminate, requeue_hold
-    std::string reason;             // the engine's explanation
+    std::string state;     // promising, hopeless, unknown
+    std::string decision;  // run, wait, keep, preemptable, terminate, requeue_hold
+    std::string reason;    // the engine's explanation
     Prediction prediction;
     std::optional<Assessment> engine;  // the full assessment when an engine round ran here
 };
@@ -53,20 +53,20 @@ struct Sibling {
 };
 
 struct TrialInfo {
-    std::string name;               // "1234", "1234_7", a CSV path, a simulated job id
-    std::string source;             // "live", "curve FILE", "sim FILE (policy, seed)"
-    std::string group;              // sweep; empty if none known
-    std::string state_text;         // pending, running, finished, stopped, ...
+    std::string name;        // "1234", "1234_7", a CSV path, a simulated job id
+    std::string source;      // "live", "curve FILE", "sim FILE (policy, seed)"
+    std::string group;       // sweep; empty if none known
+    std::string state_text;  // pending, running, finished, stopped, ...
     Direction direction = Direction::maximize;
     double max_steps = 0.0;
     std::uint32_t gpus = 1;
-    std::vector<CurvePoint> points;           // observed
+    std::vector<CurvePoint> points;                // observed
     std::vector<std::pair<double, double>> truth;  // sim only: the whole curve (step, metric)
-    std::optional<AssessmentView> assessment;  // the scheduler's view, when known
-    double load = -1.0;                       // cluster load the price is for (-1 unknown)
-    double price_lower = 0.0, price_upper = 0.0;  // the price function's L and U (0 unknown)
+    std::optional<AssessmentView> assessment;      // the scheduler's view, when known
+    double load = -1.0;                            // cluster load the price is for (-1 unknown)
+    double price_lower = 0.0, price_upper = 0.0;   // the price function's L and U (0 unknown)
     std::vector<TrialMark> marks;
-    std::vector<Sibling> siblings;            // other trials of its sweep
+    std::vector<Sibling> siblings;  // other trials of its sweep
 };
 
 // Options shared by show, why and plot. Parses and removes the options it knows from argv-style
@@ -75,17 +75,17 @@ struct SourceOptions {
     std::string curve;                  // --curve FILE
     std::vector<std::string> siblings;  // --sibling FILE (repeatable)
     std::string metric_column = "metric";
-    std::string direction;              // --direction min|max ("" = inferred)
-    double max_steps = 0.0;             // --max-steps
-    std::uint32_t gpus = 1;             // --gpus
-    double load = 1.0;                  // --load (offline price)
-    std::uint32_t total_gpus = 64;      // --total-gpus (offline)
-    double steps_per_second = 0.0;      // --steps-per-second (offline speed; 0 = unknown)
-    std::string sim;                    // --sim RESULT.json
-    std::string policy = "explsched";   // --policy (with --sim)
-    std::uint64_t seed = 0;             // --seed (with --sim)
+    std::string direction;             // --direction min|max ("" = inferred)
+    double max_steps = 0.0;            // --max-steps
+    std::uint32_t gpus = 1;            // --gpus
+    double load = 1.0;                 // --load (offline price)
+    std::uint32_t total_gpus = 64;     // --total-gpus (offline)
+    double steps_per_second = 0.0;     // --steps-per-second (offline speed; 0 = unknown)
+    std::string sim;                   // --sim RESULT.json
+    std::string policy = "explsched";  // --policy (with --sim)
+    std::uint64_t seed = 0;            // --seed (with --sim)
     bool have_seed = false;
-    std::string db;                     // --db (live): report store path
+    std::string db;  // --db (live): report store path
 };
 
 Result<SourceOptions> parse_source_options(std::vector<std::string>& args);
@@ -99,7 +99,8 @@ Result<nlohmann::json> read_sim_result(const std::string& path);
 Result<const nlohmann::json*> find_run(const nlohmann::json& result, const std::string& policy,
                                        std::uint64_t seed, bool have_seed);
 // Builds a TrialInfo from one trial record of a run.
-TrialInfo trial_from_record(const nlohmann::json& record, const nlohmann::json& run, const std::string& source);
+TrialInfo trial_from_record(const nlohmann::json& record, const nlohmann::json& run,
+                            const std::string& source);
 
 // Predicted trajectory from the observed points to max_steps: (step, value, lower, upper) rows;
 // empty when there are too few points.

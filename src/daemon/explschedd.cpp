@@ -12,14 +12,14 @@
 #include <sstream>
 #include <string>
 
-#include "daemon/committer.hpp"
-#include "core/sched/settings.hpp"
-#include "core/report/report_store.hpp"
 #include "core/base/strings.hpp"
+#include "core/report/report_store.hpp"
+#include "core/sched/settings.hpp"
+#include "daemon/committer.hpp"
 #include "daemon/daemon_util.hpp"
-#include "explsched_config.h"
 #include "daemon/job_owners.hpp"
 #include "daemon/report_server.hpp"
+#include "explsched_config.h"
 
 namespace {
 

@@ -219,7 +219,8 @@ void ReportServer::accept_clients() {
     for (int i = 0; i < 64; ++i) {
         sockaddr_storage addr{};
         socklen_t len = sizeof addr;
-        Fd fd(accept4(listen_fd_.get(), reinterpret_cast<sockaddr*>(&addr), &len, SOCK_NONBLOCK | SOCK_CLOEXEC));
+        Fd fd(accept4(listen_fd_.get(), reinterpret_cast<sockaddr*>(&addr), &len,
+                      SOCK_NONBLOCK | SOCK_CLOEXEC));
         if (!fd.valid()) {
             if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED)
                 log(LogLevel::error, "accept: " + errno_text(errno));
@@ -413,7 +414,8 @@ void ReportServer::advance(Connection& c) {
 
 void ReportServer::flush(Connection& c) {
     while (c.out_off < c.out.size()) {
-        const ssize_t n = ::send(c.fd.get(), c.out.data() + c.out_off, c.out.size() - c.out_off, MSG_NOSIGNAL);
+        const ssize_t n =
+            ::send(c.fd.get(), c.out.data() + c.out_off, c.out.size() - c.out_off, MSG_NOSIGNAL);
         if (n < 0) {
             if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) break;
             close_connection(c.id);

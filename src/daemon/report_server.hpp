@@ -23,11 +23,11 @@
 #include <unordered_map>
 #include <vector>
 
-#include "daemon/committer.hpp"
 #include "core/base/fd.hpp"
 #include "core/base/log.hpp"
-#include "core/report/report_wire.hpp"
 #include "core/base/result.hpp"
+#include "core/report/report_wire.hpp"
+#include "daemon/committer.hpp"
 #include "daemon/job_owners.hpp"
 #include "daemon/pipeline.hpp"
 

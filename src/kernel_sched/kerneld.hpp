@@ -13,11 +13,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/base/log.hpp"
+#include "core/base/result.hpp"
 #include "core/device/kernel_admission.hpp"
 #include "core/device/kernel_occupancy.hpp"
 #include "core/device/kernel_profile.hpp"
-#include "core/base/log.hpp"
-#include "core/base/result.hpp"
 #include "kernel_sched/ksched_shm.hpp"
 
 namespace explsched::ksched {

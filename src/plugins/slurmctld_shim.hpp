@@ -7,9 +7,9 @@
 #include <string_view>
 #include <vector>
 
-#include "core/sched/explore_spec.hpp"
 #include "core/base/log.hpp"
 #include "core/base/scoped_lock.hpp"
+#include "core/sched/explore_spec.hpp"
 
 namespace explsched::shim {
 
@@ -32,10 +32,14 @@ public:
 private:
     static int slurm_level(LogLevel level) {
         switch (level) {
-            case LogLevel::error: return LOG_LEVEL_ERROR;
-            case LogLevel::info: return LOG_LEVEL_INFO;
-            case LogLevel::verbose: return LOG_LEVEL_VERBOSE;
-            case LogLevel::debug: return LOG_LEVEL_DEBUG;
+            case LogLevel::error:
+                return LOG_LEVEL_ERROR;
+            case LogLevel::info:
+                return LOG_LEVEL_INFO;
+            case LogLevel::verbose:
+                return LOG_LEVEL_VERBOSE;
+            case LogLevel::debug:
+                return LOG_LEVEL_DEBUG;
         }
         return LOG_LEVEL_DEBUG;
     }

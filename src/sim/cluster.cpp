@@ -52,7 +52,8 @@ Result<ClusterSpec> parse_cluster_spec(std::string_view text) {
             shape = trim(item.substr(colon + 1));
             std::transform(type.begin(), type.end(), type.begin(),
                            [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-            if (type.empty() || type.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-") != std::string::npos) {
+            if (type.empty() ||
+                type.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-") != std::string::npos) {
                 return make_error("cluster spec: '" + std::string(item) + "': GPU type '" + type +
                                   "' is not a plain name");
             }
@@ -64,7 +65,8 @@ Result<ClusterSpec> parse_cluster_spec(std::string_view text) {
             return make_error("cluster spec: '" + std::string(item) +
                               "' is not [TYPE:]NODESxGPUS (e.g. v100:16x8)");
         }
-        spec.groups.push_back({type, static_cast<std::uint32_t>(*nodes), static_cast<std::uint32_t>(*per_node)});
+        spec.groups.push_back(
+            {type, static_cast<std::uint32_t>(*nodes), static_cast<std::uint32_t>(*per_node)});
     }
     if (spec.total_gpus() == 0) return make_error("cluster spec: no GPUs");
     return spec;

@@ -14,7 +14,7 @@
 namespace explsched::sim {
 
 struct NodeGroup {
-    std::string gpu_type;        // lower case ("v100")
+    std::string gpu_type;  // lower case ("v100")
     std::uint32_t nodes = 0;
     std::uint32_t gpus_per_node = 0;
 };
@@ -32,8 +32,7 @@ struct ClusterSpec {
 // "TYPE:NODESxGPUS[,TYPE:NODESxGPUS...]" (e.g. "v100:16x8,k80:8x4"), or "NODESxGPUS" (v100).
 Result<ClusterSpec> parse_cluster_spec(std::string_view text);
 // N GPUs of `type` on nodes of `per_node` (the last node holds the rest).
-ClusterSpec homogeneous_cluster(std::uint32_t gpus, std::string type = "v100",
-                                std::uint32_t per_node = 8);
+ClusterSpec homogeneous_cluster(std::uint32_t gpus, std::string type = "v100", std::uint32_t per_node = 8);
 
 struct Allocation {
     std::string gpu_type;

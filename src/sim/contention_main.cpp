@@ -14,9 +14,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/contention_sim.hpp"
-#include "core/device/orion_profile.hpp"
 #include "core/base/strings.hpp"
+#include "core/device/orion_profile.hpp"
+#include "sim/contention_sim.hpp"
 
 namespace {
 

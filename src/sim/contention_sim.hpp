@@ -23,10 +23,10 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/gpu_contention_model.hpp"
+#include "core/base/result.hpp"
 #include "core/device/kernel_admission.hpp"
 #include "core/device/kernel_profile.hpp"
-#include "core/base/result.hpp"
+#include "sim/gpu_contention_model.hpp"
 
 namespace explsched {
 

@@ -8,8 +8,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/curves/curve_csv.hpp"
 #include "core/base/strings.hpp"
+#include "core/curves/curve_csv.hpp"
 
 namespace explsched::sim {
 
@@ -117,7 +117,8 @@ Result<Application> load_application(const fs::path& dir, const std::string& nam
         auto text = slurp(direction_file.string());
         if (!text) return text.error();
         auto direction = parse_direction(trim(*text));
-        if (!direction) return make_error("curves: " + direction_file.string() + ": " + direction.error().message);
+        if (!direction)
+            return make_error("curves: " + direction_file.string() + ": " + direction.error().message);
         app.direction = *direction;
     }
     if (auto ok = finish_application(app); !ok) return ok.error();
@@ -161,11 +162,13 @@ Result<StepTimeTable> StepTimeTable::parse(std::string_view text, const std::str
         const auto time = parse_finite_double(trim(cells[static_cast<std::size_t>(time_col)]));
         if (!batch || *batch <= 0) {
             return make_error(source + ":" + std::to_string(line_no) + ": local_bsz: '" +
-                              std::string(cells[static_cast<std::size_t>(batch_col)]) + "' is not a positive number");
+                              std::string(cells[static_cast<std::size_t>(batch_col)]) +
+                              "' is not a positive number");
         }
         if (!time || *time <= 0) {
             return make_error(source + ":" + std::to_string(line_no) + ": step_time: '" +
-                              std::string(cells[static_cast<std::size_t>(time_col)]) + "' is not a positive number");
+                              std::string(cells[static_cast<std::size_t>(time_col)]) +
+                              "' is not a positive number");
         }
         table.table_[placement].emplace_back(*batch, *time);
     }
@@ -193,7 +196,8 @@ double StepTimeTable::step_time(std::uint32_t gpus, double local_batch, std::uin
     if (local_batch >= rows.back().first) return rows.back().second * local_batch / rows.back().first;
     const auto hi = std::lower_bound(rows.begin(), rows.end(), std::make_pair(local_batch, 0.0));
     const auto lo = hi - 1;
-    const double t = (std::log(local_batch) - std::log(lo->first)) / (std::log(hi->first) - std::log(lo->first));
+    const double t =
+        (std::log(local_batch) - std::log(lo->first)) / (std::log(hi->first) - std::log(lo->first));
     return std::exp(std::log(lo->second) + t * (std::log(hi->second) - std::log(lo->second)));
 }
 

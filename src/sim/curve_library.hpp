@@ -18,11 +18,11 @@
 namespace explsched::sim {
 
 struct CurveVariant {
-    std::string name;              // "2048" for validation-2048.csv
+    std::string name;  // "2048" for validation-2048.csv
     std::string path;
-    std::string step_column;       // "iteration", "progress" or "step"
-    std::vector<double> steps;     // strictly increasing after loading
-    std::vector<double> metrics;   // finite
+    std::string step_column;      // "iteration", "progress" or "step"
+    std::vector<double> steps;    // strictly increasing after loading
+    std::vector<double> metrics;  // finite
 };
 
 // Seconds per iteration by placement and per-GPU batch (Pollux's placements.csv). A placement is
@@ -43,7 +43,7 @@ private:
 struct Application {
     std::string name;
     Direction direction = Direction::maximize;
-    std::string job_type;               // Gavel throughput-table type; empty = unknown
+    std::string job_type;                // Gavel throughput-table type; empty = unknown
     std::vector<CurveVariant> variants;  // sorted by name (numeric names numerically)
     StepTimeTable step_times;
     // Normalisation for profit: the worst first report across variants (an untrained model) and

@@ -42,12 +42,16 @@ Metrics compute_metrics(const Workload& workload, const SimResult& result, std::
         if (sweep.best_trial != i) m.non_best_gpu_hours += out.gpu_seconds / 3600.0;
         first_arrival = std::min(first_arrival, t.arrival);
         switch (out.status) {
-            case TrialStatus::finished: ++m.finished; break;
+            case TrialStatus::finished:
+                ++m.finished;
+                break;
             case TrialStatus::stopped:
                 ++m.stopped;
                 m.stopped_gpu_hours += out.gpu_seconds / 3600.0;
                 break;
-            default: ++m.unfinished; break;
+            default:
+                ++m.unfinished;
+                break;
         }
         if (out.status == TrialStatus::finished || out.status == TrialStatus::stopped) {
             jct.push_back((out.end - t.arrival) / 3600.0);
@@ -67,8 +71,8 @@ Metrics compute_metrics(const Workload& workload, const SimResult& result, std::
         if (std::isfinite(t)) reached.push_back(t / 3600.0);
     }
     m.sweeps_reaching_best = workload.sweeps.empty() ? 0.0
-                                                      : static_cast<double>(reached.size()) /
-                                                            static_cast<double>(workload.sweeps.size());
+                                                     : static_cast<double>(reached.size()) /
+                                                           static_cast<double>(workload.sweeps.size());
     m.time_to_best_mean_h = mean(reached);
     m.time_to_best_median_h = quantile(reached, 0.5);
     m.jct_mean_h = mean(jct);

@@ -28,7 +28,7 @@ struct Metrics {
     std::size_t trials = 0, sweeps = 0;
     std::size_t finished = 0, stopped = 0, unfinished = 0;
     double profit = 0.0;
-    double profit_bound = 0.0;        // Σ sweeps' best quality: the most any policy can get
+    double profit_bound = 0.0;  // Σ sweeps' best quality: the most any policy can get
     double gpu_hours = 0.0;
     double profit_per_gpu_hour = 0.0;
     double non_best_gpu_hours = 0.0;
@@ -38,7 +38,7 @@ struct Metrics {
     double time_to_best_median_h = 0.0;
     double jct_mean_h = 0.0, jct_p99_h = 0.0;
     double makespan_h = 0.0;
-    double utilisation = 0.0;           // GPU-hours / (GPUs × makespan)
+    double utilisation = 0.0;  // GPU-hours / (GPUs × makespan)
     std::size_t preemptions = 0;
     std::size_t rounds = 0;
     double decision_ms_mean = 0.0, decision_ms_p99 = 0.0, decision_ms_max = 0.0;

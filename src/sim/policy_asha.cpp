@@ -33,7 +33,8 @@ public:
     }
 
     void on_end(const ObservedTrial& trial) override {
-        if (trial.status != TrialStatus::running && trial.status != TrialStatus::pending) passed_.erase(trial.id);
+        if (trial.status != TrialStatus::running && trial.status != TrialStatus::pending)
+            passed_.erase(trial.id);
     }
 
 private:
@@ -64,8 +65,9 @@ private:
                 if (settings_.record) {
                     plan.notes.emplace_back(t.id, "asha: rung " + std::to_string(passed) + " at step " +
                                                       std::to_string(static_cast<long long>(rung_step)) +
-                                                      ": below the top 1/" + std::to_string(eta).substr(0, 4) +
-                                                      " of " + std::to_string(recorded.size()));
+                                                      ": below the top 1/" +
+                                                      std::to_string(eta).substr(0, 4) + " of " +
+                                                      std::to_string(recorded.size()));
                 }
                 return true;
             }
@@ -74,7 +76,7 @@ private:
     }
 
     PolicySettings settings_;
-    std::map<std::uint32_t, std::size_t> passed_;   // rungs each trial has passed
+    std::map<std::uint32_t, std::size_t> passed_;  // rungs each trial has passed
     std::map<std::pair<std::uint32_t, std::size_t>, std::vector<double>> rungs_;  // (sweep, rung)
 };
 

@@ -57,7 +57,8 @@ public:
         for (ObservedTrial* t : input.pending) trials_.push_back(t);
         for (ObservedTrial* t : input.waiting) trials_.push_back(t);
         const std::size_t n_running = input.running.size();
-        const bool rerank = last_rerank_ < 0.0 || input.now - last_rerank_ >= context_.settings.rerank_period_s;
+        const bool rerank =
+            last_rerank_ < 0.0 || input.now - last_rerank_ >= context_.settings.rerank_period_s;
         if (rerank) {
             last_rerank_ = input.now;
             views_.clear();
@@ -83,8 +84,10 @@ public:
                 if (const Assessment* a = engine_.find(key)) {
                     assessments_[j] = *a;
                 } else {
-                    const JobView v = view_of(*trials_[j], j < n_running ? JobState::running : JobState::pending);
-                    assessments_[j] = provisional_assessment(v, engine_.settings().unknown_value, engine_.settings());
+                    const JobView v =
+                        view_of(*trials_[j], j < n_running ? JobState::running : JobState::pending);
+                    assessments_[j] =
+                        provisional_assessment(v, engine_.settings().unknown_value, engine_.settings());
                 }
             }
         }
@@ -125,16 +128,17 @@ public:
         const auto it = last_.find(trial.id);
         if (it == last_.end()) return {};
         const Assessment& a = it->second;
-        std::string s = "{\"priority\":" + std::to_string(a.priority) + ",\"utility\":" + json_number(a.utility) +
-                        ",\"price\":" + json_number(a.price) + ",\"state\":" + json_string(to_string(a.state)) +
-                        ",\"decision\":" + json_string(to_string(a.decision)) +
-                        ",\"reason\":" + json_string(explain(a)) + ",\"prediction\":{\"value\":" +
-                        json_number(a.prediction.value) + ",\"lower\":" + json_number(a.prediction.lower) +
-                        ",\"upper\":" + json_number(a.prediction.upper) +
-                        ",\"horizon\":" + json_number(a.prediction.horizon) +
-                        ",\"observed\":" + std::to_string(a.prediction.observed) +
-                        ",\"widened\":" + json_number(a.prediction.widened) +
-                        ",\"extrapolated\":" + (a.prediction.extrapolated ? "true" : "false") + "}}";
+        std::string s =
+            "{\"priority\":" + std::to_string(a.priority) + ",\"utility\":" + json_number(a.utility) +
+            ",\"price\":" + json_number(a.price) + ",\"state\":" + json_string(to_string(a.state)) +
+            ",\"decision\":" + json_string(to_string(a.decision)) + ",\"reason\":" + json_string(explain(a)) +
+            ",\"prediction\":{\"value\":" + json_number(a.prediction.value) +
+            ",\"lower\":" + json_number(a.prediction.lower) +
+            ",\"upper\":" + json_number(a.prediction.upper) +
+            ",\"horizon\":" + json_number(a.prediction.horizon) +
+            ",\"observed\":" + std::to_string(a.prediction.observed) +
+            ",\"widened\":" + json_number(a.prediction.widened) +
+            ",\"extrapolated\":" + (a.prediction.extrapolated ? "true" : "false") + "}}";
         return s;
     }
 
@@ -188,8 +192,9 @@ private:
             for (std::size_t v : chosen) {
                 plan.preempt.push_back(trials_[v]->id);
                 if (context_.settings.record) {
-                    plan.notes.emplace_back(trials_[v]->id, "preempted by job " + std::to_string(t.id) + ": " +
-                                                                engine_.can_preempt(assessments_[j], assessments_[v]).reason);
+                    plan.notes.emplace_back(trials_[v]->id,
+                                            "preempted by job " + std::to_string(t.id) + ": " +
+                                                engine_.can_preempt(assessments_[j], assessments_[v]).reason);
                 }
                 gone[v] = 1;
                 free.give(type, trials_[v]->gpus);

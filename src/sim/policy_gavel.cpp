@@ -49,7 +49,8 @@ public:
             const double elapsed = std::max(1.0, input.now - t->arrival);
             for (std::size_t k = 0; k < types_.size(); ++k) {
                 // Trials the last LP did not see get an equal share on every type.
-                const double x = it != allocation_.end() ? it->second[k] : 1.0 / static_cast<double>(types_.size());
+                const double x =
+                    it != allocation_.end() ? it->second[k] : 1.0 / static_cast<double>(types_.size());
                 if (x <= 1e-9) continue;
                 const double had = received_[t->id].size() > k ? received_[t->id][k] / elapsed : 0.0;
                 pairs.push_back({t, k, x / std::max(had, 1e-6)});
@@ -78,8 +79,10 @@ public:
             }
             for (const Pair& p : pairs) {
                 const auto c = chosen.find(p.trial->id);
-                if (p.trial->status != TrialStatus::pending || c == chosen.end() || c->second != p.type) continue;
-                if (free.take(types_[p.type], p.trial->gpus)) plan.start.push_back({p.trial->id, types_[p.type]});
+                if (p.trial->status != TrialStatus::pending || c == chosen.end() || c->second != p.type)
+                    continue;
+                if (free.take(types_[p.type], p.trial->gpus))
+                    plan.start.push_back({p.trial->id, types_[p.type]});
             }
             return {};
         }
@@ -170,7 +173,8 @@ private:
         for (std::size_t j = 0; j < n; ++j) {
             std::vector<double> x(m, 1.0 / static_cast<double>(m));  // equal share if the LP failed
             if (ok) {
-                for (std::size_t k = 0; k < m; ++k) x[k] = glp_get_col_prim(lp, static_cast<int>(1 + j * m + k));
+                for (std::size_t k = 0; k < m; ++k)
+                    x[k] = glp_get_col_prim(lp, static_cast<int>(1 + j * m + k));
             }
             allocation_[jobs[j]->id] = x;
         }

@@ -43,7 +43,8 @@ public:
                 plan.start.push_back({t->id, type});
             } else if (input.now - t->arrival >= context_.settings.oasis_patience_s) {
                 plan.stop.push_back(t->id);
-                if (context_.settings.record) plan.notes.emplace_back(t->id, "oasis: not admitted within patience");
+                if (context_.settings.record)
+                    plan.notes.emplace_back(t->id, "oasis: not admitted within patience");
             }
         }
         return {};

@@ -18,7 +18,8 @@ public:
         chosen_.assign(workload.trials.size(), false);
         stop_after_.assign(workload.trials.size(), 0);
         for (const SimSweep& sweep : workload.sweeps) chosen_[sweep.best_trial] = true;
-        for (std::size_t i = 0; i < workload.trials.size(); ++i) stop_after_[i] = workload.trials[i].best_index + 1;
+        for (std::size_t i = 0; i < workload.trials.size(); ++i)
+            stop_after_[i] = workload.trials[i].best_index + 1;
     }
     std::string_view name() const override { return "oracle"; }
 

@@ -4,16 +4,16 @@
 // and normalised by the reduction the trial has achieved so far, so jobs with different metrics
 // compare. GPUs go to the largest predicted normalised reduction per GPU; trials too young to
 // predict come first (their loss falls fastest). Running trials outside the chosen set are
-// preempted once they ran settings.min_run_s. Predictions are refreshed every rerank period. SLAQ knows nothing of sweeps and never stops a
-// trial early.
+// preempted once they ran settings.min_run_s. Predictions are refreshed every rerank period. SLAQ knows
+// nothing of sweeps and never stops a trial early.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <unordered_map>
 
 #include "core/curves/curve_ensemble.hpp"
-#include "sim/sim_policy.hpp"
 #include "core/sched/utility.hpp"
+#include "sim/sim_policy.hpp"
 
 namespace explsched::sim {
 
@@ -30,7 +30,8 @@ public:
             double score;
         };
         std::vector<Ranked> all;
-        const bool rerank = last_rerank_ < 0.0 || input.now - last_rerank_ >= context_.settings.rerank_period_s;
+        const bool rerank =
+            last_rerank_ < 0.0 || input.now - last_rerank_ >= context_.settings.rerank_period_s;
         if (rerank) last_rerank_ = input.now;
         for (ObservedTrial* t : input.running) all.push_back({t, cached_score(*t, rerank)});
         for (ObservedTrial* t : input.pending) all.push_back({t, cached_score(*t, rerank)});

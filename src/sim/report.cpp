@@ -94,9 +94,12 @@ std::string table_line(const std::string& first, const std::vector<std::string>&
 
 double field_of(const Metrics& m, RatioField f) {
     switch (f) {
-        case RatioField::profit_per_gpu_hour: return m.profit_per_gpu_hour;
-        case RatioField::non_best_gpu_hours: return m.non_best_gpu_hours;
-        case RatioField::profit: return m.profit;
+        case RatioField::profit_per_gpu_hour:
+            return m.profit_per_gpu_hour;
+        case RatioField::non_best_gpu_hours:
+            return m.non_best_gpu_hours;
+        case RatioField::profit:
+            return m.profit;
     }
     return NAN;
 }
@@ -240,7 +243,8 @@ nlohmann::json summary_json(const std::vector<RunRecord>& runs, const std::vecto
         if (p == "explsched") continue;
         ratios["profit_per_gpu_hour_vs_" + p] =
             number(mean_ratio(runs, "explsched", p, RatioField::profit_per_gpu_hour));
-        ratios["non_best_gpu_hours_vs_" + p] = number(mean_ratio(runs, "explsched", p, RatioField::non_best_gpu_hours));
+        ratios["non_best_gpu_hours_vs_" + p] =
+            number(mean_ratio(runs, "explsched", p, RatioField::non_best_gpu_hours));
         ratios["profit_vs_" + p] = number(mean_ratio(runs, "explsched", p, RatioField::profit));
     }
     j["explsched_ratios"] = ratios;
@@ -264,8 +268,12 @@ nlohmann::json trials_json(const Workload& workload, const CurveLibrary& library
         j["arrival"] = t.arrival;
         j["max_step"] = t.max_step;
         j["sweep_best"] = workload.sweeps[t.sweep].best_trial == i;
-        j["truth"] = {{"g", t.g}, {"r", t.r}, {"diverges", t.diverges}, {"best_quality", t.best_quality},
-                      {"final_quality", t.final_quality}, {"duration_s", t.duration}};
+        j["truth"] = {{"g", t.g},
+                      {"r", t.r},
+                      {"diverges", t.diverges},
+                      {"best_quality", t.best_quality},
+                      {"final_quality", t.final_quality},
+                      {"duration_s", t.duration}};
         j["status"] = to_string(o.status);
         j["end"] = number(o.end);
         j["gpu_hours"] = o.gpu_seconds / 3600.0;
@@ -275,10 +283,12 @@ nlohmann::json trials_json(const Workload& workload, const CurveLibrary& library
         for (std::size_t k = 0; k < t.steps.size(); ++k) truth.push_back({t.steps[k], number(t.metrics[k])});
         j["curve"] = truth;
         nlohmann::json points = nlohmann::json::array();
-        for (const CurvePoint& p : o.points) points.push_back({p.step, number(p.metric), number(p.wall_time)});
+        for (const CurvePoint& p : o.points)
+            points.push_back({p.step, number(p.metric), number(p.wall_time)});
         j["points"] = points;
         nlohmann::json marks = nlohmann::json::array();
-        for (const Mark& m : o.marks) marks.push_back({{"time", m.time}, {"step", m.step}, {"what", m.what}, {"note", m.note}});
+        for (const Mark& m : o.marks)
+            marks.push_back({{"time", m.time}, {"step", m.step}, {"what", m.what}, {"note", m.note}});
         j["marks"] = marks;
         if (!o.detail.empty()) {
             j["assessment"] = nlohmann::json::parse(o.detail, nullptr, false);

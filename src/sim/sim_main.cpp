@@ -36,8 +36,9 @@ int run(const SimOptions& options) {
         }
         throughputs = std::move(table.value());
     } else if (options.cluster.types().size() > 1 && !options.quiet) {
-        std::fprintf(stderr, "explsched-sim: warning: several GPU types but no --throughputs: all types run "
-                             "at the same speed\n");
+        std::fprintf(stderr,
+                     "explsched-sim: warning: several GPU types but no --throughputs: all types run "
+                     "at the same speed\n");
     }
     std::vector<RunRecord> runs;
     nlohmann::json detail = nlohmann::json::array();
@@ -46,13 +47,16 @@ int run(const SimOptions& options) {
         wopts.seed = seed;
         auto workload = build_workload(trace.value(), library.value(), wopts);
         if (!workload) {
-            std::fprintf(stderr, "explsched-sim: %s: %s\n", options.trace.c_str(), workload.error().message.c_str());
+            std::fprintf(stderr, "explsched-sim: %s: %s\n", options.trace.c_str(),
+                         workload.error().message.c_str());
             return 1;
         }
         if (!options.quiet && seed == options.seeds.front() && workload->skipped_rows > 0) {
             std::string apps;
-            for (const std::string& a : workload->skipped_applications) apps += (apps.empty() ? "" : ", ") + a;
-            std::fprintf(stderr, "explsched-sim: note: skipped %zu trace rows of applications without curves (%s)\n",
+            for (const std::string& a : workload->skipped_applications)
+                apps += (apps.empty() ? "" : ", ") + a;
+            std::fprintf(stderr,
+                         "explsched-sim: note: skipped %zu trace rows of applications without curves (%s)\n",
                          workload->skipped_rows, apps.c_str());
         }
         for (const std::string& name : options.policies) {
@@ -70,7 +74,8 @@ int run(const SimOptions& options) {
             }
             SimSettings settings = options.sim;
             settings.record = !options.output.empty();
-            auto result = simulate(workload.value(), library.value(), throughputs, options.cluster, **policy, settings);
+            auto result =
+                simulate(workload.value(), library.value(), throughputs, options.cluster, **policy, settings);
             if (!result) {
                 std::fprintf(stderr, "explsched-sim: seed %llu: %s\n", static_cast<unsigned long long>(seed),
                              result.error().message.c_str());
@@ -81,13 +86,15 @@ int run(const SimOptions& options) {
             runs.push_back({seed, m});
             if (!options.quiet && !options.json) {
                 std::fprintf(stderr, "explsched-sim: seed %llu %-9s %zu trials, %zu rounds, %.1f s\n",
-                             static_cast<unsigned long long>(seed), name.c_str(), m.trials, m.rounds, m.wall_s);
+                             static_cast<unsigned long long>(seed), name.c_str(), m.trials, m.rounds,
+                             m.wall_s);
             }
             if (!options.output.empty()) {
-                detail.push_back({{"policy", name},
-                                  {"seed", seed},
-                                  {"metrics", metrics_json(m)},
-                                  {"trials", trials_json(workload.value(), library.value(), result.value())}});
+                detail.push_back(
+                    {{"policy", name},
+                     {"seed", seed},
+                     {"metrics", metrics_json(m)},
+                     {"trials", trials_json(workload.value(), library.value(), result.value())}});
             }
         }
     }
@@ -99,7 +106,8 @@ int run(const SimOptions& options) {
         std::ofstream out(options.output);
         out << full.dump() << "\n";
         if (!out) {
-            std::fprintf(stderr, "explsched-sim: %s: cannot write: %s\n", options.output.c_str(), std::strerror(errno));
+            std::fprintf(stderr, "explsched-sim: %s: cannot write: %s\n", options.output.c_str(),
+                         std::strerror(errno));
             return 1;
         }
     }

@@ -5,8 +5,8 @@
 #include <functional>
 #include <string_view>
 
-#include "core/sched/settings.hpp"
 #include "core/base/strings.hpp"
+#include "core/sched/settings.hpp"
 
 namespace explsched::sim {
 
@@ -108,16 +108,30 @@ Result<SimOptions> parse_sim_options(int argc, char** argv) {
         Handler handler;
     };
     const Option table[] = {
-        {"--trace", [&](std::string_view v) -> Status { o.trace = std::string(v); return {}; }},
-        {"--trace-format", [&](std::string_view v) -> Status {
+        {"--trace",
+         [&](std::string_view v) -> Status {
+             o.trace = std::string(v);
+             return {};
+         }},
+        {"--trace-format",
+         [&](std::string_view v) -> Status {
              auto f = parse_trace_format(v);
              if (!f) return f.error();
              o.trace_format = *f;
              return {};
          }},
-        {"--curves", [&](std::string_view v) -> Status { o.curves = std::string(v); return {}; }},
-        {"--throughputs", [&](std::string_view v) -> Status { o.throughputs = std::string(v); return {}; }},
-        {"--gpus", [&](std::string_view v) -> Status {
+        {"--curves",
+         [&](std::string_view v) -> Status {
+             o.curves = std::string(v);
+             return {};
+         }},
+        {"--throughputs",
+         [&](std::string_view v) -> Status {
+             o.throughputs = std::string(v);
+             return {};
+         }},
+        {"--gpus",
+         [&](std::string_view v) -> Status {
              auto n = count(v, 1);
              if (!n) return n.error();
              if (*n > 10000000) return make_error("'" + std::string(v) + "' GPUs is implausible");
@@ -125,14 +139,16 @@ Result<SimOptions> parse_sim_options(int argc, char** argv) {
              have_gpus = true;
              return {};
          }},
-        {"--cluster", [&](std::string_view v) -> Status {
+        {"--cluster",
+         [&](std::string_view v) -> Status {
              auto spec = parse_cluster_spec(v);
              if (!spec) return spec.error();
              o.cluster = std::move(spec.value());
              have_cluster = true;
              return {};
          }},
-        {"--policies", [&](std::string_view v) -> Status {
+        {"--policies",
+         [&](std::string_view v) -> Status {
              o.policies.clear();
              for (auto name : split(v, ",")) {
                  name = trim(name);
@@ -148,7 +164,8 @@ Result<SimOptions> parse_sim_options(int argc, char** argv) {
              }
              return {};
          }},
-        {"--seeds", [&](std::string_view v) -> Status {
+        {"--seeds",
+         [&](std::string_view v) -> Status {
              o.seeds.clear();
              for (auto item : split(v, ",")) {
                  const auto s = parse_uint64(trim(item));
@@ -157,25 +174,29 @@ Result<SimOptions> parse_sim_options(int argc, char** argv) {
              }
              return {};
          }},
-        {"--jobs", [&](std::string_view v) -> Status {
+        {"--jobs",
+         [&](std::string_view v) -> Status {
              auto n = count(v, 1);
              if (!n) return n.error();
              o.workload.max_jobs = static_cast<std::size_t>(*n);
              return {};
          }},
-        {"--sweep-size", [&](std::string_view v) -> Status {
+        {"--sweep-size",
+         [&](std::string_view v) -> Status {
              auto n = count(v, 1);
              if (!n) return n.error();
              o.workload.sweep_size = static_cast<std::size_t>(*n);
              return {};
          }},
-        {"--variation", [&](std::string_view v) -> Status {
+        {"--variation",
+         [&](std::string_view v) -> Status {
              auto x = parse_variation(v);
              if (!x) return x.error();
              o.workload.variation = *x;
              return {};
          }},
-        {"--period", [&](std::string_view v) -> Status {
+        {"--period",
+         [&](std::string_view v) -> Status {
              auto s = seconds(v);
              if (!s) return s.error();
              if (*s <= 0.0) return make_error("'" + std::string(v) + "' must be > 0");
@@ -185,11 +206,13 @@ Result<SimOptions> parse_sim_options(int argc, char** argv) {
         {"--restart-cost", set_seconds(o.sim.restart_cost_s)},
         {"--requeue-delay", set_seconds(o.sim.requeue_delay_s)},
         {"--max-time", set_seconds(o.sim.max_time_s)},
-        {"--min-run", [&](std::string_view v) -> Status {
+        {"--min-run",
+         [&](std::string_view v) -> Status {
              have_min_run = true;
              return set_seconds(o.policy.min_run_s)(v);
          }},
-        {"--params", [&](std::string_view v) -> Status {
+        {"--params",
+         [&](std::string_view v) -> Status {
              auto settings = parse_settings(v, ",");
              if (!settings) return settings.error();
              o.policy.engine = settings->engine;
@@ -197,14 +220,19 @@ Result<SimOptions> parse_sim_options(int argc, char** argv) {
              return {};
          }},
         {"--slice", set_seconds(o.policy.slice_s)},
-        {"--rerank", [&](std::string_view v) -> Status {
+        {"--rerank",
+         [&](std::string_view v) -> Status {
              auto s = seconds(v);
              if (!s) return s.error();
              if (*s <= 0.0) return make_error("'" + std::string(v) + "' must be > 0");
              o.policy.rerank_period_s = *s;
              return {};
          }},
-        {"--output", [&](std::string_view v) -> Status { o.output = std::string(v); return {}; }},
+        {"--output",
+         [&](std::string_view v) -> Status {
+             o.output = std::string(v);
+             return {};
+         }},
     };
     for (int i = 1; i < argc; ++i) {
         const std::string_view arg = argv[i];
@@ -240,7 +268,8 @@ Result<SimOptions> parse_sim_options(int argc, char** argv) {
             if (i + 1 >= argc) return make_error(std::string(name) + ": needs a value");
             value = argv[++i];
         }
-        if (auto ok = found->handler(value); !ok) return make_error(std::string(name) + ": " + ok.error().message);
+        if (auto ok = found->handler(value); !ok)
+            return make_error(std::string(name) + ": " + ok.error().message);
     }
     if (o.trace.empty()) return make_error("--trace FILE is required");
     if (o.curves.empty()) return make_error("--curves DIR is required");

@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/cluster.hpp"
 #include "core/base/result.hpp"
+#include "sim/cluster.hpp"
 #include "sim/sim_policy.hpp"
 #include "sim/simulator.hpp"
 #include "sim/trace.hpp"
@@ -20,8 +20,8 @@ struct SimOptions {
     std::string trace;
     TraceFormat trace_format = TraceFormat::automatic;
     std::string curves;
-    std::string throughputs;          // Gavel JSON; empty = every type at reference speed
-    ClusterSpec cluster;              // --gpus N (v100 nodes of 8) or --cluster SPEC
+    std::string throughputs;  // Gavel JSON; empty = every type at reference speed
+    ClusterSpec cluster;      // --gpus N (v100 nodes of 8) or --cluster SPEC
     std::vector<std::string> policies;
     std::vector<std::uint64_t> seeds = {0};
     WorkloadOptions workload;
@@ -30,8 +30,8 @@ struct SimOptions {
     bool json = false;
     bool quiet = false;
     bool help = false;
-    std::string output;               // full result JSON (per-trial records)
-    std::string params;               // --params as given (explsched's engine settings)
+    std::string output;  // full result JSON (per-trial records)
+    std::string params;  // --params as given (explsched's engine settings)
 
     nlohmann::json describe() const;
 };

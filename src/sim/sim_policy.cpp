@@ -11,11 +11,16 @@ namespace explsched::sim {
 
 const char* to_string(TrialStatus status) {
     switch (status) {
-        case TrialStatus::future: return "future";
-        case TrialStatus::pending: return "pending";
-        case TrialStatus::running: return "running";
-        case TrialStatus::finished: return "finished";
-        case TrialStatus::stopped: return "stopped";
+        case TrialStatus::future:
+            return "future";
+        case TrialStatus::pending:
+            return "pending";
+        case TrialStatus::running:
+            return "running";
+        case TrialStatus::finished:
+            return "finished";
+        case TrialStatus::stopped:
+            return "stopped";
     }
     return "?";
 }
@@ -110,17 +115,18 @@ void plan_by_rank(const RoundInput& input, const std::vector<ObservedTrial*>& ra
 
 double type_speed(const PolicyContext& context, const ObservedTrial& trial, std::string_view type) {
     if (context.throughputs == nullptr || trial.job_type == nullptr || trial.job_type->empty()) return 1.0;
-    const double r = context.throughputs->speed_ratio(*trial.job_type, context.reference_gpu, std::string(type));
+    const double r =
+        context.throughputs->speed_ratio(*trial.job_type, context.reference_gpu, std::string(type));
     return std::isfinite(r) && r > 0.0 ? r : 1.0;
 }
 
 const std::vector<std::string>& policy_names() {
 #ifdef HAVE_GLPK
-    static const std::vector<std::string> names = {"fifo",  "tiresias", "gandiva", "gavel",    "asha",
-                                                   "slaq",  "oasis",    "explsched", "oracle"};
+    static const std::vector<std::string> names = {"fifo", "tiresias", "gandiva",   "gavel", "asha",
+                                                   "slaq", "oasis",    "explsched", "oracle"};
 #else
     // gavel solves LPs with GLPK, which this build was configured without.
-    static const std::vector<std::string> names = {"fifo", "tiresias", "gandiva",  "asha",
+    static const std::vector<std::string> names = {"fifo", "tiresias", "gandiva",   "asha",
                                                    "slaq", "oasis",    "explsched", "oracle"};
 #endif
     return names;
@@ -135,7 +141,8 @@ Result<std::unique_ptr<Policy>> make_policy(std::string_view name, const PolicyC
     if (name == "gavel") return make_gavel_policy(context);
 #else
     if (name == "gavel")
-        return make_error("policy 'gavel': not built: configure found no GLPK (install libglpk-dev and rebuild)");
+        return make_error(
+            "policy 'gavel': not built: configure found no GLPK (install libglpk-dev and rebuild)");
 #endif
     if (name == "asha") return make_asha_policy(context);
     if (name == "slaq") return make_slaq_policy(context);

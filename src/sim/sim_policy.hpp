@@ -11,12 +11,12 @@
 #include <string_view>
 #include <vector>
 
+#include "core/base/result.hpp"
+#include "core/curves/trial.hpp"
+#include "core/sched/engine_settings.hpp"
+#include "core/sched/throughput_table.hpp"
 #include "sim/cluster.hpp"
 #include "sim/curve_library.hpp"
-#include "core/sched/engine_settings.hpp"
-#include "core/base/result.hpp"
-#include "core/sched/throughput_table.hpp"
-#include "core/curves/trial.hpp"
 
 namespace explsched::sim {
 
@@ -27,28 +27,28 @@ const char* to_string(TrialStatus status);
 
 // What a scheduler can see of one trial. Kept by the simulator and updated in place.
 struct ObservedTrial {
-    std::uint32_t id = 0;              // job id (1-based)
-    std::uint32_t index = 0;           // index into the workload (ids - 1)
-    std::uint32_t sweep = 0;           // its sweep; `group` is the sweep's name
+    std::uint32_t id = 0;     // job id (1-based)
+    std::uint32_t index = 0;  // index into the workload (ids - 1)
+    std::uint32_t sweep = 0;  // its sweep; `group` is the sweep's name
     const std::string* group = nullptr;
-    std::uint32_t app = 0;             // application (job type and metric direction are known)
+    std::uint32_t app = 0;  // application (job type and metric direction are known)
     Direction direction = Direction::maximize;
     const std::string* job_type = nullptr;
     std::uint32_t gpus = 1;
-    double max_step = 0.0;             // declared training length
+    double max_step = 0.0;  // declared training length
     // The run time the user declared (Slurm --time): the simulator sets it to the trial's true
     // run time on the reference GPU type. Only oasis reads it (OASiS assumes jobs declare it).
     double time_limit_s = 0.0;
     TrialStatus status = TrialStatus::future;
     double arrival = 0.0;
-    double queued_at = 0.0;            // arrival, or the last requeue
-    double eligible_at = 0.0;          // a requeued trial may start again from here
-    double started_at = 0.0;           // running: start of this run
-    double first_started_at = -1.0;    // first start ever; -1 = never ran
-    double run_seconds = 0.0;          // total time it held GPUs
-    double gpu_seconds = 0.0;          // total GPU-seconds it held (attained service)
-    std::string gpu_type;              // running: the type it holds
-    std::vector<CurvePoint> points;    // reports so far (wall_time = its run time at the report)
+    double queued_at = 0.0;          // arrival, or the last requeue
+    double eligible_at = 0.0;        // a requeued trial may start again from here
+    double started_at = 0.0;         // running: start of this run
+    double first_started_at = -1.0;  // first start ever; -1 = never ran
+    double run_seconds = 0.0;        // total time it held GPUs
+    double gpu_seconds = 0.0;        // total GPU-seconds it held (attained service)
+    std::string gpu_type;            // running: the type it holds
+    std::vector<CurvePoint> points;  // reports so far (wall_time = its run time at the report)
     std::uint32_t restarts = 0;
 };
 
@@ -77,7 +77,7 @@ struct RoundInput {
     // in `waiting` (they cannot start this round but a policy may stop them).
     std::vector<ObservedTrial*> pending;
     std::vector<ObservedTrial*> waiting;
-    std::vector<ObservedTrial*> running;   // by id
+    std::vector<ObservedTrial*> running;  // by id
     const Cluster* cluster = nullptr;
 };
 
@@ -87,9 +87,9 @@ struct StartOrder {
 };
 
 struct RoundPlan {
-    std::vector<std::uint32_t> stop;      // end for good (killed/cancelled): counts as stopped
-    std::vector<std::uint32_t> preempt;   // running → checkpoint, requeue
-    std::vector<StartOrder> start;        // pending → running, in order
+    std::vector<std::uint32_t> stop;     // end for good (killed/cancelled): counts as stopped
+    std::vector<std::uint32_t> preempt;  // running → checkpoint, requeue
+    std::vector<StartOrder> start;       // pending → running, in order
     // Why, for the record (explsched show/why/plot on a simulator result): id → reason.
     std::vector<std::pair<std::uint32_t, std::string>> notes;
     void clear();
@@ -97,19 +97,19 @@ struct RoundPlan {
 
 // Settings shared by the policies (so no baseline gets a different grace or quantum).
 struct PolicySettings {
-    double min_run_s = 600.0;        // a (re)started trial is not preempted before this
-    double slice_s = 1800.0;         // time-slice quantum (gandiva, gavel rounds)
+    double min_run_s = 600.0;                  // a (re)started trial is not preempted before this
+    double slice_s = 1800.0;                   // time-slice quantum (gandiva, gavel rounds)
     double tiresias_threshold_gpu_s = 3600.0;  // 2D-LAS queue threshold (attained GPU-seconds)
     double tiresias_starve_factor = 2.0;       // promote after waiting this × its last service
-    double asha_reduction = 3.0;     // η
+    double asha_reduction = 3.0;               // η
     std::size_t asha_rungs = 3;
-    double slaq_horizon_s = 900.0;   // predicted gain over this much more run time
+    double slaq_horizon_s = 900.0;  // predicted gain over this much more run time
     // Curve-based policies (explsched, slaq) refresh their assessments this often, as the
     // priority/explsched plugin re-ranks every PriorityCalcPeriod (Slurm's default: 5 minutes);
     // in between they act on the last assessments, as the plugins do.
     double rerank_period_s = 300.0;
     double oasis_patience_s = 6.0 * 3600.0;  // an unadmitted trial is rejected after this
-    bool record = false;             // keep per-trial notes
+    bool record = false;                     // keep per-trial notes
     // The explsched policy's engine settings (--params, the PriorityParameters keys); its
     // min_run_s is kept equal to min_run_s above.
     EngineSettings engine;

@@ -11,10 +11,10 @@ namespace {
 
 // What the simulator knows of a trial beyond what its policy may see.
 struct Runtime {
-    double progress = 0.0;       // steps trained (checkpointed at preemption)
-    double penalty_left = 0.0;   // restart cost still to burn before progress resumes
-    double rate = 0.0;           // steps per second on the type it holds
-    std::size_t reported = 0;    // curve points passed
+    double progress = 0.0;      // steps trained (checkpointed at preemption)
+    double penalty_left = 0.0;  // restart cost still to burn before progress resumes
+    double rate = 0.0;          // steps per second on the type it holds
+    std::size_t reported = 0;   // curve points passed
     Allocation allocation;
 };
 
@@ -22,8 +22,12 @@ class Simulation {
 public:
     Simulation(const Workload& workload, const CurveLibrary& library, const ThroughputTable& throughputs,
                const ClusterSpec& spec, Policy& policy, const SimSettings& settings)
-        : workload_(workload), library_(library), throughputs_(throughputs), cluster_(spec),
-          policy_(policy), settings_(settings) {}
+        : workload_(workload),
+          library_(library),
+          throughputs_(throughputs),
+          cluster_(spec),
+          policy_(policy),
+          settings_(settings) {}
 
     Result<SimResult> run();
 
@@ -31,8 +35,7 @@ private:
     Status apply(const RoundPlan& plan, double now);
     void advance(double from, double to);
     double next_event(double now) const;
-    void end_trial(std::size_t i, TrialStatus status, double when, const char* what,
-                   const std::string& note);
+    void end_trial(std::size_t i, TrialStatus status, double when, const char* what, const std::string& note);
     void report(std::size_t i, double when, double wall);
     double speed(std::size_t i, const std::string& type) const;
     const std::string* note_for(const RoundPlan& plan, std::uint32_t id) const;
@@ -45,8 +48,8 @@ private:
     SimSettings settings_;
     std::vector<ObservedTrial> observed_;
     std::vector<Runtime> runtime_;
-    std::vector<std::uint32_t> running_;     // indices, kept sorted
-    std::vector<std::uint32_t> queued_;      // pending indices
+    std::vector<std::uint32_t> running_;  // indices, kept sorted
+    std::vector<std::uint32_t> queued_;   // pending indices
     SimResult result_;
 };
 
@@ -116,7 +119,8 @@ void Simulation::end_trial(std::size_t i, TrialStatus status, double when, const
 
 Status Simulation::apply(const RoundPlan& plan, double now) {
     const auto bad = [&](std::uint32_t id, const char* why) {
-        return make_error("policy " + std::string(policy_.name()) + ": job " + std::to_string(id) + ": " + why);
+        return make_error("policy " + std::string(policy_.name()) + ": job " + std::to_string(id) + ": " +
+                          why);
     };
     const auto index_of = [&](std::uint32_t id) -> long {
         return id >= 1 && id <= observed_.size() ? static_cast<long>(id) - 1 : -1;
@@ -125,9 +129,11 @@ Status Simulation::apply(const RoundPlan& plan, double now) {
         const long i = index_of(id);
         if (i < 0) return bad(id, "stop of an unknown job");
         const auto s = observed_[static_cast<std::size_t>(i)].status;
-        if (s != TrialStatus::running && s != TrialStatus::pending) return bad(id, "stop of a job that is not queued or running");
+        if (s != TrialStatus::running && s != TrialStatus::pending)
+            return bad(id, "stop of a job that is not queued or running");
         const std::string* note = settings_.record ? note_for(plan, id) : nullptr;
-        end_trial(static_cast<std::size_t>(i), TrialStatus::stopped, now, "stop", note ? *note : std::string());
+        end_trial(static_cast<std::size_t>(i), TrialStatus::stopped, now, "stop",
+                  note ? *note : std::string());
     }
     for (std::uint32_t id : plan.preempt) {
         const long i = index_of(id);
@@ -259,12 +265,14 @@ Result<SimResult> Simulation::run() {
         o.arrival = t.arrival;
         // A job runs on one GPU type: one that no type can hold would wait forever.
         std::uint32_t largest = 0;
-        for (const std::string& type : cluster_.types()) largest = std::max(largest, cluster_.free_gpus(type));
+        for (const std::string& type : cluster_.types())
+            largest = std::max(largest, cluster_.free_gpus(type));
         if (t.gpus > largest) {
             return make_error("trace line " + std::to_string(t.trace_line) + ": job '" + t.trace_name +
                               "' asks for " + std::to_string(t.gpus) + " GPUs, the cluster has " +
-                              (cluster_.types().size() > 1 ? "at most " + std::to_string(largest) + " of one type"
-                                                           : std::to_string(cluster_.total_gpus())));
+                              (cluster_.types().size() > 1
+                                   ? "at most " + std::to_string(largest) + " of one type"
+                                   : std::to_string(cluster_.total_gpus())));
         }
     }
     const double period = settings_.period_s;
@@ -346,8 +354,8 @@ Result<SimResult> Simulation::run() {
 }  // namespace
 
 Result<SimResult> simulate(const Workload& workload, const CurveLibrary& library,
-                           const ThroughputTable& throughputs, const ClusterSpec& cluster,
-                           Policy& policy, const SimSettings& settings) {
+                           const ThroughputTable& throughputs, const ClusterSpec& cluster, Policy& policy,
+                           const SimSettings& settings) {
     if (!(settings.period_s > 0.0)) return make_error("simulator: period must be > 0 s");
     if (settings.restart_cost_s < 0.0) return make_error("simulator: restart cost must be >= 0 s");
     if (settings.requeue_delay_s < 0.0) return make_error("simulator: requeue delay must be >= 0 s");

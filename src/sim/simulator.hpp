@@ -11,29 +11,29 @@
 #include <string>
 #include <vector>
 
+#include "core/base/result.hpp"
+#include "core/sched/throughput_table.hpp"
 #include "sim/cluster.hpp"
 #include "sim/curve_library.hpp"
 #include "sim/sim_policy.hpp"
-#include "core/base/result.hpp"
-#include "core/sched/throughput_table.hpp"
 #include "sim/workload.hpp"
 
 namespace explsched::sim {
 
 struct SimSettings {
-    double period_s = 60.0;          // scheduling period (Slurm's sched_interval-like)
-    double restart_cost_s = 60.0;    // checkpoint save + reload per preemption, GPUs held idle
-    double requeue_delay_s = 60.0;   // a preempted trial may start again this much later
-    double max_time_s = 0.0;         // stop the clock here (0 = run until every trial ended)
+    double period_s = 60.0;         // scheduling period (Slurm's sched_interval-like)
+    double restart_cost_s = 60.0;   // checkpoint save + reload per preemption, GPUs held idle
+    double requeue_delay_s = 60.0;  // a preempted trial may start again this much later
+    double max_time_s = 0.0;        // stop the clock here (0 = run until every trial ended)
     std::string reference_gpu = "v100";
-    bool record = false;             // keep per-trial marks and the policy's last word on each
+    bool record = false;  // keep per-trial marks and the policy's last word on each
 };
 
 struct Mark {
     double time = 0.0;
     double step = 0.0;
-    std::string what;                // start, preempt, stop, finish, unfinished
-    std::string note;                // the policy's reason, when recorded
+    std::string what;  // start, preempt, stop, finish, unfinished
+    std::string note;  // the policy's reason, when recorded
 };
 
 struct TrialOutcome {
@@ -41,9 +41,9 @@ struct TrialOutcome {
     double first_start = -1.0;
     double end = std::numeric_limits<double>::quiet_NaN();
     double gpu_seconds = 0.0;
-    double progress = 0.0;           // steps trained
-    std::size_t reported = 0;        // curve points reported
-    double best_quality = 0.0;       // normalised best report (0 before any)
+    double progress = 0.0;      // steps trained
+    std::size_t reported = 0;   // curve points reported
+    double best_quality = 0.0;  // normalised best report (0 before any)
     double best_metric = std::numeric_limits<double>::quiet_NaN();
     std::uint32_t preemptions = 0;
     std::vector<Mark> marks;         // record only
@@ -53,20 +53,20 @@ struct TrialOutcome {
 
 struct SimResult {
     std::string policy;
-    std::vector<TrialOutcome> trials;        // parallel to Workload::trials
+    std::vector<TrialOutcome> trials;  // parallel to Workload::trials
     // Per sweep: seconds from its first arrival until one of its trials reported a quality
     // within `kBestTolerance` of its best trial's final quality; NaN if never.
     std::vector<double> sweep_time_to_best;
-    std::vector<double> decision_ms;         // policy wall time per round
+    std::vector<double> decision_ms;  // policy wall time per round
     std::size_t rounds = 0;
-    double end_time = 0.0;                   // simulated clock at the end
-    double wall_s = 0.0;                     // real time the simulation took
+    double end_time = 0.0;  // simulated clock at the end
+    double wall_s = 0.0;    // real time the simulation took
 };
 
 inline constexpr double kBestTolerance = 0.01;
 
 Result<SimResult> simulate(const Workload& workload, const CurveLibrary& library,
-                           const ThroughputTable& throughputs, const ClusterSpec& cluster,
-                           Policy& policy, const SimSettings& settings);
+                           const ThroughputTable& throughputs, const ClusterSpec& cluster, Policy& policy,
+                           const SimSettings& settings);
 
 }  // namespace explsched::sim

@@ -17,16 +17,19 @@ Result<TraceFormat> parse_trace_format(std::string_view text) {
     if (text == "philly") return TraceFormat::philly;
     if (text == "pollux") return TraceFormat::pollux;
     if (text == "sacct") return TraceFormat::sacct;
-    return make_error("trace format: '" + std::string(text) +
-                      "' is not one of auto, philly, pollux, sacct");
+    return make_error("trace format: '" + std::string(text) + "' is not one of auto, philly, pollux, sacct");
 }
 
 const char* to_string(TraceFormat format) {
     switch (format) {
-        case TraceFormat::automatic: return "auto";
-        case TraceFormat::philly: return "philly";
-        case TraceFormat::pollux: return "pollux";
-        case TraceFormat::sacct: return "sacct";
+        case TraceFormat::automatic:
+            return "auto";
+        case TraceFormat::philly:
+            return "philly";
+        case TraceFormat::pollux:
+            return "pollux";
+        case TraceFormat::sacct:
+            return "sacct";
     }
     return "?";
 }
@@ -108,15 +111,14 @@ Status require_columns(const Columns& columns, std::initializer_list<const char*
                        const std::string& source, std::size_t line, const char* format) {
     for (const char* name : names) {
         if (!columns.has(name)) {
-            return make_error(source + ":" + std::to_string(line) + ": " + format +
-                              " header has no '" + name + "' column");
+            return make_error(source + ":" + std::to_string(line) + ": " + format + " header has no '" +
+                              name + "' column");
         }
     }
     return {};
 }
 
-Result<std::uint32_t> parse_gpu_count(std::string_view cell, const RowError& err,
-                                      const std::string& column) {
+Result<std::uint32_t> parse_gpu_count(std::string_view cell, const RowError& err, const std::string& column) {
     const auto value = parse_uint64(trim(cell));
     if (!value || *value == 0 || *value > 1000000) {
         return err(column, cell, "is not a GPU count (a whole number from 1 to 1000000)");
@@ -127,8 +129,8 @@ Result<std::uint32_t> parse_gpu_count(std::string_view cell, const RowError& err
 Result<Trace> parse_philly(const std::vector<Line>& lines, const std::string& source) {
     const auto header = split(lines[0].text, ",");
     const Columns columns(header);
-    if (auto ok = require_columns(columns, {"timestamp", "duration", "num_gpus"}, source,
-                                  lines[0].number, "philly");
+    if (auto ok = require_columns(columns, {"timestamp", "duration", "num_gpus"}, source, lines[0].number,
+                                  "philly");
         !ok) {
         return ok.error();
     }
@@ -150,7 +152,8 @@ Result<Trace> parse_philly(const std::vector<Line>& lines, const std::string& so
         job.arrival = *when;
         const auto dur_cell = cells[columns.at("duration")];
         const auto duration = parse_finite_double(trim(dur_cell));
-        if (!duration || *duration < 0.0) return err("duration", dur_cell, "is not a duration in seconds >= 0");
+        if (!duration || *duration < 0.0)
+            return err("duration", dur_cell, "is not a duration in seconds >= 0");
         job.duration = *duration;
         auto gpus = parse_gpu_count(cells[columns.at("num_gpus")], err, "num_gpus");
         if (!gpus) return gpus.error();
@@ -247,8 +250,7 @@ bool unknown_time(std::string_view cell) {
 
 Result<Trace> parse_sacct(const std::vector<Line>& lines, const std::string& source) {
     const Columns columns(split(lines[0].text, "|"));
-    if (auto ok = require_columns(columns, {"JobID", "Submit"}, source, lines[0].number, "sacct -P");
-        !ok) {
+    if (auto ok = require_columns(columns, {"JobID", "Submit"}, source, lines[0].number, "sacct -P"); !ok) {
         return ok.error();
     }
     const bool have_elapsed = columns.has("ElapsedRaw") || columns.has("Elapsed");
@@ -363,9 +365,7 @@ Result<double> parse_timestamp(std::string_view text) {
 }
 
 Result<double> parse_slurm_elapsed(std::string_view text) {
-    const auto bad = [&] {
-        return make_error("is not an elapsed time ([D-]HH:MM:SS)");
-    };
+    const auto bad = [&] { return make_error("is not an elapsed time ([D-]HH:MM:SS)"); };
     double days = 0.0;
     const auto dash = text.find('-');
     if (dash != std::string_view::npos) {
@@ -405,8 +405,8 @@ Result<Trace> parse_trace(std::string_view text, const std::string& source, Trac
                    header.find("num_gpus") != std::string_view::npos) {
             format = TraceFormat::philly;
         } else {
-            return make_error(source + ":" + std::to_string(lines[0].number) +
-                              ": header '" + std::string(header.substr(0, 80)) +
+            return make_error(source + ":" + std::to_string(lines[0].number) + ": header '" +
+                              std::string(header.substr(0, 80)) +
                               "' is not a philly, pollux or sacct -P header");
         }
     }

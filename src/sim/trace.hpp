@@ -23,17 +23,17 @@ const char* to_string(TraceFormat format);
 struct TraceJob {
     static constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
 
-    std::string name;          // trace's own job name/id ("cifar10-0", "4711_3"); may be empty
-    double arrival = 0.0;      // seconds since the trace's first arrival (>= 0)
-    std::uint32_t gpus = 1;    // GPUs requested
+    std::string name;        // trace's own job name/id ("cifar10-0", "4711_3"); may be empty
+    double arrival = 0.0;    // seconds since the trace's first arrival (>= 0)
+    std::uint32_t gpus = 1;  // GPUs requested
     // Seconds the job ran in the trace (its whole curve takes this long on the reference GPU
     // type); NaN when the trace does not say (Pollux: derived from the step-time tables).
     double duration = kUnknown;
-    std::string application;   // curve directory name ("cifar10"); empty = drawn by seed
-    std::string variant;       // curve within the application ("2048"); empty = drawn by seed
-    std::string sweep;         // sweep the trace puts it in (sacct array job); empty = grouped later
-    std::string job_name;      // sacct JobName: taken as the application when it names one
-    std::size_t line = 0;      // line in the trace file (for messages)
+    std::string application;  // curve directory name ("cifar10"); empty = drawn by seed
+    std::string variant;      // curve within the application ("2048"); empty = drawn by seed
+    std::string sweep;        // sweep the trace puts it in (sacct array job); empty = grouped later
+    std::string job_name;     // sacct JobName: taken as the application when it names one
+    std::size_t line = 0;     // line in the trace file (for messages)
 };
 
 struct Trace {

@@ -53,16 +53,16 @@ double base_at(const CurveVariant& v, double untrained, double x) {
 
 void apply_variation(SimTrial& trial, const Application& app, const CurveVariant& base, Rng& rng) {
     const double u = rng.uniform();
-    if (u < 0.30) {          // strong configuration
+    if (u < 0.30) {  // strong configuration
         trial.g = rng.uniform(0.985, 1.0);
         trial.r = rng.uniform(1.0, 1.3);
-    } else if (u < 0.70) {   // fair
+    } else if (u < 0.70) {  // fair
         trial.g = rng.uniform(0.85, 0.985);
         trial.r = rng.uniform(1.0, 2.0);
-    } else if (u < 0.90) {   // poor
+    } else if (u < 0.90) {  // poor
         trial.g = rng.uniform(0.4, 0.85);
         trial.r = rng.uniform(1.5, 4.0);
-    } else {                 // diverges (learning rate too high)
+    } else {  // diverges (learning rate too high)
         trial.g = rng.uniform(0.85, 1.0);
         trial.r = rng.uniform(1.0, 2.0);
         trial.diverges = true;
@@ -86,8 +86,8 @@ Result<double> derived_duration(const Application& app, const CurveVariant& v, s
     const double step_time = batch ? app.step_times.step_time(gpus, *batch / gpus) : NAN;
     if (v.step_column != "iteration" || !std::isfinite(step_time)) {
         return make_error("trace line " + std::to_string(row.line) + ": job '" + row.name +
-                          "': no duration in the trace and none derivable for " + app.name + "/" +
-                          v.name + " (needs an iteration column, a numeric batch-size variant "
+                          "': no duration in the trace and none derivable for " + app.name + "/" + v.name +
+                          " (needs an iteration column, a numeric batch-size variant "
                           "and placements.csv)");
     }
     return v.steps.back() * step_time;
@@ -127,8 +127,8 @@ Result<Workload> build_workload(const Trace& trace, const CurveLibrary& library,
 
     // Group rows into sweeps: the trace's own groups (sacct arrays) first; otherwise consecutive
     // rows, per application where the trace names it, up to sweep_size each.
-    std::map<std::string, std::uint32_t> named;      // trace sweep name → sweep index
-    std::map<int, std::uint32_t> open_by_app;        // app (or -1) → open sweep index
+    std::map<std::string, std::uint32_t> named;  // trace sweep name → sweep index
+    std::map<int, std::uint32_t> open_by_app;    // app (or -1) → open sweep index
     std::vector<std::uint32_t> sweep_of(rows.size());
     for (std::size_t i = 0; i < rows.size(); ++i) {
         const TraceJob& row = *rows[i].first;
@@ -242,8 +242,7 @@ Result<Workload> build_workload(const Trace& trace, const CurveLibrary& library,
             const SimTrial& t = workload.trials[i];
             const SimTrial& b = workload.trials[sweep.best_trial];
             const double cost = t.duration * t.gpus, best_cost = b.duration * b.gpus;
-            if (t.best_quality > b.best_quality ||
-                (t.best_quality == b.best_quality && cost < best_cost)) {
+            if (t.best_quality > b.best_quality || (t.best_quality == b.best_quality && cost < best_cost)) {
                 sweep.best_trial = i;
             }
         }

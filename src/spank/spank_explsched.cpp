@@ -4,8 +4,8 @@
 #include <exception>
 #include <string>
 
-#include "core/base/export.hpp"
 #include <vector>
+#include "core/base/export.hpp"
 
 #include "spank/spank_api.hpp"
 

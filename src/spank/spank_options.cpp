@@ -17,13 +17,26 @@ int record(int val, const char* optarg, int /*remote*/) {
     RawOptions& o = recorded_options();
     const std::string text = optarg != nullptr ? optarg : "";
     switch (val) {
-        case kExplore: o.explore = text; break;
-        case kMetric: o.metric = text; break;
-        case kMaxSteps: o.max_steps = text; break;
-        case kOnHopeless: o.on_hopeless = text; break;
-        case kMilestones: o.milestones = text; break;
-        case kKernelSched: o.kernel_sched = text; break;
-        default: return -1;
+        case kExplore:
+            o.explore = text;
+            break;
+        case kMetric:
+            o.metric = text;
+            break;
+        case kMaxSteps:
+            o.max_steps = text;
+            break;
+        case kOnHopeless:
+            o.on_hopeless = text;
+            break;
+        case kMilestones:
+            o.milestones = text;
+            break;
+        case kKernelSched:
+            o.kernel_sched = text;
+            break;
+        default:
+            return -1;
     }
     return 0;
 }
@@ -40,18 +53,18 @@ struct spank_option kOptions[] = {
      s("[explsched] metric the trial reports and its direction (default loss:min; accuracy-like "
        "names default to max)"),
      1, kMetric, record},
-    {s("explore-max-steps"), s("N"), s("[explsched] steps the trial runs to if never stopped"), 1,
-     kMaxSteps, record},
+    {s("explore-max-steps"), s("N"), s("[explsched] steps the trial runs to if never stopped"), 1, kMaxSteps,
+     record},
     {s("explore-on-hopeless"), s("requeue|cancel|none"),
-     s("[explsched] what to do when the trial cannot beat its sweep's best (default: site setting)"),
-     1, kOnHopeless, record},
+     s("[explsched] what to do when the trial cannot beat its sweep's best (default: site setting)"), 1,
+     kOnHopeless, record},
     {s("explore-milestones"), s("LIST"),
      s("[explsched] ASHA-style rungs in steps, e.g. 100,300,900: used while a sweep has too "
        "little data to predict"),
      1, kMilestones, record},
     {s("kernel-sched"), s("off|observe|enforce"),
-     s("[explsched] device-level kernel scheduling for this job's steps on shared GPUs"), 1,
-     kKernelSched, record},
+     s("[explsched] device-level kernel scheduling for this job's steps on shared GPUs"), 1, kKernelSched,
+     record},
 };
 
 }  // namespace

@@ -6,8 +6,8 @@
 #include <optional>
 #include <string>
 
-#include "core/sched/explore_spec.hpp"
 #include "core/base/result.hpp"
+#include "core/sched/explore_spec.hpp"
 
 namespace explsched::spank {
 

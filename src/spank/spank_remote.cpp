@@ -17,7 +17,6 @@ extern "C" {
 #include <slurm/slurm.h>
 }
 
-
 #ifndef EXPLSCHED_KERNELD_PATH
 #define EXPLSCHED_KERNELD_PATH "/usr/sbin/explsched-kerneld"
 #endif
@@ -102,8 +101,8 @@ void setup_device_level(spank_t sp, const DeviceStep& d, const Settings& setting
         return;
     }
     for (const auto& [name, value] : env->env) set_env(sp, name, value);
-    slurm_info("explsched: step %u.%u: kernel scheduling (%s) on GPU(s) %s, priority %.0f", d.job_id, d.step_id,
-               ksched::to_string(d.mode), d.visible_devices.c_str(), req.priority);
+    slurm_info("explsched: step %u.%u: kernel scheduling (%s) on GPU(s) %s, priority %.0f", d.job_id,
+               d.step_id, ksched::to_string(d.mode), d.visible_devices.c_str(), req.priority);
 }
 
 }  // namespace
@@ -125,7 +124,8 @@ int remote_user_init(spank_t sp, const Settings& settings) {
         if (int rc = set_env(sp, "EXPLSCHED_JOB_ID", std::to_string(job_id)); rc != 0) return rc;
     if (!settings.munge_socket.empty())
         if (int rc = set_env(sp, "EXPLSCHED_MUNGE_SOCKET", settings.munge_socket); rc != 0) return rc;
-    return set_env(sp, "EXPLSCHED_REPORT_ADDR", settings.report_host + ":" + std::to_string(settings.report_port));
+    return set_env(sp, "EXPLSCHED_REPORT_ADDR",
+                   settings.report_host + ":" + std::to_string(settings.report_port));
 }
 
 // Runs in each task, as root, just before it drops privileges and execs: the per-GPU daemons are

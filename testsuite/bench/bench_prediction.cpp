@@ -15,8 +15,8 @@
 
 #include "core/curves/curve_csv.hpp"
 #include "core/curves/curve_ensemble.hpp"
-#include "core/sched/engine_settings.hpp"
 #include "core/curves/curve_fit.hpp"
+#include "core/sched/engine_settings.hpp"
 
 #ifndef EXPLSCHED_DATA_DIR
 #define EXPLSCHED_DATA_DIR "../shared/data"

@@ -21,13 +21,13 @@
 #include <thread>
 #include <vector>
 
-#define CHECK(call)                                                                        \
-    do {                                                                                   \
-        cudaError_t e_ = (call);                                                           \
-        if (e_ != cudaSuccess) {                                                           \
-            std::fprintf(stderr, "gpu_load: %s: %s\n", #call, cudaGetErrorString(e_));     \
-            std::exit(1);                                                                  \
-        }                                                                                  \
+#define CHECK(call)                                                                    \
+    do {                                                                               \
+        cudaError_t e_ = (call);                                                       \
+        if (e_ != cudaSuccess) {                                                       \
+            std::fprintf(stderr, "gpu_load: %s: %s\n", #call, cudaGetErrorString(e_)); \
+            std::exit(1);                                                              \
+        }                                                                              \
     } while (0)
 
 __global__ void compute_kernel(float* out, int iters) {
@@ -50,12 +50,20 @@ int main(int argc, char** argv) {
     int kernels = 20;
     for (int i = 1; i + 1 < argc; i += 2) {
         std::string o = argv[i];
-        if (o == "--role") role = argv[i + 1];
-        else if (o == "--kind") kind = argv[i + 1];
-        else if (o == "--seconds") seconds = std::atof(argv[i + 1]);
-        else if (o == "--rate") rate = std::atof(argv[i + 1]);
-        else if (o == "--kernels") kernels = std::atoi(argv[i + 1]);
-        else { std::fprintf(stderr, "gpu_load: unknown option %s\n", o.c_str()); return 2; }
+        if (o == "--role")
+            role = argv[i + 1];
+        else if (o == "--kind")
+            kind = argv[i + 1];
+        else if (o == "--seconds")
+            seconds = std::atof(argv[i + 1]);
+        else if (o == "--rate")
+            rate = std::atof(argv[i + 1]);
+        else if (o == "--kernels")
+            kernels = std::atoi(argv[i + 1]);
+        else {
+            std::fprintf(stderr, "gpu_load: unknown option %s\n", o.c_str());
+            return 2;
+        }
     }
     cudaDeviceProp prop;
     CHECK(cudaGetDeviceProperties(&prop, 0));
@@ -70,8 +78,10 @@ int main(int argc, char** argv) {
     cudaStream_t s;
     CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     auto launch = [&] {
-        if (kind == "compute") compute_kernel<<<blocks, 1024, 0, s>>>(sink, 4096);
-        else memory_kernel<<<blocks, 1024, 0, s>>>(in, out, n / 16);  // ~64 MiB per kernel
+        if (kind == "compute")
+            compute_kernel<<<blocks, 1024, 0, s>>>(sink, 4096);
+        else
+            memory_kernel<<<blocks, 1024, 0, s>>>(in, out, n / 16);  // ~64 MiB per kernel
         CHECK(cudaGetLastError());
     };
     for (int i = 0; i < 10; ++i) launch();  // warm up

@@ -5,12 +5,12 @@
 #include <dlfcn.h>
 #include <stdio.h>
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
     int failed = 0;
     for (int i = 1; i < argc; ++i) {
         const int global = argv[i][0] == '+';
-        const char *path = argv[i] + global;
-        void *handle = dlopen(path, RTLD_NOW | (global ? RTLD_GLOBAL : RTLD_LOCAL));
+        const char* path = argv[i] + global;
+        void* handle = dlopen(path, RTLD_NOW | (global ? RTLD_GLOBAL : RTLD_LOCAL));
         if (handle == NULL) {
             printf("FAIL: %s\n", dlerror());
             failed = 1;

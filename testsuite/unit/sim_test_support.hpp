@@ -3,8 +3,8 @@
 #pragma once
 
 #include <cmath>
-#include <stdexcept>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 

@@ -34,7 +34,9 @@ struct TempDir {
 struct RecordingLogger final : Logger {
     std::vector<std::pair<LogLevel, std::string>> lines;
     bool enabled(LogLevel) const override { return true; }
-    void write(LogLevel level, std::string_view message) override { lines.emplace_back(level, std::string(message)); }
+    void write(LogLevel level, std::string_view message) override {
+        lines.emplace_back(level, std::string(message));
+    }
 };
 
 ReportInput input(uint32_t job, uint64_t step, double metric) {

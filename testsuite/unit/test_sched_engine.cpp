@@ -135,7 +135,8 @@ BOOST_AUTO_TEST_CASE(a_hopeless_reason_quotes_the_widened_interval) {
     Engine e = make(s);
     interval_width(e, "g", true, 8, 100);  // round 1: forecasts made
     std::vector<std::vector<CurvePoint>> curves;
-    for (int t = 0; t < 10; ++t) curves.push_back(plateau_then_jump(20, 1000.0 + 100.0 * t, 0.8 + 0.01 * t, 0.002));
+    for (int t = 0; t < 10; ++t)
+        curves.push_back(plateau_then_jump(20, 1000.0 + 100.0 * t, 0.8 + 0.01 * t, 0.002));
     curves[9] = plateau_then_jump(20, 1.0e9, 0.0, 0.002);  // still on its plateau at 2000 steps
     std::vector<JobView> jobs;
     for (int t = 0; t < 10; ++t) jobs.push_back(view(static_cast<std::uint32_t>(t + 1), "g", curves[t]));
@@ -189,7 +190,6 @@ BOOST_AUTO_TEST_CASE(forecast_audit_needs_enough_checked_forecasts) {
     interval_width(plain, "g", true, 8, 100);
     BOOST_TEST(interval_width(audited, "g", true, 17, 200) == interval_width(plain, "g", true, 17, 200));
 }
-
 
 BOOST_AUTO_TEST_CASE(rejects_bad_settings_and_bad_rounds) {
     EngineSettings bad;
@@ -431,7 +431,8 @@ BOOST_AUTO_TEST_CASE(behind_at_a_milestone_short_curves_are_stopped_when_asked) 
     for (std::size_t k = 0; k < 6; ++k) {
         const bool top = k >= 4;
         BOOST_TEST((out[k].state == (top ? TrialState::unknown : TrialState::hopeless)), k);
-        BOOST_TEST((out[k].reason.code == (top ? ReasonCode::asha_promoted : ReasonCode::behind_at_milestone)), k);
+        BOOST_TEST(
+            (out[k].reason.code == (top ? ReasonCode::asha_promoted : ReasonCode::behind_at_milestone)), k);
         BOOST_TEST((out[k].decision == (top ? Decision::keep : Decision::requeue_hold)), k);
     }
     BOOST_TEST(explain(out[0]).find("rank 6 of 6") != std::string::npos, explain(out[0]));
@@ -450,9 +451,9 @@ BOOST_AUTO_TEST_CASE(behind_at_a_milestone_short_curves_are_stopped_when_asked) 
 BOOST_AUTO_TEST_CASE(behind_at_a_milestone_is_stopped_only_when_the_prediction_agrees) {
     EngineSettings s;
     s.milestone_stop_probability = 0.2;  // the rule is off by default (the aggressive profile's)
-    s.min_expected_gain = 0.0;     // the milestone rule alone
-    s.hopeless_min_progress = 0.0;  // a third of the run is enough here
-    s.hopeless_probability = 0.0;   // not the extrapolation rule
+    s.min_expected_gain = 0.0;           // the milestone rule alone
+    s.hopeless_min_progress = 0.0;       // a third of the run is enough here
+    s.hopeless_probability = 0.0;        // not the extrapolation rule
     Engine e = make(s);
     // At step 1000 the leader is ahead of both others; the late bloomer learns faster and is
     // predicted to end above the leader's best; the poor one is not.
@@ -515,7 +516,8 @@ BOOST_AUTO_TEST_CASE(a_trial_expected_to_add_nothing_to_its_sweep_is_stopped) {
     BOOST_TEST((out[1].state == TrialState::hopeless), explain(out[1]));
     BOOST_TEST((out[1].reason.code == ReasonCode::negligible_gain));
     BOOST_TEST(out[1].reason.a < out[1].reason.b);
-    BOOST_TEST(explain(out[1]).find("expected to improve the group's best") != std::string::npos, explain(out[1]));
+    BOOST_TEST(explain(out[1]).find("expected to improve the group's best") != std::string::npos,
+               explain(out[1]));
     // a sibling predicted to beat the leader clearly goes on
     BOOST_TEST((out[3].state == TrialState::promising), explain(out[3]));
     // min_expected_gain = 0 (the default): the rule is off

@@ -42,7 +42,8 @@ BOOST_AUTO_TEST_CASE(numbers_and_lists) {
     BOOST_REQUIRE(l.ok());
     BOOST_TEST(l->size() == 3u);
     BOOST_TEST(l->at(2) == 900u);
-    BOOST_TEST(parse_explore_milestones("100,100").error().message.find("strictly increasing") != std::string::npos);
+    BOOST_TEST(parse_explore_milestones("100,100").error().message.find("strictly increasing") !=
+               std::string::npos);
     BOOST_TEST(!parse_explore_milestones("1,,2").ok());
     BOOST_TEST((parse_explore_on_hopeless("cancel").value() == HopelessAction::terminate));
     BOOST_TEST(!parse_explore_on_hopeless("kill").ok());
@@ -59,7 +60,8 @@ BOOST_AUTO_TEST_CASE(trial_only_options_need_explore) {
     spec.group = "g";
     spec.max_steps = 100;
     spec.milestones = {10, 200};
-    BOOST_TEST(validate_explore_spec(spec).error().message.find("beyond --explore-max-steps=100") != std::string::npos);
+    BOOST_TEST(validate_explore_spec(spec).error().message.find("beyond --explore-max-steps=100") !=
+               std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(env_round_trip) {
@@ -92,7 +94,8 @@ BOOST_AUTO_TEST_CASE(altered_record_is_an_error_naming_the_variable) {
     std::vector<std::string_view> env = {"EXPLSCHED_GROUP=ok", "EXPLSCHED_MAX_STEPS=abc"};
     auto r = parse_explore_env(env);
     BOOST_REQUIRE(!r.ok());
-    BOOST_TEST(r.error().message.rfind("job record variable EXPLSCHED_MAX_STEPS: ", 0) == 0, r.error().message);
+    BOOST_TEST(r.error().message.rfind("job record variable EXPLSCHED_MAX_STEPS: ", 0) == 0,
+               r.error().message);
     BOOST_TEST(!parse_explore_env({}).value().exploratory());
 }
 

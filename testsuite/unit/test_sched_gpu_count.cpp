@@ -23,10 +23,10 @@ BOOST_AUTO_TEST_CASE(job_tres) {
     BOOST_TEST(tres_gpus("gres/gpu=3").count == 3u);
     BOOST_TEST(tres_gpus("gres:gpu:v100:2,license/x:1").type == "v100");
     BOOST_TEST(tres_gpus("cpu=4,mem=1G").count == 0u);
-    BOOST_TEST(tres_gpus("gres:gpu:abc").count == 1u);  // a type without a count means one
-    BOOST_TEST(job_gpus("", "gres:gpu:2", "", 3, 1) == 6u);      // per node x nodes
-    BOOST_TEST(job_gpus("gres:gpu:4", "", "", 2, 1) == 4u);      // per job
-    BOOST_TEST(job_gpus("", "", "gres:gpu:1", 1, 8) == 8u);      // per task x tasks
+    BOOST_TEST(tres_gpus("gres:gpu:abc").count == 1u);       // a type without a count means one
+    BOOST_TEST(job_gpus("", "gres:gpu:2", "", 3, 1) == 6u);  // per node x nodes
+    BOOST_TEST(job_gpus("gres:gpu:4", "", "", 2, 1) == 4u);  // per job
+    BOOST_TEST(job_gpus("", "", "gres:gpu:1", 1, 8) == 8u);  // per task x tasks
     BOOST_TEST(job_gpus("", "", "", 1, 1) == 0u);
 }
 

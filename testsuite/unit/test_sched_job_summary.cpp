@@ -38,8 +38,10 @@ BOOST_AUTO_TEST_SUITE(sched_job_summary)
 
 BOOST_AUTO_TEST_CASE(round_trip) {
     const std::string line = summary_line(sample(), 0.93, "group=lr metric=loss:min max_steps=2000");
-    BOOST_TEST(line.rfind("explsched: group=lr metric=loss:min max_steps=2000 state=promising decision=preemptable", 0) == 0,
-               line);
+    BOOST_TEST(
+        line.rfind("explsched: group=lr metric=loss:min max_steps=2000 state=promising decision=preemptable",
+                   0) == 0,
+        line);
     auto s = parse_summary_line(line);
     BOOST_REQUIRE_MESSAGE(s.ok(), (s.ok() ? "" : s.error().message));
     BOOST_TEST((s->state == TrialState::promising));
@@ -86,13 +88,17 @@ BOOST_AUTO_TEST_CASE(no_prediction) {
 
 BOOST_AUTO_TEST_CASE(bad_lines_name_what_is_wrong) {
     BOOST_TEST(parse_summary_line("user comment").error().message == "summary line: no 'explsched: ' prefix");
-    BOOST_TEST(parse_summary_line("explsched: state=promising").error().message == "summary line: no reason=");
-    BOOST_TEST(parse_summary_line("explsched: state=maybe decision=keep utility=1 price=1 reason=x").error().message ==
-               "summary line: bad state='maybe'");
-    BOOST_TEST(parse_summary_line("explsched: state=unknown decision=keep utility=nan price=1 reason=x").error().message ==
-               "summary line: bad utility='nan'");
-    BOOST_TEST(parse_summary_line("explsched: state=unknown decision=keep price=1 reason=x").error().message ==
-               "summary line: no utility=");
+    BOOST_TEST(parse_summary_line("explsched: state=promising").error().message ==
+               "summary line: no reason=");
+    BOOST_TEST(parse_summary_line("explsched: state=maybe decision=keep utility=1 price=1 reason=x")
+                   .error()
+                   .message == "summary line: bad state='maybe'");
+    BOOST_TEST(parse_summary_line("explsched: state=unknown decision=keep utility=nan price=1 reason=x")
+                   .error()
+                   .message == "summary line: bad utility='nan'");
+    BOOST_TEST(
+        parse_summary_line("explsched: state=unknown decision=keep price=1 reason=x").error().message ==
+        "summary line: no utility=");
 }
 
 BOOST_AUTO_TEST_CASE(preemption_from_summaries) {
@@ -124,7 +130,8 @@ BOOST_AUTO_TEST_CASE(priority_terms_add_up) {
     Assessment a = provisional_assessment(view, settings.unknown_value, settings);
     BOOST_TEST(a.exploratory);
     BOOST_TEST((a.decision == Decision::wait));
-    BOOST_TEST(a.priority == static_cast<uint32_t>(settings.weight_value * 0.5 + settings.weight_partition + 1));
+    BOOST_TEST(a.priority ==
+               static_cast<uint32_t>(settings.weight_value * 0.5 + settings.weight_partition + 1));
     const PriorityTerms t = priority_terms(view, a, 1000 + settings.max_age_s / 2, settings);
     BOOST_TEST(t.age == settings.weight_age * 0.5, boost::test_tools::tolerance(1e-9));
     BOOST_TEST(t.partition == settings.weight_partition);

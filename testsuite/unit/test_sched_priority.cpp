@@ -49,10 +49,10 @@ BOOST_AUTO_TEST_CASE(priority_is_weighted_and_stays_in_slurm_range) {
 }
 
 BOOST_AUTO_TEST_CASE(slurm_priority_bounds) {
-    BOOST_TEST(to_slurm_priority(0, 0) == 1u);         // never 0: that means held
+    BOOST_TEST(to_slurm_priority(0, 0) == 1u);  // never 0: that means held
     BOOST_TEST(to_slurm_priority(99.6, 0) == 101u);
-    BOOST_TEST(to_slurm_priority(100, 30) == 71u);     // nice lowers
-    BOOST_TEST(to_slurm_priority(100, -30) == 131u);   // negative nice raises
+    BOOST_TEST(to_slurm_priority(100, 30) == 71u);    // nice lowers
+    BOOST_TEST(to_slurm_priority(100, -30) == 131u);  // negative nice raises
     BOOST_TEST(to_slurm_priority(5, 1000) == 1u);
     BOOST_TEST(to_slurm_priority(1e30, 0) == std::numeric_limits<uint32_t>::max() - 1);
     BOOST_TEST(to_slurm_priority(std::numeric_limits<double>::infinity(), 0) == 1u);

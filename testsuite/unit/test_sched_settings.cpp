@@ -41,7 +41,8 @@ BOOST_AUTO_TEST_CASE(forecast_audit_settings) {
     BOOST_TEST(s->engine.calibration_max_widen == 2.5);
     auto many = parse_settings("calibration_min_audits=257", ",");  // more than the audit keeps
     BOOST_REQUIRE(!many.ok());
-    BOOST_TEST(many.error().message.find("calibration_min_audits") != std::string::npos, many.error().message);
+    BOOST_TEST(many.error().message.find("calibration_min_audits") != std::string::npos,
+               many.error().message);
     auto bad = parse_settings("calibration_max_widen=0.5", ",");
     BOOST_REQUIRE(!bad.ok());
     BOOST_TEST(bad.error().message.find("'calibration_max_widen': 0.5 is out of range") != std::string::npos,

@@ -83,9 +83,12 @@ BOOST_AUTO_TEST_CASE(heavy_tailed_win_probability) {
     p.lower = 0.76;
     p.upper = 0.84;
     // the interval's edge keeps (1 - level) / 2 of the mass beyond it, as with the normal reading
-    BOOST_TEST(win_probability_heavy(p, Direction::maximize, 0.84, 0.8) == 0.1, boost::test_tools::tolerance(1e-6));
-    BOOST_TEST(win_probability_heavy(p, Direction::maximize, 0.80, 0.8) == 0.5, boost::test_tools::tolerance(1e-12));
-    BOOST_TEST(win_probability_heavy(p, Direction::minimize, 0.76, 0.8) == 0.1, boost::test_tools::tolerance(1e-6));
+    BOOST_TEST(win_probability_heavy(p, Direction::maximize, 0.84, 0.8) == 0.1,
+               boost::test_tools::tolerance(1e-6));
+    BOOST_TEST(win_probability_heavy(p, Direction::maximize, 0.80, 0.8) == 0.5,
+               boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(win_probability_heavy(p, Direction::minimize, 0.76, 0.8) == 0.1,
+               boost::test_tools::tolerance(1e-6));
     // but far tails are heavier: two half-widths short, the normal reading says 0.5 %, t3 2.3 %
     const double z = 1.2815515655446004;
     const double normal = win_probability(p, Direction::maximize, 0.88, z);
@@ -101,7 +104,8 @@ BOOST_AUTO_TEST_CASE(heavy_tailed_win_probability) {
     BOOST_TEST(expected_improvement_heavy(p, Direction::maximize, 0.70, 0.8) < 0.10 + at);
     BOOST_TEST(expected_improvement_heavy(p, Direction::maximize, 0.88, 0.8) >
                expected_improvement(p, Direction::maximize, 0.88, z));
-    BOOST_TEST(expected_improvement_heavy(p, Direction::minimize, 0.80, 0.8) == at, boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(expected_improvement_heavy(p, Direction::minimize, 0.80, 0.8) == at,
+               boost::test_tools::tolerance(1e-12));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

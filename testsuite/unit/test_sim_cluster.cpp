@@ -40,7 +40,7 @@ BOOST_AUTO_TEST_CASE(allocation_packs_then_spans_and_releases) {
     const Allocation b = c.allocate("v100", 2);
     BOOST_TEST(b.nodes.size() == 1u);
     BOOST_TEST(b.nodes[0].first != a.nodes[0].first);  // node with 1 free is too small
-    const Allocation s = c.allocate("v100", 6);         // 1 + 2 + 4 free: must span
+    const Allocation s = c.allocate("v100", 6);        // 1 + 2 + 4 free: must span
     BOOST_TEST(s.gpus() == 6u);
     BOOST_TEST(s.nodes.size() == 2u);
     BOOST_TEST(c.free_gpus("v100") == 1u);

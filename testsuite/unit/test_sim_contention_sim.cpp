@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <string>
 
-#include "sim/contention_sim.hpp"
 #include "core/device/orion_profile.hpp"
+#include "sim/contention_sim.hpp"
 
 #include <ostream>
 

@@ -66,14 +66,15 @@ BOOST_AUTO_TEST_CASE(step_time_interpolates_and_extrapolates) {
         "placement,local_bsz,step_time,sync_time\n1,32,0.1,0\n1,128,0.4,0\n4,32,0.2,0\n", "p.csv");
     BOOST_REQUIRE(table.ok());
     BOOST_TEST(table->step_time(1, 32) == 0.1, boost::test_tools::tolerance(1e-12));
-    BOOST_TEST(table->step_time(1, 64) == 0.2, boost::test_tools::tolerance(1e-9));  // log-log midpoint
+    BOOST_TEST(table->step_time(1, 64) == 0.2, boost::test_tools::tolerance(1e-9));    // log-log midpoint
     BOOST_TEST(table->step_time(1, 256) == 0.8, boost::test_tools::tolerance(1e-12));  // linear beyond
     BOOST_TEST(table->step_time(1, 8) == 0.1, boost::test_tools::tolerance(1e-12));    // clamped below
     BOOST_TEST(table->step_time(4, 32) == 0.2, boost::test_tools::tolerance(1e-12));
     BOOST_TEST(table->step_time(16, 32) == 0.2, boost::test_tools::tolerance(1e-12));  // widest measured
     auto bad = StepTimeTable::parse("placement,local_bsz,step_time\n1,abc,0.1\n", "p.csv");
     BOOST_REQUIRE(!bad.ok());
-    BOOST_TEST(bad.error().message.find("p.csv:2: local_bsz: 'abc'") != std::string::npos, bad.error().message);
+    BOOST_TEST(bad.error().message.find("p.csv:2: local_bsz: 'abc'") != std::string::npos,
+               bad.error().message);
 }
 
 BOOST_AUTO_TEST_CASE(site_directory_with_direction_override) {

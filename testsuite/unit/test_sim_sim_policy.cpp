@@ -80,7 +80,8 @@ BOOST_AUTO_TEST_CASE(registry_knows_every_policy_and_rejects_others) {
     }
     auto bad = make_policy("lottery", context, w);
     BOOST_REQUIRE(!bad.ok());
-    BOOST_TEST(bad.error().message.find("'lottery' is not one of fifo") != std::string::npos, bad.error().message);
+    BOOST_TEST(bad.error().message.find("'lottery' is not one of fifo") != std::string::npos,
+               bad.error().message);
 }
 
 BOOST_AUTO_TEST_CASE(plan_by_rank_preempts_running_trials_ranked_below_the_cut) {
@@ -176,7 +177,8 @@ BOOST_AUTO_TEST_CASE(gavel_moves_the_type_sensitive_job_to_the_fast_gpu) {
 
 BOOST_AUTO_TEST_CASE(asha_keeps_the_top_third_at_the_rung) {
     const CurveLibrary lib = toy_library();
-    const Workload w = make_workload(lib, {{0, 1, 100, "good", "s"}, {0, 1, 100, "mid", "s"}, {0, 1, 100, "bad", "s"}});
+    const Workload w =
+        make_workload(lib, {{0, 1, 100, "good", "s"}, {0, 1, 100, "mid", "s"}, {0, 1, 100, "bad", "s"}});
     PolicySettings ps;
     ps.asha_rungs = 1;  // one rung at max_step / 3 = 3.3: reached by the report at step 4 (t=40)
     const Run run = run_policy("asha", lib, w, homogeneous_cluster(3, "v100", 3), small_settings(), ps);
@@ -219,7 +221,8 @@ BOOST_AUTO_TEST_CASE(oasis_admits_cheap_work_and_rejects_what_never_pays) {
 BOOST_AUTO_TEST_CASE(explsched_terminates_diverged_and_hopeless_trials) {
     const CurveLibrary lib = toy_library();
     // one sweep: a good trial, a bad one, one that diverges at step 6 (t=600); 100 s per report
-    const Workload w = make_workload(lib, {{0, 1, 1000, "good", "s"}, {0, 1, 1000, "bad", "s"}, {0, 1, 1000, "nan", "s"}});
+    const Workload w =
+        make_workload(lib, {{0, 1, 1000, "good", "s"}, {0, 1, 1000, "bad", "s"}, {0, 1, 1000, "nan", "s"}});
     SimSettings settings = small_settings();
     settings.record = true;
     // Milestones off: this is about the divergence and extrapolation rules (the next case has them on).
@@ -245,7 +248,8 @@ BOOST_AUTO_TEST_CASE(explsched_stops_trials_behind_at_a_milestone_early) {
     // The same sweep with milestone_stop_unpredicted and no progress floor: the trial behind the
     // good one at a milestone is stopped there, before it has enough points to be extrapolated
     // (ASHA's rule), so the sweep spends less on it than with milestones off.
-    const Workload w = make_workload(lib, {{0, 1, 1000, "good", "s"}, {0, 1, 1000, "bad", "s"}, {0, 1, 1000, "nan", "s"}});
+    const Workload w =
+        make_workload(lib, {{0, 1, 1000, "good", "s"}, {0, 1, 1000, "bad", "s"}, {0, 1, 1000, "nan", "s"}});
     SimSettings settings = small_settings();
     settings.record = true;
     PolicySettings on;
@@ -295,7 +299,8 @@ BOOST_AUTO_TEST_CASE(params_set_explscheds_engine_settings) {
 
 BOOST_AUTO_TEST_CASE(oracle_runs_only_each_sweeps_best_trial) {
     const CurveLibrary lib = toy_library();
-    const Workload w = make_workload(lib, {{0, 1, 100, "mid", "s"}, {5, 1, 100, "good", "s"}, {6, 1, 100, "bad", "s"}});
+    const Workload w =
+        make_workload(lib, {{0, 1, 100, "mid", "s"}, {5, 1, 100, "good", "s"}, {6, 1, 100, "bad", "s"}});
     const Run run = run_policy("oracle", lib, w, homogeneous_cluster(3, "v100", 3), small_settings());
     BOOST_TEST(is(status_of(run, 0), TrialStatus::stopped));
     BOOST_TEST(is(status_of(run, 2), TrialStatus::stopped));

@@ -14,7 +14,8 @@ namespace {
 // A policy that follows a script: at each round it calls `step` with the input and the plan.
 class ScriptedPolicy final : public Policy {
 public:
-    explicit ScriptedPolicy(std::function<void(const RoundInput&, RoundPlan&)> step) : step_(std::move(step)) {}
+    explicit ScriptedPolicy(std::function<void(const RoundInput&, RoundPlan&)> step)
+        : step_(std::move(step)) {}
     std::string_view name() const override { return "scripted"; }
     Status schedule(const RoundInput& input, RoundPlan& plan) override {
         step_(input, plan);
@@ -38,7 +39,8 @@ BOOST_AUTO_TEST_SUITE(sim_simulator)
 
 BOOST_AUTO_TEST_CASE(fifo_by_hand) {
     const CurveLibrary lib = toy_library();
-    const Workload w = make_workload(lib, {{0, 2, 100, "good", ""}, {0, 1, 100, "good", ""}, {10, 1, 100, "mid", ""}});
+    const Workload w =
+        make_workload(lib, {{0, 2, 100, "good", ""}, {0, 1, 100, "good", ""}, {10, 1, 100, "mid", ""}});
     const ClusterSpec cluster = homogeneous_cluster(2, "v100", 2);
     SimSettings settings = small_settings();
     settings.record = true;
@@ -59,7 +61,8 @@ BOOST_AUTO_TEST_CASE(fifo_by_hand) {
     BOOST_TEST(t[1].points[0].wall_time == 10.0, boost::test_tools::tolerance(1e-6));
     BOOST_TEST(t[1].points[0].throughput == 0.1, boost::test_tools::tolerance(1e-12));
     BOOST_TEST(run.metrics.gpu_hours == 400.0 / 3600.0, boost::test_tools::tolerance(1e-6));
-    BOOST_TEST(run.metrics.jct_mean_h == (100.0 + 200.0 + 190.0) / 3.0 / 3600.0, boost::test_tools::tolerance(1e-6));
+    BOOST_TEST(run.metrics.jct_mean_h == (100.0 + 200.0 + 190.0) / 3.0 / 3600.0,
+               boost::test_tools::tolerance(1e-6));
     BOOST_TEST(run.metrics.makespan_h == 200.0 / 3600.0, boost::test_tools::tolerance(1e-6));
     // every trial is its own sweep; mid's best is below the application's best
     BOOST_TEST(run.metrics.profit == 2.0 + w.trials[2].best_quality, boost::test_tools::tolerance(1e-12));
@@ -117,7 +120,8 @@ BOOST_AUTO_TEST_CASE(bad_plans_are_errors_not_crashes) {
     BOOST_TEST(r3.error().message.find("asks for 4 GPUs, the cluster has 1") != std::string::npos,
                r3.error().message);
     // 4 GPUs in all, but at most 2 of one type: it could never start
-    auto r4 = simulate(big, lib, ThroughputTable{}, *parse_cluster_spec("v100:1x2,k80:1x2"), idle, small_settings());
+    auto r4 = simulate(big, lib, ThroughputTable{}, *parse_cluster_spec("v100:1x2,k80:1x2"), idle,
+                       small_settings());
     BOOST_REQUIRE(!r4.ok());
     BOOST_TEST(r4.error().message.find("at most 2 of one type") != std::string::npos, r4.error().message);
 }
@@ -125,7 +129,8 @@ BOOST_AUTO_TEST_CASE(bad_plans_are_errors_not_crashes) {
 BOOST_AUTO_TEST_CASE(same_seed_same_result_for_every_policy) {
     const CurveLibrary lib = toy_library();
     std::vector<Row> rows;
-    for (int i = 0; i < 24; ++i) rows.push_back({37.0 * i, static_cast<std::uint32_t>(1 + i % 2), 900.0 + 50 * i, "", ""});
+    for (int i = 0; i < 24; ++i)
+        rows.push_back({37.0 * i, static_cast<std::uint32_t>(1 + i % 2), 900.0 + 50 * i, "", ""});
     Trace trace = make_trace(rows);
     for (TraceJob& j : trace.jobs) j.variant.clear();
     WorkloadOptions options;
@@ -141,7 +146,8 @@ BOOST_AUTO_TEST_CASE(same_seed_same_result_for_every_policy) {
             BOOST_TEST(a.metrics.gpu_hours == b.metrics.gpu_hours);
             BOOST_TEST(a.metrics.preemptions == b.metrics.preemptions);
             for (std::size_t i = 0; i < w.trials.size(); ++i) {
-                BOOST_TEST(static_cast<int>(a.result.trials[i].status) == static_cast<int>(b.result.trials[i].status));
+                BOOST_TEST(static_cast<int>(a.result.trials[i].status) ==
+                           static_cast<int>(b.result.trials[i].status));
                 BOOST_TEST(a.result.trials[i].gpu_seconds == b.result.trials[i].gpu_seconds);
                 BOOST_TEST((a.result.trials[i].end == b.result.trials[i].end ||
                             (std::isnan(a.result.trials[i].end) && std::isnan(b.result.trials[i].end))));
@@ -170,7 +176,7 @@ BOOST_AUTO_TEST_CASE(idle_gaps_are_skipped_without_changing_times) {
     const Workload w = make_workload(lib, {{0, 1, 100, "good", ""}, {1000005, 1, 100, "good", ""}});
     const Run run = run_policy("fifo", lib, w, homogeneous_cluster(1), small_settings());
     BOOST_TEST(run.result.trials[1].first_start == 1000010.0);  // the first round after it arrived
-    BOOST_TEST(run.result.rounds < 40u);                         // not 100,000 empty rounds
+    BOOST_TEST(run.result.rounds < 40u);                        // not 100,000 empty rounds
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -11,7 +11,9 @@ using namespace explsched::sim;
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
 
 }  // namespace
 
@@ -58,7 +60,8 @@ BOOST_AUTO_TEST_CASE(bad_philly_row_names_line_and_column) {
 
     auto short_row = parse_trace("timestamp,duration,num_gpus\n\n\n2017-01-09 07:01:55,5\n", "t.csv");
     BOOST_REQUIRE(!short_row.ok());
-    BOOST_TEST(contains(short_row.error().message, "t.csv:4: 2 cells, header has 3"), short_row.error().message);
+    BOOST_TEST(contains(short_row.error().message, "t.csv:4: 2 cells, header has 3"),
+               short_row.error().message);
 }
 
 BOOST_AUTO_TEST_CASE(pollux_rows_name_application_and_variant) {
@@ -89,7 +92,8 @@ BOOST_AUTO_TEST_CASE(sacct_jobs_arrays_steps_and_gpus) {
         "cpu=4,gres/gpu=2,mem=8G,node=1\n"
         "101_3|sweep|2023-05-01T10:30:00|2023-05-01T10:31:00|2023-05-01T12:31:00|1-02:00:00|COMPLETED|"
         "cpu=1,gres/gpu:v100=1,mem=1G\n"
-        "102|cpu|2023-05-01T10:40:00|2023-05-01T10:41:00|2023-05-01T10:42:00|00:01:00|COMPLETED|cpu=1,mem=1G\n"
+        "102|cpu|2023-05-01T10:40:00|2023-05-01T10:41:00|2023-05-01T10:42:00|00:01:00|COMPLETED|cpu=1,mem="
+        "1G\n"
         "103|never|2023-05-01T10:50:00|Unknown|Unknown|00:00:00|CANCELLED|gres/gpu=1\n"
         "101_[4-9]|sweep|2023-05-01T10:30:00|Unknown|Unknown|00:00:00|PENDING|\n";
     auto trace = parse_trace(text, "sacct.txt");

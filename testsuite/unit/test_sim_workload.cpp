@@ -16,7 +16,8 @@ const std::string kData = EXPLSCHED_DATA_DIR;
 Trace philly_like(std::size_t n) {
     std::vector<Row> rows;
     for (std::size_t i = 0; i < n; ++i) {
-        rows.push_back({10.0 * static_cast<double>(i), static_cast<std::uint32_t>(1 + i % 3), 100.0 + static_cast<double>(i), "", ""});
+        rows.push_back({10.0 * static_cast<double>(i), static_cast<std::uint32_t>(1 + i % 3),
+                        100.0 + static_cast<double>(i), "", ""});
     }
     Trace t = make_trace(rows);
     for (TraceJob& j : t.jobs) {
@@ -47,7 +48,7 @@ BOOST_AUTO_TEST_CASE(consecutive_rows_form_sweeps_of_the_given_size) {
         BOOST_TEST(w->trials[s.best_trial].best_quality == s.best_quality);
     }
     // one model per synthesised sweep: the first row's GPUs and duration, the rows' own arrivals
-    BOOST_TEST(w->trials[5].gpus == 2u);     // row 4 (the sweep's first) asks for 2
+    BOOST_TEST(w->trials[5].gpus == 2u);  // row 4 (the sweep's first) asks for 2
     BOOST_TEST(w->trials[5].duration == 104.0);
     BOOST_TEST(w->trials[5].arrival == 50.0);
     options.uniform_sweeps = false;
@@ -97,7 +98,8 @@ BOOST_AUTO_TEST_CASE(hp_variation_scales_improvement_and_slows_learning) {
         const CurveVariant& base = *app.find_variant(t.variant);
         // never better than the recorded run it is drawn from
         for (std::size_t k = 0; k < t.metrics.size(); ++k) {
-            if (std::isfinite(t.metrics[k]) && std::isfinite(base.metrics[k])) BOOST_TEST(t.metrics[k] <= base.metrics[k] + 1e-12);
+            if (std::isfinite(t.metrics[k]) && std::isfinite(base.metrics[k]))
+                BOOST_TEST(t.metrics[k] <= base.metrics[k] + 1e-12);
         }
         if (t.diverges) {
             ++diverging;

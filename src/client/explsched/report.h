@@ -36,11 +36,11 @@ typedef enum explsched_report_status {
 } explsched_report_status;
 
 typedef struct explsched_report_result {
-    int status;            /* an explsched_report_status */
-    char code[32];         /* why, for REFUSED/RETRY: "step_behind", "forbidden", ... ("" else) */
-    int has_last_step;     /* set with code "step_behind" */
-    uint64_t last_step;    /* the job's last stored step: resume reporting after it */
-    char message[512];     /* "explsched: <what failed>: <why>" for anything but STORED */
+    int status;         /* an explsched_report_status */
+    char code[32];      /* why, for REFUSED/RETRY: "step_behind", "forbidden", ... ("" else) */
+    int has_last_step;  /* set with code "step_behind" */
+    uint64_t last_step; /* the job's last stored step: resume reporting after it */
+    char message[512];  /* "explsched: <what failed>: <why>" for anything but STORED */
 } explsched_report_result;
 
 typedef struct explsched_reporter explsched_reporter;
@@ -53,22 +53,22 @@ typedef struct explsched_reporter explsched_reporter;
  *   libmunge's default socket.
  * Returns NULL and writes why into errbuf (if not NULL) on failure.
  */
-explsched_reporter *explsched_reporter_open(const char *address, const char *munge_socket, char *errbuf,
+explsched_reporter* explsched_reporter_open(const char* address, const char* munge_socket, char* errbuf,
                                             size_t errlen);
 
 /* Seconds to wait for connecting, sending and the reply (default 10). */
-void explsched_reporter_set_timeout(explsched_reporter *reporter, double seconds);
+void explsched_reporter_set_timeout(explsched_reporter* reporter, double seconds);
 
 /*
  * Sends one report and waits for its reply. throughput is in steps per second; pass NAN or a
  * negative value when not measured. A lost connection is re-established once (with a fresh
  * credential) before giving up. Returns the status, also stored in *result when not NULL.
  */
-int explsched_reporter_send(explsched_reporter *reporter, uint32_t job_id, uint64_t step, double metric,
-                            double throughput, explsched_report_result *result);
+int explsched_reporter_send(explsched_reporter* reporter, uint32_t job_id, uint64_t step, double metric,
+                            double throughput, explsched_report_result* result);
 
 /* Closes the connection and frees the reporter (NULL is fine). */
-void explsched_reporter_close(explsched_reporter *reporter);
+void explsched_reporter_close(explsched_reporter* reporter);
 
 /* The job to report for: $EXPLSCHED_JOB_ID, else $SLURM_JOB_ID; 0 when neither holds a job id. */
 uint32_t explsched_report_job_id(void);
@@ -77,10 +77,10 @@ uint32_t explsched_report_job_id(void);
  * One call for a training loop: a process-wide reporter (created on first use from the
  * environment, thread-safe) and the job from explsched_report_job_id().
  */
-int explsched_report(uint64_t step, double metric, double throughput, explsched_report_result *result);
+int explsched_report(uint64_t step, double metric, double throughput, explsched_report_result* result);
 
 /* "stored", "duplicate", "refused", "retry", "error". */
-const char *explsched_report_status_name(int status);
+const char* explsched_report_status_name(int status);
 
 #ifdef __cplusplus
 }

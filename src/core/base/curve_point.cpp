@@ -13,8 +13,8 @@ std::string format_point_value(double value) {
 }
 
 Error point_error(std::size_t index, const char* field, double value, const std::string& why) {
-    return make_error("curve point " + std::to_string(index) + ": " + field + " " + format_point_value(value) +
-                      ": " + why);
+    return make_error("curve point " + std::to_string(index) + ": " + field + " " +
+                      format_point_value(value) + ": " + why);
 }
 
 namespace {

@@ -19,8 +19,8 @@ inline Error make_error(std::string message) { return Error{std::move(message)};
 template <typename T>
 class [[nodiscard]] Result {
 public:
-    Result(T value) : state_(std::move(value)) {}          // NOLINT(google-explicit-constructor)
-    Result(Error error) : state_(std::move(error)) {}      // NOLINT(google-explicit-constructor)
+    Result(T value) : state_(std::move(value)) {}      // NOLINT(google-explicit-constructor)
+    Result(Error error) : state_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
     bool ok() const { return std::holds_alternative<T>(state_); }
     explicit operator bool() const { return ok(); }
@@ -44,7 +44,7 @@ template <>
 class [[nodiscard]] Result<void> {
 public:
     Result() = default;
-    Result(Error error) : error_(std::move(error)) {}      // NOLINT(google-explicit-constructor)
+    Result(Error error) : error_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
     bool ok() const { return !error_.has_value(); }
     explicit operator bool() const { return ok(); }

@@ -8,10 +8,10 @@
 #include <cstddef>
 #include <vector>
 
+#include "core/base/result.hpp"
 #include "core/curves/curve_models.hpp"
 #include "core/curves/fit_settings.hpp"
 #include "core/curves/prediction.hpp"
-#include "core/base/result.hpp"
 #include "core/curves/trial.hpp"
 
 namespace explsched {

@@ -27,8 +27,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/device/kernel_profile.hpp"
 #include "core/base/result.hpp"
+#include "core/device/kernel_profile.hpp"
 
 namespace explsched {
 

@@ -12,8 +12,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/device/kernel_profile.hpp"
 #include "core/base/result.hpp"
+#include "core/device/kernel_profile.hpp"
 
 namespace explsched {
 

@@ -24,8 +24,8 @@
 #include <string>
 #include <vector>
 
-#include "core/report/report_wire.hpp"
 #include "core/base/result.hpp"
+#include "core/report/report_wire.hpp"
 
 struct sqlite3;
 struct sqlite3_stmt;

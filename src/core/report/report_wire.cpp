@@ -8,8 +8,8 @@
 #include <cstring>
 #include <limits>
 
-#include "core/base/strings.hpp"
 #include "core/base/curve_point.hpp"
+#include "core/base/strings.hpp"
 
 namespace explsched::wire {
 

@@ -127,8 +127,9 @@ std::string describe(Decision decision, const Reason& r) {
                                     : ", and a chance of " + num(r.e, 2) + " to beat the group's best";
             break;
         case ReasonCode::negligible_gain:
-            text += "predicted final " + num(r.c, 4) + " is expected to improve the group's best " + num(r.d, 4) +
-                    " by " + (r.a < 1e-4 ? std::string("almost nothing") : num(r.a, 2) + " of its range") +
+            text += "predicted final " + num(r.c, 4) + " is expected to improve the group's best " +
+                    num(r.d, 4) + " by " +
+                    (r.a < 1e-4 ? std::string("almost nothing") : num(r.a, 2) + " of its range") +
                     ", less than " + num(r.b, 2);
             break;
     }

@@ -16,17 +16,17 @@ enum class TrialState { unknown, promising, hopeless };
 enum class Decision { run, wait, keep, preemptable, terminate, requeue_hold };
 
 enum class ReasonCode {
-    nonexploratory,  // no group: ranked by age, partition and nice
-    invalid_report,  // curve rejected; Assessment::error says why
-    diverged,        // metric became non-finite at step a
-    hopeless,        // final a in [b, c] cannot beat group best d (probability e)
-    finished,        // reached max_steps a
-    too_few_points,  // a points < b needed, no milestone reached yet
-    asha_promoted,   // milestone step a: rank b of c, within the top 1/d
-    asha_behind,     // milestone step a: rank b of c, outside the top 1/d
-    above_price,     // utility a >= price b at load c
-    below_price,     // utility a < price b at load c
-    in_grace,        // running a s < min_run_s b: not preemptable yet
+    nonexploratory,       // no group: ranked by age, partition and nice
+    invalid_report,       // curve rejected; Assessment::error says why
+    diverged,             // metric became non-finite at step a
+    hopeless,             // final a in [b, c] cannot beat group best d (probability e)
+    finished,             // reached max_steps a
+    too_few_points,       // a points < b needed, no milestone reached yet
+    asha_promoted,        // milestone step a: rank b of c, within the top 1/d
+    asha_behind,          // milestone step a: rank b of c, outside the top 1/d
+    above_price,          // utility a >= price b at load c
+    below_price,          // utility a < price b at load c
+    in_grace,             // running a s < min_run_s b: not preemptable yet
     behind_at_milestone,  // milestone step a: rank b of c, outside the top 1/d; chance e to win
     negligible_gain,      // expected improvement a (of the range) on best d < b; final c
 };

@@ -116,7 +116,8 @@ std::vector<std::pair<std::string, std::string>> explore_env(const ExploreSpec& 
         env.emplace_back(kEnvGroup, spec.group);
         env.emplace_back(kEnvMetric, spec.metric + ":" + std::string(to_string(spec.direction)));
         if (spec.max_steps) env.emplace_back(kEnvMaxSteps, std::to_string(*spec.max_steps));
-        if (spec.on_hopeless) env.emplace_back(kEnvOnHopeless, std::string(hopeless_option_text(*spec.on_hopeless)));
+        if (spec.on_hopeless)
+            env.emplace_back(kEnvOnHopeless, std::string(hopeless_option_text(*spec.on_hopeless)));
         if (!spec.milestones.empty()) {
             std::string list;
             for (uint64_t m : spec.milestones) list += (list.empty() ? "" : ",") + std::to_string(m);
@@ -171,7 +172,8 @@ Result<ExploreSpec> parse_explore_env(const std::vector<std::string_view>& env) 
 
 namespace explsched {
 std::string explore_trial_text(const ExploreSpec& spec) {
-    std::string out = "group=" + spec.group + " metric=" + spec.metric + ":" + std::string(to_string(spec.direction));
+    std::string out =
+        "group=" + spec.group + " metric=" + spec.metric + ":" + std::string(to_string(spec.direction));
     if (spec.max_steps) out += " max_steps=" + std::to_string(*spec.max_steps);
     return out;
 }

@@ -13,8 +13,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/sched/settings.hpp"
 #include "core/base/result.hpp"
+#include "core/sched/settings.hpp"
 
 namespace explsched {
 
@@ -22,12 +22,12 @@ enum class MetricDirection { min, max };
 std::string_view to_string(MetricDirection direction);
 
 struct ExploreSpec {
-    std::string group;                       // the sweep; empty: not an exploratory job
-    std::string metric = "loss";             // what the job reports
+    std::string group;            // the sweep; empty: not an exploratory job
+    std::string metric = "loss";  // what the job reports
     MetricDirection direction = MetricDirection::min;
-    std::optional<uint64_t> max_steps;       // when known: the curve's horizon
+    std::optional<uint64_t> max_steps;          // when known: the curve's horizon
     std::optional<HopelessAction> on_hopeless;  // unset: the site default (hopeless_action)
-    std::vector<uint64_t> milestones;        // ASHA rungs in steps, increasing
+    std::vector<uint64_t> milestones;           // ASHA rungs in steps, increasing
     std::optional<KernelSchedMode> kernel_sched;
 
     bool exploratory() const { return !group.empty(); }

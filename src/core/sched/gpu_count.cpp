@@ -67,7 +67,8 @@ uint64_t job_gpus(uint64_t per_job, uint64_t per_node, uint64_t per_task, uint64
 
 uint64_t job_gpus(std::string_view per_job, std::string_view per_node, std::string_view per_task,
                   uint64_t nodes, uint64_t tasks) {
-    return job_gpus(tres_gpus(per_job).count, tres_gpus(per_node).count, tres_gpus(per_task).count, nodes, tasks);
+    return job_gpus(tres_gpus(per_job).count, tres_gpus(per_node).count, tres_gpus(per_task).count, nodes,
+                    tasks);
 }
 
 }  // namespace explsched

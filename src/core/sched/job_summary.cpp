@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <vector>
 
-#include "core/sched/priority.hpp"
 #include "core/base/strings.hpp"
+#include "core/sched/priority.hpp"
 
 namespace explsched {
 
@@ -46,7 +46,8 @@ std::string summary_line(const Assessment& a, double load, std::string_view tria
     out += to_string(a.decision);
     out += " utility=" + num(a.utility) + " price=" + num(a.price) + " load=" + num(load);
     const Prediction& p = a.prediction;
-    if (std::isfinite(p.value) && std::isfinite(p.lower) && std::isfinite(p.upper) && std::isfinite(p.horizon)) {
+    if (std::isfinite(p.value) && std::isfinite(p.lower) && std::isfinite(p.upper) &&
+        std::isfinite(p.horizon)) {
         out += " pred=" + num(p.value) + " [" + num(p.lower) + "," + num(p.upper) + "]@" + num(p.horizon);
     } else {
         out += " pred=none";
@@ -75,7 +76,9 @@ Result<JobSummary> parse_summary_line(std::string_view line) {
         const auto eq = item.find('=');
         if (eq == std::string_view::npos) continue;  // the interval after pred= (handled there)
         const std::string_view key = item.substr(0, eq), value = item.substr(eq + 1);
-        auto bad = [&] { return make_error("summary line: bad " + std::string(key) + "='" + std::string(value) + "'"); };
+        auto bad = [&] {
+            return make_error("summary line: bad " + std::string(key) + "='" + std::string(value) + "'");
+        };
         if (key == "state") {
             if (!enum_from(value, kStates, s.state)) return bad();
             seen_state = true;
@@ -93,7 +96,8 @@ Result<JobSummary> parse_summary_line(std::string_view line) {
             // "[lower,upper]@horizon"
             std::string_view iv = items[++i];
             const auto comma = iv.find(','), close = iv.find("]@");
-            if (iv.empty() || iv.front() != '[' || comma == std::string_view::npos || close == std::string_view::npos)
+            if (iv.empty() || iv.front() != '[' || comma == std::string_view::npos ||
+                close == std::string_view::npos)
                 return bad();
             auto lo = parse_finite_double(iv.substr(1, comma - 1));
             auto hi = parse_finite_double(iv.substr(comma + 1, close - comma - 1));

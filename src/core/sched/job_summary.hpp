@@ -15,9 +15,9 @@
 #include <string>
 #include <string_view>
 
+#include "core/base/result.hpp"
 #include "core/sched/decision.hpp"
 #include "core/sched/engine_types.hpp"
-#include "core/base/result.hpp"
 
 namespace explsched {
 

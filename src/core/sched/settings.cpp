@@ -2,10 +2,10 @@
 #include "core/sched/settings.hpp"
 
 #include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <limits>
 #include <sstream>
 
@@ -15,18 +15,24 @@ namespace explsched {
 
 std::string_view hopeless_option_text(HopelessAction action) {
     switch (action) {
-        case HopelessAction::requeue_hold: return "requeue";
-        case HopelessAction::terminate: return "cancel";
-        case HopelessAction::none: return "none";
+        case HopelessAction::requeue_hold:
+            return "requeue";
+        case HopelessAction::terminate:
+            return "cancel";
+        case HopelessAction::none:
+            return "none";
     }
     return "?";
 }
 
 std::string_view to_string(KernelSchedMode mode) {
     switch (mode) {
-        case KernelSchedMode::off: return "off";
-        case KernelSchedMode::observe: return "observe";
-        case KernelSchedMode::enforce: return "enforce";
+        case KernelSchedMode::off:
+            return "off";
+        case KernelSchedMode::observe:
+            return "observe";
+        case KernelSchedMode::enforce:
+            return "enforce";
     }
     return "?";
 }
@@ -61,11 +67,24 @@ Result<uint64_t> parse_duration_value(std::string_view v) {
     std::string_view digits = v;
     if (!v.empty()) {
         switch (v.back()) {
-            case 's': scale = 1; digits.remove_suffix(1); break;
-            case 'm': scale = 60; digits.remove_suffix(1); break;
-            case 'h': scale = 3600; digits.remove_suffix(1); break;
-            case 'd': scale = 86400; digits.remove_suffix(1); break;
-            default: break;
+            case 's':
+                scale = 1;
+                digits.remove_suffix(1);
+                break;
+            case 'm':
+                scale = 60;
+                digits.remove_suffix(1);
+                break;
+            case 'h':
+                scale = 3600;
+                digits.remove_suffix(1);
+                break;
+            case 'd':
+                scale = 86400;
+                digits.remove_suffix(1);
+                break;
+            default:
+                break;
         }
     }
     auto n = parse_uint64(digits);
@@ -138,8 +157,8 @@ Status set_duration(Settings& s, std::string_view v) {
     auto n = parse_duration_value(v);
     if (!n) return n.error();
     if (*n < Min || *n > Max)
-        return make_error(std::to_string(*n) + " seconds is out of range [" + std::to_string(Min) +
-                          ", " + std::to_string(Max) + "]");
+        return make_error(std::to_string(*n) + " seconds is out of range [" + std::to_string(Min) + ", " +
+                          std::to_string(Max) + "]");
     field(s, Member) = static_cast<T>(*n);
     return {};
 }
@@ -224,8 +243,7 @@ const Row kRows[] = {
     {"weight_utility", "weight of the utility-versus-price term of exploratory jobs",
      set_uint<&EngineSettings::weight_value, 0, kU32 / 4>,
      [](const Settings& s) { return std::to_string(s.engine.weight_value); }},
-    {"weight_age", "weight of the age term (every job)",
-     set_uint<&EngineSettings::weight_age, 0, kU32 / 4>,
+    {"weight_age", "weight of the age term (every job)", set_uint<&EngineSettings::weight_age, 0, kU32 / 4>,
      [](const Settings& s) { return std::to_string(s.engine.weight_age); }},
     {"weight_partition", "weight of the partition PriorityJobFactor term (every job)",
      set_uint<&EngineSettings::weight_partition, 0, kU32 / 4>,
@@ -260,8 +278,7 @@ const Row kRows[] = {
     {"preempt_non_explore", "whether exploratory jobs may preempt non-exploratory ones (yes/no)",
      set_bool<&EngineSettings::preempt_nonexploratory>,
      [](const Settings& s) { return std::string(s.engine.preempt_nonexploratory ? "yes" : "no"); }},
-    {"hopeless_action", "default for hopeless trials: requeue (and hold), cancel, or none",
-     set_hopeless,
+    {"hopeless_action", "default for hopeless trials: requeue (and hold), cancel, or none", set_hopeless,
      [](const Settings& s) { return std::string(hopeless_option_text(s.engine.hopeless_action)); }},
     {"hopeless_probability", "a trial whose chance to beat its sweep's best is below this is hopeless",
      set_double<&EngineSettings::hopeless_probability, 0, 1000000>,
@@ -269,34 +286,40 @@ const Row kRows[] = {
     {"hopeless_min_points", "reported points a trial needs before it can be called hopeless",
      set_uint<&EngineSettings::hopeless_min_points, 1, 1000>,
      [](const Settings& s) { return std::to_string(s.engine.hopeless_min_points); }},
-    {"hopeless_min_progress", "fraction of its run (max_steps, else the group's furthest trial) before a trial can be called hopeless",
+    {"hopeless_min_progress",
+     "fraction of its run (max_steps, else the group's furthest trial) before a trial can be called hopeless",
      set_double<&EngineSettings::hopeless_min_progress, 0, 1000000>,
      [](const Settings& s) { return fmt_double(s.engine.hopeless_min_progress); }},
-    {"calibration_min_audits", "checked forecasts a sweep needs before its intervals are widened to what its curves did (0: no audit)",
+    {"calibration_min_audits",
+     "checked forecasts a sweep needs before its intervals are widened to what its curves did (0: no audit)",
      set_uint<&EngineSettings::calibration_min_audits, 0, kMaxCalibrationAudits>,
      [](const Settings& s) { return std::to_string(s.engine.calibration_min_audits); }},
     {"calibration_max_widen", "most a sweep's forecast audits may widen its intervals (factor)",
      set_double<&EngineSettings::calibration_max_widen, 1000000, 1000000000>,
      [](const Settings& s) { return fmt_double(s.engine.calibration_max_widen); }},
-    {"milestone_stop_probability", "a trial outside the top 1/eta at a milestone whose chance to beat its sweep's best is below this is hopeless (0: never)",
+    {"milestone_stop_probability",
+     "a trial outside the top 1/eta at a milestone whose chance to beat its sweep's best is below this is "
+     "hopeless (0: never)",
      set_double<&EngineSettings::milestone_stop_probability, 0, 1000000>,
      [](const Settings& s) { return fmt_double(s.engine.milestone_stop_probability); }},
-    {"milestone_stop_unpredicted", "also stop a trial behind at a milestone before its curve can be extrapolated, as ASHA does (yes/no)",
+    {"milestone_stop_unpredicted",
+     "also stop a trial behind at a milestone before its curve can be extrapolated, as ASHA does (yes/no)",
      set_bool<&EngineSettings::milestone_stop_unpredicted>,
      [](const Settings& s) { return std::string(s.engine.milestone_stop_unpredicted ? "yes" : "no"); }},
-    {"min_expected_gain", "a trial whose expected improvement on its sweep's best is below this fraction of the sweep's metric range is hopeless (0: never)",
+    {"min_expected_gain",
+     "a trial whose expected improvement on its sweep's best is below this fraction of the sweep's metric "
+     "range is hopeless (0: never)",
      set_double<&EngineSettings::min_expected_gain, 0, 1000000>,
      [](const Settings& s) { return fmt_double(s.engine.min_expected_gain); }},
     {"asha_reduction", "ASHA fallback: keep the top 1/eta of a sweep at each milestone (eta)",
      set_double<&EngineSettings::asha_reduction, 1000000, 1000000000>,
      [](const Settings& s) { return fmt_double(s.engine.asha_reduction); }},
-    {"report_host", "host or address explschedd listens on and clients report to",
-     set_host, [](const Settings& s) { return s.report_host; }},
-    {"report_port", "TCP port of explschedd",
-     set_uint<&Settings::report_port, 1, 65535>,
+    {"report_host", "host or address explschedd listens on and clients report to", set_host,
+     [](const Settings& s) { return s.report_host; }},
+    {"report_port", "TCP port of explschedd", set_uint<&Settings::report_port, 1, 65535>,
      [](const Settings& s) { return std::to_string(s.report_port); }},
-    {"report_db", "SQLite database of training-curve reports (absolute path)",
-     set_path<&Settings::report_db>, [](const Settings& s) { return s.report_db; }},
+    {"report_db", "SQLite database of training-curve reports (absolute path)", set_path<&Settings::report_db>,
+     [](const Settings& s) { return s.report_db; }},
     {"munge_socket", "munged socket used to sign and check reports (absolute path; empty: default)",
      set_path<&Settings::munge_socket, true>, [](const Settings& s) { return s.munge_socket; }},
     {"kernel_sched", "device-level kernel scheduling for --explore steps: off, observe, enforce",
@@ -353,8 +376,7 @@ Result<Settings> apply_setting(const Settings& base, std::string_view key_value)
     return out;
 }
 
-Result<Settings> parse_settings(std::string_view text, std::string_view separators,
-                                const Settings& base) {
+Result<Settings> parse_settings(std::string_view text, std::string_view separators, const Settings& base) {
     Settings out = base;
     for (std::string_view item : split(text, separators)) {
         if (trim(item).empty()) continue;

@@ -12,8 +12,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/sched/engine_settings.hpp"
 #include "core/base/result.hpp"
+#include "core/sched/engine_settings.hpp"
 
 namespace explsched {
 
@@ -68,8 +68,7 @@ Result<Settings> apply_setting(const Settings& base, std::string_view key_value)
 Result<Settings> parse_settings(std::string_view text, std::string_view separators,
                                 const Settings& base = Settings{});
 // Applies argv-style items (plugstack.conf arguments).
-Result<Settings> parse_settings_args(const std::vector<std::string>& args,
-                                     const Settings& base = Settings{});
+Result<Settings> parse_settings_args(const std::vector<std::string>& args, const Settings& base = Settings{});
 // Applies a configuration file's text: one key=value per line, blank lines and '#' comments
 // ignored. Errors name the line number: "<origin>:<line>: ...".
 Result<Settings> parse_settings_file_text(std::string_view text, std::string_view origin,

@@ -40,7 +40,8 @@ Assessment assessment_of(const job_record_t* job) {
         auto summary = parse_summary_line(job->system_comment);
         if (summary) return assessment_for_preemption(key, job->priority, &summary.value());
         if (g_log.enabled(LogLevel::debug))
-            g_log.write(LogLevel::debug, "job " + std::to_string(job->job_id) + ": " + summary.error().message);
+            g_log.write(LogLevel::debug,
+                        "job " + std::to_string(job->job_id) + ": " + summary.error().message);
     }
     return assessment_for_preemption(key, job->priority, nullptr);
 }
@@ -96,22 +97,25 @@ EXPLSCHED_EXPORT bool preempt_p_preemptable(job_record_t* preemptee, job_record_
     try {
         // Only running (or suspended) jobs hold resources worth preempting.
         if (!IS_JOB_RUNNING(preemptee) && !IS_JOB_SUSPENDED(preemptee)) return false;
-        if (preemptee->part_ptr != nullptr && preemptee->part_ptr->preempt_mode == PREEMPT_MODE_OFF) return false;
+        if (preemptee->part_ptr != nullptr && preemptee->part_ptr->preempt_mode == PREEMPT_MODE_OFF)
+            return false;
         const PreemptVerdict v =
             preempt_verdict(assessment_of(preemptor), assessment_of(preemptee), current_settings().engine);
         if (v.allowed)
             info("%s: job %u may preempt job %u: %s", plugin_type, preemptor->job_id, preemptee->job_id,
                  v.reason.c_str());
         else if (g_log.enabled(LogLevel::debug))
-            g_log.write(LogLevel::debug, "job " + std::to_string(preemptor->job_id) + " may not preempt job " +
-                                             std::to_string(preemptee->job_id) + ": " + v.reason);
+            g_log.write(LogLevel::debug, "job " + std::to_string(preemptor->job_id) +
+                                             " may not preempt job " + std::to_string(preemptee->job_id) +
+                                             ": " + v.reason);
         return v.allowed;
     } catch (...) {
         return false;
     }
 }
 
-EXPLSCHED_EXPORT int preempt_p_get_data(job_record_t* job_ptr, slurm_preempt_data_type_t data_type, void* data) {
+EXPLSCHED_EXPORT int preempt_p_get_data(job_record_t* job_ptr, slurm_preempt_data_type_t data_type,
+                                        void* data) {
     try {
         switch (data_type) {
             case PREEMPT_DATA_ENABLED:

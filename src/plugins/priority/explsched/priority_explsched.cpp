@@ -10,11 +10,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
-#include <new>
 #include <condition_variable>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <string>
 #include <thread>
@@ -22,16 +22,16 @@
 #include <unordered_set>
 #include <vector>
 
-#include "core/sched/settings.hpp"
+#include "core/base/export.hpp"
+#include "core/report/report_feed.hpp"
+#include "core/report/report_store.hpp"
+#include "core/sched/comment_refresh.hpp"
 #include "core/sched/engine.hpp"
 #include "core/sched/explore_spec.hpp"
 #include "core/sched/gpu_count.hpp"
 #include "core/sched/job_summary.hpp"
 #include "core/sched/priority.hpp"
-#include "core/report/report_feed.hpp"
-#include "core/report/report_store.hpp"
-#include "core/sched/comment_refresh.hpp"
-#include "core/base/export.hpp"
+#include "core/sched/settings.hpp"
 
 extern "C" {
 #include "src/common/assoc_mgr.h"
@@ -142,7 +142,8 @@ Status apply_settings(Settings settings) {
 TrialKey trial_key(const job_record_t* job) { return TrialKey{job->job_id, job->array_task_id}; }
 
 double eligible_since(const job_record_t* job) {
-    if (job->details != nullptr && job->details->begin_time > 0) return static_cast<double>(job->details->begin_time);
+    if (job->details != nullptr && job->details->begin_time > 0)
+        return static_cast<double>(job->details->begin_time);
     if (job->details != nullptr) return static_cast<double>(job->details->submit_time);
     return 0.0;
 }
@@ -150,7 +151,6 @@ double eligible_since(const job_record_t* job) {
 int32_t job_nice(const job_record_t* job) {
     return job->details != nullptr ? static_cast<int32_t>(job->details->nice) - NICE_OFFSET : 0;
 }
-
 
 // The job's entry with its static part parsed (on first sight); null when its --explore options
 // cannot be read (logged once).
@@ -201,8 +201,9 @@ JobEntry* job_view(const job_record_t* job, JobView& view, const std::string** t
         view.milestones = st->milestones;
         if (!entry->curve.empty()) view.points = PointSpan(entry->curve);
     }
-    const uint64_t nodes = IS_JOB_RUNNING(job) ? job->node_cnt
-                           : job->details != nullptr ? job->details->min_nodes : 1;
+    const uint64_t nodes = IS_JOB_RUNNING(job)       ? job->node_cnt
+                           : job->details != nullptr ? job->details->min_nodes
+                                                     : 1;
     const uint64_t tasks = job->details != nullptr ? job->details->num_tasks : 1;
     const uint64_t gpus = job_gpus(st->gpus_per_job, st->gpus_per_node, st->gpus_per_task, nodes, tasks);
     view.gpus = static_cast<uint32_t>(std::clamp<uint64_t>(gpus, 1, UINT32_MAX));
@@ -224,7 +225,8 @@ uint32_t cluster_gpus() {
 
 void write_factors(job_record_t* job, const JobView& view, const Assessment& a, double now) {
     if (job->prio_factors == nullptr)
-        job->prio_factors = static_cast<priority_factors_object_t*>(xmalloc(sizeof(priority_factors_object_t)));
+        job->prio_factors =
+            static_cast<priority_factors_object_t*>(xmalloc(sizeof(priority_factors_object_t)));
     const PriorityTerms t = priority_terms(view, a, now, g_state.settings.engine);
     job->prio_factors->priority_age = t.age;
     job->prio_factors->priority_part = t.partition;
@@ -268,7 +270,8 @@ uint64_t g_throw_in_round = 0;
 // Adds the reports committed since the last round to their jobs' curves (on explschedd's clock:
 // a client cannot pick it).
 void add_reports(const std::vector<StoredReport>& fresh) {
-    for (const StoredReport& r : fresh) g_state.jobs[r.job_id].curve.push_back(curve_point(r, ReportClock::server));
+    for (const StoredReport& r : fresh)
+        g_state.jobs[r.job_id].curve.push_back(curve_point(r, ReportClock::server));
 }
 
 // The round's inputs: a view of every pending (not held) and running job, with its record, its
@@ -293,7 +296,8 @@ void walk_jobs(uint64_t round) {
         if (i + kAhead < all.size()) {
             const job_record_t* ahead = all[i + kAhead];
             if (ahead->details != nullptr) __builtin_prefetch(ahead->details);
-            if (i + kAhead < last.size() && last[i + kAhead].first == ahead) __builtin_prefetch(last[i + kAhead].second);
+            if (i + kAhead < last.size() && last[i + kAhead].first == ahead)
+                __builtin_prefetch(last[i + kAhead].second);
         }
         job_record_t* job = all[i];
         const bool pending = IS_JOB_PENDING(job) && job->priority != 0;  // 0: held, not competing
@@ -327,7 +331,8 @@ bool write_back(time_t now, std::vector<HopelessAct>& acts) {
         if (i + 16 < g_state.records.size()) __builtin_prefetch(&g_state.records[i + 16]->prio_factors);
         if (i + 8 < g_state.records.size()) {
             __builtin_prefetch(g_state.entries[i + 8]);
-            if (g_state.records[i + 8]->prio_factors != nullptr) __builtin_prefetch(g_state.records[i + 8]->prio_factors, 1);
+            if (g_state.records[i + 8]->prio_factors != nullptr)
+                __builtin_prefetch(g_state.records[i + 8]->prio_factors, 1);
         }
         job_record_t* job = g_state.records[i];
         const JobView& view = g_state.views[i];
@@ -364,7 +369,8 @@ bool act_on_hopeless(const std::vector<HopelessAct>& acts) {
             info("%s: cancelling hopeless job %u: %s", plugin_type, act.job_id, act.reason.c_str());
             rc = job_signal(job, SIGKILL, 0, 0, false);
         } else if (IS_JOB_RUNNING(job)) {
-            info("%s: requeueing and holding hopeless job %u: %s", plugin_type, act.job_id, act.reason.c_str());
+            info("%s: requeueing and holding hopeless job %u: %s", plugin_type, act.job_id,
+                 act.reason.c_str());
             rc = job_requeue(0, act.job_id, nullptr, false, JOB_REQUEUE_HOLD);
         } else {
             info("%s: holding hopeless job %u: %s", plugin_type, act.job_id, act.reason.c_str());
@@ -385,12 +391,13 @@ bool act_on_hopeless(const std::vector<HopelessAct>& acts) {
 // runs when they outnumber the visited ones (plus some slack), or every kPrunePeriod.
 void prune_entries(time_t now, uint64_t round) {
     const bool crowded = g_state.jobs.size() > 2 * g_state.entries.size() + 1024;
-    if (g_state.jobs.size() <= g_state.entries.size() || (!crowded && now - g_state.last_prune < kPrunePeriod))
+    if (g_state.jobs.size() <= g_state.entries.size() ||
+        (!crowded && now - g_state.last_prune < kPrunePeriod))
         return;
     g_state.last_prune = now;
     for (auto e = g_state.jobs.begin(); e != g_state.jobs.end();)
         e = e->second.seen_round != round && find_job_record(e->first) == nullptr ? g_state.jobs.erase(e)
-                                                                                    : std::next(e);
+                                                                                  : std::next(e);
     for (auto a = g_state.acted.begin(); a != g_state.acted.end();)
         a = find_job_record(*a) == nullptr ? g_state.acted.erase(a) : std::next(a);
 }
@@ -437,12 +444,13 @@ void rerank_all() {
     const double cpu_ms = thread_cpu_ms() - cpu_started;
     const RoundSummary& summary = g_state.engine->last_round();
     locks.unlock();
-    verbose("%s: ranked %zu jobs (%zu trials, %zu refitted) in %.2f ms under the job lock (%.2f ms CPU; "
-            "walk %.2f, engine %.2f, write-back %.2f); "
-            "%zu new reports; load %.2f, price %.3g",
-            plugin_type, g_state.views.size(), summary.trials, summary.fitted, ms, cpu_ms, ms_between(started, walked),
-            ms_between(walked, evaluated), ms - ms_between(started, evaluated), fresh.size(), summary.utilisation,
-            summary.price_now);
+    verbose(
+        "%s: ranked %zu jobs (%zu trials, %zu refitted) in %.2f ms under the job lock (%.2f ms CPU; "
+        "walk %.2f, engine %.2f, write-back %.2f); "
+        "%zu new reports; load %.2f, price %.3g",
+        plugin_type, g_state.views.size(), summary.trials, summary.fitted, ms, cpu_ms,
+        ms_between(started, walked), ms_between(walked, evaluated), ms - ms_between(started, evaluated),
+        fresh.size(), summary.utilisation, summary.price_now);
 }
 
 // --- the re-ranking thread -----------------------------------------------------------------------
@@ -455,7 +463,8 @@ std::optional<std::thread> g_thread;
 std::chrono::seconds rerank_period() {
     std::lock_guard<std::mutex> lock(g_state.mutex);
     const uint32_t configured = g_state.settings.rerank_period;
-    return std::chrono::seconds(std::max<uint32_t>(1, configured != 0 ? configured : slurm_conf.priority_calc_period));
+    return std::chrono::seconds(
+        std::max<uint32_t>(1, configured != 0 ? configured : slurm_conf.priority_calc_period));
 }
 
 // One wait and one round; true when the plugin is stopping.
@@ -579,7 +588,8 @@ EXPLSCHED_EXPORT double priority_p_calc_fs_factor(long double usage_efctv, long 
     return static_cast<double>(std::pow(2.0L, -(usage_efctv / shares_norm)));
 }
 
-EXPLSCHED_EXPORT List priority_p_get_priority_factors_list(priority_factors_request_msg_t* req_msg, uid_t uid) {
+EXPLSCHED_EXPORT List priority_p_get_priority_factors_list(priority_factors_request_msg_t* req_msg,
+                                                           uid_t uid) {
     (void)uid;
     try {
         List ret = list_create(slurm_destroy_priority_factors_object);
@@ -587,7 +597,9 @@ EXPLSCHED_EXPORT List priority_p_get_priority_factors_list(priority_factors_requ
             return wanted == nullptr ||
                    list_find_first(
                        wanted,
-                       [](void* x, void* key) -> int { return *static_cast<uint32_t*>(x) == *static_cast<uint32_t*>(key); },
+                       [](void* x, void* key) -> int {
+                           return *static_cast<uint32_t*>(x) == *static_cast<uint32_t*>(key);
+                       },
                        &id) != nullptr;
         };
         shim::SlurmctldLocks locks(slurmctld_lock_t{NO_LOCK, READ_LOCK, READ_LOCK, READ_LOCK, NO_LOCK});

@@ -9,6 +9,7 @@
 #include <limits>
 #include <sstream>
 
+#include "core/base/config_parse.hpp"
 #include "core/base/strings.hpp"
 
 namespace explsched {
@@ -52,47 +53,6 @@ Result<KernelSchedMode> parse_kernel_sched_mode(std::string_view text) {
 }
 
 namespace {
-
-// --- value parsers (pure; the caller adds the key to the message) ------------------------------
-
-Result<bool> parse_bool_value(std::string_view v) {
-    if (v == "yes" || v == "true" || v == "1" || v == "on") return true;
-    if (v == "no" || v == "false" || v == "0" || v == "off") return false;
-    return make_error("'" + std::string(v) + "' is not a boolean (yes/no)");
-}
-
-// Seconds, with an optional unit suffix s, m, h or d.
-Result<uint64_t> parse_duration_value(std::string_view v) {
-    uint64_t scale = 1;
-    std::string_view digits = v;
-    if (!v.empty()) {
-        switch (v.back()) {
-            case 's':
-                scale = 1;
-                digits.remove_suffix(1);
-                break;
-            case 'm':
-                scale = 60;
-                digits.remove_suffix(1);
-                break;
-            case 'h':
-                scale = 3600;
-                digits.remove_suffix(1);
-                break;
-            case 'd':
-                scale = 86400;
-                digits.remove_suffix(1);
-                break;
-            default:
-                break;
-        }
-    }
-    auto n = parse_uint64(digits);
-    if (!n) return make_error("'" + std::string(v) + "' is not a duration (e.g. 90, 90s, 15m, 2h, 1d)");
-    if (*n > std::numeric_limits<uint64_t>::max() / scale)
-        return make_error("'" + std::string(v) + "' is too large");
-    return *n * scale;
-}
 
 // --- one setter per field type, instantiated per row ------------------------------------------
 
@@ -359,12 +319,10 @@ const std::vector<SettingInfo>& setting_keys() {
 }
 
 Result<Settings> apply_setting(const Settings& base, std::string_view key_value) {
-    const std::string_view item = trim(key_value);
-    const auto eq = item.find('=');
-    if (eq == std::string_view::npos)
-        return make_error("setting '" + std::string(item) + "': expected key=value");
-    const std::string_view key = trim(item.substr(0, eq));
-    const std::string_view value = trim(item.substr(eq + 1));
+    auto kv = split_key_value(key_value);
+    if (!kv) return kv.error();
+    const std::string_view key = kv->key;
+    const std::string_view value = kv->value;
     const Row* row = find_row(key);
     if (row == nullptr)
         return make_error("unknown setting '" + std::string(key) + "' (known: " + known_keys() + ")");
@@ -377,41 +335,16 @@ Result<Settings> apply_setting(const Settings& base, std::string_view key_value)
 }
 
 Result<Settings> parse_settings(std::string_view text, std::string_view separators, const Settings& base) {
-    Settings out = base;
-    for (std::string_view item : split(text, separators)) {
-        if (trim(item).empty()) continue;
-        auto next = apply_setting(out, item);
-        if (!next) return next.error();
-        out = std::move(next).value();
-    }
-    return out;
+    return apply_items(text, separators, base, apply_setting);
 }
 
 Result<Settings> parse_settings_args(const std::vector<std::string>& args, const Settings& base) {
-    Settings out = base;
-    for (const std::string& arg : args) {
-        auto next = apply_setting(out, arg);
-        if (!next) return next.error();
-        out = std::move(next).value();
-    }
-    return out;
+    return apply_args(args, base, apply_setting);
 }
 
 Result<Settings> parse_settings_file_text(std::string_view text, std::string_view origin,
                                           const Settings& base) {
-    Settings out = base;
-    size_t line_no = 0;
-    for (std::string_view line : split(text, "\n")) {
-        ++line_no;
-        if (const auto hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
-        if (trim(line).empty()) continue;
-        auto next = apply_setting(out, line);
-        if (!next)
-            return make_error(std::string(origin) + ":" + std::to_string(line_no) + ": " +
-                              next.error().message);
-        out = std::move(next).value();
-    }
-    return out;
+    return apply_lines(text, origin, base, apply_setting);
 }
 
 std::vector<std::string> describe_settings(const Settings& settings) {

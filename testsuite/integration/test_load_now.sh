@@ -5,11 +5,8 @@
 #   - libexplsched_intercept.so (LD_PRELOADed into CUDA processes),
 #   - spank_explsched.so inside libslurmfull (what sbatch, srun and slurmstepd provide),
 #   - preempt_explsched.so inside libslurmfull.
-# priority_explsched.so calls slurmctld's own functions (lock_slurmctld, job_signal, ...), which
-# only the slurmctld executable defines, and no process can dlopen a PIE executable; and slurmctld
-# itself cannot run with LD_BIND_NOW=1 (Slurm's own prep_script.so leaves container_g_join
-# unresolved there). So for the slurmctld plugins every undefined symbol is resolved against what
-# the real slurmctld exports and the libraries it and the plugin load.
+# priority_explsched.so calls functions only the slurmctld executable defines:
+# test_load_now_slurmctld.sh loads both slurmctld plugins eagerly inside a real slurmctld.
 set -u
 . "$(dirname "$0")/lib.sh"
 b=$top_builddir
@@ -40,19 +37,3 @@ env -u EXPLSCHED_JOB_ID -u SLURM_JOB_ID LD_BIND_NOW=1 LD_LIBRARY_PATH="$b/src/cl
     EXPLSCHED_REPORT_ADDR=127.0.0.1:1 "$tmp/train" || fail "the linked C program did not run as expected"
 pass "a C program links against libexplsched_report alone and runs with every symbol bound at start"
 
-# The slurmctld plugins inside slurmctld: each strong undefined symbol must be defined by the
-# installed slurmctld (it is linked with --export-dynamic for its plugins) or by a library that
-# slurmctld or the plugin loads (the dynamic loader included).
-ctld=$(readlink -f "$(command -v slurmctld || echo /usr/sbin/slurmctld)")
-if [ -x "$ctld" ] && [ -f "$b/src/plugins/priority/explsched/.libs/priority_explsched.so" ]; then
-    for so in "$b/src/plugins/priority/explsched/.libs/priority_explsched.so" \
-              "$b/src/plugins/preempt/explsched/.libs/preempt_explsched.so"; do
-        libs=$( { ldd "$ctld"; ldd "$so"; } | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}' | sort -u)
-        defined=$(for f in "$ctld" $libs; do nm -D --defined-only "$f" 2>/dev/null | awk '{print $3}'; done \
-            | sed 's/@.*//' | sort -u)
-        needed=$(nm -D --undefined-only "$so" | awk '$1 == "U" {print $2}' | sed 's/@.*//' | sort -u)
-        missing=$(comm -23 <(echo "$needed") <(echo "$defined"))
-        [ -z "$missing" ] || fail "$(basename "$so"): undefined in slurmctld: $(echo $missing)"
-        pass "$(basename "$so"): all $(echo "$needed" | wc -l) undefined symbols resolve in $ctld and its libraries"
-    done
-fi

@@ -12,25 +12,12 @@
 #include "core/base/log.hpp"
 #include "core/report/report_store.hpp"
 #include "daemon/committer.hpp"
+#include "temp_dir.hpp"
 
 using namespace explsched;
 using namespace explsched::daemon;
 
 namespace {
-
-struct TempDir {
-    std::filesystem::path path;
-    TempDir() {
-        char tmpl[] = "/tmp/explsched-committer-XXXXXX";
-        BOOST_TEST_REQUIRE(mkdtemp(tmpl) != nullptr);
-        path = tmpl;
-    }
-    ~TempDir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path, ec);
-    }
-    std::string db() const { return (path / "reports.db").string(); }
-};
 
 CommitTask task(uint64_t conn, uint64_t seq, uint32_t job, uint64_t step, double metric) {
     CommitTask t;

@@ -10,24 +10,12 @@
 #include <string>
 
 #include "daemon/daemon_util.hpp"
+#include "temp_dir.hpp"
 
 using namespace explsched;
 using namespace explsched::daemon;
 
 namespace {
-
-struct TempDir {
-    std::filesystem::path path;
-    TempDir() {
-        char tmpl[] = "/tmp/explsched-pid-XXXXXX";
-        BOOST_TEST_REQUIRE(mkdtemp(tmpl) != nullptr);
-        path = tmpl;
-    }
-    ~TempDir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path, ec);
-    }
-};
 
 std::string slurp(const std::filesystem::path& p) {
     std::ifstream in(p);

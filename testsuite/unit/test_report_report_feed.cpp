@@ -11,24 +11,11 @@
 #include "core/base/log.hpp"
 #include "core/report/report_feed.hpp"
 #include "core/report/report_store.hpp"
+#include "temp_dir.hpp"
 
 using namespace explsched;
 
 namespace {
-
-struct TempDir {
-    std::filesystem::path path;
-    TempDir() {
-        char tmpl[] = "/tmp/explsched-feed-XXXXXX";
-        BOOST_TEST_REQUIRE(mkdtemp(tmpl) != nullptr);
-        path = tmpl;
-    }
-    ~TempDir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path, ec);
-    }
-    std::string db(const char* name = "reports.db") const { return (path / name).string(); }
-};
 
 // Records what the feed says.
 struct RecordingLogger final : Logger {

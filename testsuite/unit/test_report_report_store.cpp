@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/report/report_store.hpp"
+#include "temp_dir.hpp"
 
 using namespace explsched;
 
@@ -27,21 +28,6 @@ std::string why(const Result<T>& r) {
 }
 
 bool contains(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
-
-// A fresh directory per test, removed afterwards.
-struct TempDir {
-    std::filesystem::path path;
-    TempDir() {
-        char tmpl[] = "/tmp/explsched-store-XXXXXX";
-        BOOST_TEST_REQUIRE(mkdtemp(tmpl) != nullptr);
-        path = tmpl;
-    }
-    ~TempDir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path, ec);
-    }
-    std::string db() const { return (path / "reports.db").string(); }
-};
 
 ReportInput input(uint32_t job, uint64_t step, double metric, uint32_t uid = 1000) {
     ReportInput in;

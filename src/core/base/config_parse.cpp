@@ -20,28 +20,18 @@ Result<bool> parse_bool_value(std::string_view v) {
 
 // Seconds, with an optional unit suffix s, m, h or d.
 Result<uint64_t> parse_duration_value(std::string_view v) {
+    struct Unit {
+        char suffix;
+        uint64_t seconds;
+    };
+    static constexpr Unit kUnits[] = {{'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}};
     uint64_t scale = 1;
     std::string_view digits = v;
-    if (!v.empty()) {
-        switch (v.back()) {
-            case 's':
-                scale = 1;
-                digits.remove_suffix(1);
-                break;
-            case 'm':
-                scale = 60;
-                digits.remove_suffix(1);
-                break;
-            case 'h':
-                scale = 3600;
-                digits.remove_suffix(1);
-                break;
-            case 'd':
-                scale = 86400;
-                digits.remove_suffix(1);
-                break;
-            default:
-                break;
+    for (const Unit& u : kUnits) {
+        if (!v.empty() && v.back() == u.suffix) {
+            scale = u.seconds;
+            digits.remove_suffix(1);
+            break;
         }
     }
     auto n = parse_uint64(digits);

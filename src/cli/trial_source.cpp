@@ -255,7 +255,7 @@ Result<TrialInfo> load_live(const std::string& job, const SourceOptions& options
     }
     auto reader = ReportReader::open(db);
     if (!reader) return make_error("report store: " + reader.error().message);
-    auto rows = (*reader)->job_curve(static_cast<std::uint32_t>(*id));
+    auto rows = (*reader)->latest_job_curve(static_cast<std::uint32_t>(*id));
     if (!rows) return make_error("report store: " + rows.error().message);
     TrialInfo t;
     t.name = job;

@@ -21,7 +21,7 @@ require_cluster() {
 # post-mortem in $CLUSTER_DIR if the test failed and KEEP_CLUSTER=1).
 start_cluster() {
     CLUSTER_DIR=$(mktemp -d "${TMPDIR:-/tmp}/explsched-test.XXXXXX")
-    trap 'rc=$?; cluster_down "$CLUSTER_DIR" >/dev/null 2>&1; { [ $rc = 0 ] || [ "${KEEP_CLUSTER:-0}" != 1 ]; } && rm -rf "$CLUSTER_DIR"; exit $rc' EXIT
+    trap 'rc=$?; declare -F on_exit_hook >/dev/null && on_exit_hook; cluster_down "$CLUSTER_DIR" >/dev/null 2>&1; { [ $rc = 0 ] || [ "${KEEP_CLUSTER:-0}" != 1 ]; } && rm -rf "$CLUSTER_DIR"; exit $rc' EXIT
     cluster_up "$CLUSTER_DIR" "$@" || { dump_logs; fail "cluster did not come up"; }
     . "$CLUSTER_DIR/env.sh"
     cd "$CLUSTER_DIR/tmp" || exit 1

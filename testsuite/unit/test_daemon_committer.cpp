@@ -41,7 +41,7 @@ std::vector<Completion> collect(CompletionQueue& done, std::size_t count, Report
         poll(&p, 1, 100);
         for (auto& c : done.take()) {
             if (reader != nullptr && c.reply && c.reply->status == wire::ReplyStatus::stored) {
-                auto curve = reader->job_curve(*c.reply->job_id);
+                auto curve = reader->job_curve(*c.reply->job_id, 0);
                 BOOST_TEST_REQUIRE(curve.ok());
                 bool found = false;
                 for (const auto& r : *curve) found = found || r.step == *c.reply->step;

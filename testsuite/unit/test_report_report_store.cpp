@@ -94,7 +94,7 @@ BOOST_AUTO_TEST_CASE(creates_a_wal_database_with_a_schema_version) {
     TempDir dir;
     auto store = open_store(dir.db());
     BOOST_TEST(sql_text(dir.db(), "PRAGMA journal_mode") == "wal");
-    BOOST_TEST(sql_text(dir.db(), "SELECT version FROM schema_version") == "1");
+    BOOST_TEST(sql_text(dir.db(), "SELECT version FROM schema_version") == "2");
     auto out = submit(*store, input(5, 10, 0.5));
     BOOST_TEST((out.verdict == StoreVerdict::stored));
     BOOST_TEST(out.id == 1);
@@ -103,6 +103,79 @@ BOOST_AUTO_TEST_CASE(creates_a_wal_database_with_a_schema_version) {
     store = open_store(dir.db());
     BOOST_TEST((submit(*store, input(5, 10, 0.5)).verdict == StoreVerdict::duplicate));
     BOOST_TEST(sql_text(dir.db(), "SELECT COUNT(*) FROM schema_version") == "1");
+}
+
+BOOST_AUTO_TEST_CASE(a_reused_job_id_starts_a_new_curve_with_its_own_owner) {
+    TempDir dir;
+    auto store = open_store(dir.db());
+    ReportInput first = input(42, 100, 0.5, 1001);
+    first.job_submit = 1700000000;
+    BOOST_TEST((submit(*store, first).verdict == StoreVerdict::stored));
+    first.body.step = 900;
+    BOOST_TEST((submit(*store, first).verdict == StoreVerdict::stored));
+    // Job id 42 again (wrap-around or a reset cluster), another user, a later submit time: its
+    // step 10 is neither "behind" the old instance's 900 nor a conflict with anything.
+    ReportInput reused = input(42, 10, 2.0, 1002);
+    reused.job_submit = 1800000000;
+    auto out = submit(*store, reused);
+    BOOST_TEST((out.verdict == StoreVerdict::stored), out.message);
+    reused.body.step = 100;  // the old instance's step 100 had another value: not a conflict
+    BOOST_TEST((submit(*store, reused).verdict == StoreVerdict::stored));
+    auto reader = open_reader(dir.db());
+    auto old_curve = reader->job_curve(42, 1700000000);
+    auto new_curve = reader->job_curve(42, 1800000000);
+    BOOST_TEST_REQUIRE(old_curve.ok(), why(old_curve));
+    BOOST_TEST_REQUIRE(new_curve.ok(), why(new_curve));
+    BOOST_TEST_REQUIRE(old_curve->size() == 2u);
+    BOOST_TEST_REQUIRE(new_curve->size() == 2u);
+    for (const auto& r : *old_curve) BOOST_TEST(r.uid == 1001u);
+    for (const auto& r : *new_curve) BOOST_TEST(r.uid == 1002u);
+    BOOST_TEST((*new_curve)[0].step == 10u);
+    auto latest = reader->latest_job_curve(42);
+    BOOST_TEST_REQUIRE(latest.ok(), why(latest));
+    BOOST_TEST_REQUIRE(latest->size() == 2u);
+    BOOST_TEST((*latest)[0].job_submit == 1800000000);
+    auto rows = reader->read_since(0);
+    BOOST_TEST_REQUIRE(rows.ok(), why(rows));
+    BOOST_TEST((*rows)[0].job_submit == 1700000000);
+}
+
+BOOST_AUTO_TEST_CASE(a_schema_1_database_is_upgraded_keeping_rows_and_ids) {
+    TempDir dir;
+    {
+        sqlite3* db = nullptr;
+        BOOST_TEST_REQUIRE(sqlite3_open(dir.db().c_str(), &db) == SQLITE_OK);
+        const char* v1 = R"sql(
+            PRAGMA journal_mode=WAL;
+            CREATE TABLE schema_version (version INTEGER NOT NULL);
+            INSERT INTO schema_version VALUES (1);
+            CREATE TABLE reports (id INTEGER PRIMARY KEY AUTOINCREMENT, job_id INTEGER NOT NULL CHECK (job_id > 0),
+                step INTEGER NOT NULL CHECK (step >= 0), metric REAL NOT NULL, throughput REAL,
+                client_time REAL NOT NULL, server_time REAL NOT NULL, uid INTEGER NOT NULL, UNIQUE (job_id, step));
+            INSERT INTO reports VALUES (5, 7, 10, 0.5, NULL, 1.0, 2.0, 1001);
+            INSERT INTO reports VALUES (9, 7, 20, 0.4, 3.5, 1.0, 2.0, 1001);
+        )sql";
+        BOOST_TEST_REQUIRE(sqlite3_exec(db, v1, nullptr, nullptr, nullptr) == SQLITE_OK);
+        sqlite3_close(db);
+    }
+    // A reader refuses the old schema with a message saying what to do.
+    auto early = ReportReader::open(dir.db());
+    BOOST_TEST_REQUIRE(!early.ok());
+    BOOST_TEST(contains(early.error().message, "start explschedd once to upgrade"));
+    auto store = open_store(dir.db());
+    BOOST_TEST(sql_text(dir.db(), "SELECT version FROM schema_version") == "2");
+    auto reader = open_reader(dir.db());
+    auto rows = reader->read_since(0);
+    BOOST_TEST_REQUIRE(rows.ok(), why(rows));
+    BOOST_TEST_REQUIRE(rows->size() == 2u);
+    BOOST_TEST((*rows)[0].id == 5);
+    BOOST_TEST((*rows)[1].id == 9);
+    BOOST_TEST((*rows)[1].throughput.value_or(0.0) == 3.5);
+    BOOST_TEST((*rows)[0].job_submit == 0);
+    // New ids continue after the old ones.
+    auto out = submit(*store, input(7, 30, 0.3, 1001));
+    BOOST_TEST((out.verdict == StoreVerdict::stored));
+    BOOST_TEST(out.id > 9);
 }
 
 BOOST_AUTO_TEST_CASE(a_newer_schema_is_refused) {
@@ -171,7 +244,7 @@ BOOST_AUTO_TEST_CASE(decreasing_steps_are_refused_with_the_last_step) {
     // Skipping ahead after the refusal works.
     BOOST_TEST((submit(*store, input(42, 201, 0.8)).verdict == StoreVerdict::stored));
     auto reader = open_reader(dir.db());
-    auto curve = reader->job_curve(42);
+    auto curve = reader->job_curve(42, 0);
     BOOST_TEST_REQUIRE(curve.ok(), why(curve));
     BOOST_TEST_REQUIRE(curve->size() == 3u);
     BOOST_TEST((*curve)[0].step == 100u);
@@ -231,7 +304,7 @@ BOOST_AUTO_TEST_CASE(incremental_reads_follow_commit_order) {
     BOOST_TEST(more->back().uid == 1000u);
     BOOST_TEST(!more->back().throughput.has_value());
     BOOST_TEST(reader->read_since(5)->empty());
-    BOOST_TEST(reader->job_curve(99)->empty());
+    BOOST_TEST(reader->job_curve(99, 0)->empty());
 }
 
 BOOST_AUTO_TEST_CASE(a_reader_in_another_process_reads_while_the_writer_commits) {
@@ -313,7 +386,7 @@ BOOST_AUTO_TEST_CASE(an_acknowledged_report_survives_sigkill_of_the_writer) {
     BOOST_TEST(acked >= 300u);
 
     auto reader = open_reader(dir.db());
-    auto curve = reader->job_curve(11);
+    auto curve = reader->job_curve(11, 0);
     BOOST_TEST_REQUIRE(curve.ok(), why(curve));
     BOOST_TEST_REQUIRE(curve->size() >= acked);
     for (uint64_t i = 0; i < acked; ++i) BOOST_TEST_REQUIRE((*curve)[i].step == i + 1);

@@ -19,14 +19,37 @@ constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS reports (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     job_id INTEGER NOT NULL CHECK (job_id > 0),
+    job_submit INTEGER NOT NULL DEFAULT 0,
     step INTEGER NOT NULL CHECK (step >= 0),
     metric REAL NOT NULL,
     throughput REAL,
     client_time REAL NOT NULL,
     server_time REAL NOT NULL,
     uid INTEGER NOT NULL,
-    UNIQUE (job_id, step)
+    UNIQUE (job_id, job_submit, step)
 );
+)sql";
+
+// Schema 1 keyed rows by job id alone. SQLite cannot change a UNIQUE constraint in place: copy
+// into a table of the new shape (ids kept, so readers' cursors stay valid), then swap.
+constexpr const char* kMigrate1to2 = R"sql(
+CREATE TABLE reports_v2 (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    job_id INTEGER NOT NULL CHECK (job_id > 0),
+    job_submit INTEGER NOT NULL DEFAULT 0,
+    step INTEGER NOT NULL CHECK (step >= 0),
+    metric REAL NOT NULL,
+    throughput REAL,
+    client_time REAL NOT NULL,
+    server_time REAL NOT NULL,
+    uid INTEGER NOT NULL,
+    UNIQUE (job_id, job_submit, step)
+);
+INSERT INTO reports_v2 (id, job_id, job_submit, step, metric, throughput, client_time, server_time, uid)
+    SELECT id, job_id, 0, step, metric, throughput, client_time, server_time, uid FROM reports;
+DROP TABLE reports;
+ALTER TABLE reports_v2 RENAME TO reports;
+UPDATE schema_version SET version = 2;
 )sql";
 
 std::string db_error(const std::string& path, sqlite3* db, const std::string& what) {
@@ -90,16 +113,18 @@ StoredReport read_row(sqlite3_stmt* stmt) {
     StoredReport r;
     r.id = sqlite3_column_int64(stmt, 0);
     r.job_id = static_cast<uint32_t>(sqlite3_column_int64(stmt, 1));
-    r.step = static_cast<uint64_t>(sqlite3_column_int64(stmt, 2));
-    r.metric = sqlite3_column_double(stmt, 3);
-    if (sqlite3_column_type(stmt, 4) != SQLITE_NULL) r.throughput = sqlite3_column_double(stmt, 4);
-    r.client_time = sqlite3_column_double(stmt, 5);
-    r.server_time = sqlite3_column_double(stmt, 6);
-    r.uid = static_cast<uint32_t>(sqlite3_column_int64(stmt, 7));
+    r.job_submit = sqlite3_column_int64(stmt, 2);
+    r.step = static_cast<uint64_t>(sqlite3_column_int64(stmt, 3));
+    r.metric = sqlite3_column_double(stmt, 4);
+    if (sqlite3_column_type(stmt, 5) != SQLITE_NULL) r.throughput = sqlite3_column_double(stmt, 5);
+    r.client_time = sqlite3_column_double(stmt, 6);
+    r.server_time = sqlite3_column_double(stmt, 7);
+    r.uid = static_cast<uint32_t>(sqlite3_column_int64(stmt, 8));
     return r;
 }
 
-constexpr const char* kRowColumns = "id, job_id, step, metric, throughput, client_time, server_time, uid";
+constexpr const char* kRowColumns =
+    "id, job_id, job_submit, step, metric, throughput, client_time, server_time, uid";
 
 // Shortest text that reads back as the same double, as on the wire.
 std::string format_metric(double v) {
@@ -146,7 +171,9 @@ Result<std::unique_ptr<ReportStore>> ReportStore::open(const std::string& path, 
     } else if (*version == 0) {
         st = exec(path, raw, "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
         if (st) st = exec(path, raw, kSchema);
-        if (st) st = exec(path, raw, "INSERT INTO schema_version (version) VALUES (1)");
+        if (st) st = exec(path, raw, "INSERT INTO schema_version (version) VALUES (2)");
+    } else if (*version == 1) {
+        st = exec(path, raw, kMigrate1to2);
     }
     if (!st) {
         (void)exec(path, raw, "ROLLBACK");
@@ -161,11 +188,13 @@ Result<std::unique_ptr<ReportStore>> ReportStore::open(const std::string& path, 
         {&store->begin_, "BEGIN IMMEDIATE"},
         {&store->commit_, "COMMIT"},
         {&store->rollback_, "ROLLBACK"},
-        {&store->find_step_, "SELECT id, metric FROM reports WHERE job_id = ?1 AND step = ?2"},
-        {&store->last_step_, "SELECT step FROM reports WHERE job_id = ?1 ORDER BY step DESC LIMIT 1"},
+        {&store->find_step_,
+         "SELECT id, metric FROM reports WHERE job_id = ?1 AND job_submit = ?3 AND step = ?2"},
+        {&store->last_step_,
+         "SELECT step FROM reports WHERE job_id = ?1 AND job_submit = ?2 ORDER BY step DESC LIMIT 1"},
         {&store->insert_,
-         "INSERT INTO reports (job_id, step, metric, throughput, client_time, server_time, uid) "
-         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"},
+         "INSERT INTO reports (job_id, step, metric, throughput, client_time, server_time, uid, job_submit) "
+         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"},
     };
     for (auto& s : stmts) {
         auto p = prepare(path, raw, s.sql);
@@ -198,6 +227,7 @@ Result<StoreOutcome> ReportStore::apply(const ReportInput& input) {
     sqlite3_stmt* find = find_step_.get();
     sqlite3_bind_int64(find, 1, job);
     sqlite3_bind_int64(find, 2, step);
+    sqlite3_bind_int64(find, 3, input.job_submit);
     int rc = sqlite3_step(find);
     if (rc == SQLITE_ROW) {
         out.id = sqlite3_column_int64(find, 0);
@@ -220,6 +250,7 @@ Result<StoreOutcome> ReportStore::apply(const ReportInput& input) {
 
     sqlite3_stmt* last = last_step_.get();
     sqlite3_bind_int64(last, 1, job);
+    sqlite3_bind_int64(last, 2, input.job_submit);
     rc = sqlite3_step(last);
     if (rc == SQLITE_ROW) {
         const auto last_step = static_cast<uint64_t>(sqlite3_column_int64(last, 0));
@@ -250,6 +281,7 @@ Result<StoreOutcome> ReportStore::apply(const ReportInput& input) {
     sqlite3_bind_double(ins, 5, b.client_time);
     sqlite3_bind_double(ins, 6, input.server_time);
     sqlite3_bind_int64(ins, 7, static_cast<sqlite3_int64>(input.uid));
+    sqlite3_bind_int64(ins, 8, input.job_submit);
     if (auto s = step_done(path_, db, ins, "cannot insert a report"); !s) return s.error();
     out.verdict = StoreVerdict::stored;
     out.id = sqlite3_last_insert_rowid(db);
@@ -299,18 +331,28 @@ Result<std::unique_ptr<ReportReader>> ReportReader::open(const std::string& path
     if (*version > kReportSchemaVersion)
         return make_error("report database " + path + ": schema version " + std::to_string(*version) +
                           " is newer than this program's (" + std::to_string(kReportSchemaVersion) + ")");
+    if (*version < kReportSchemaVersion)
+        return make_error("report database " + path + ": schema version " + std::to_string(*version) +
+                          " is older than this program's (" + std::to_string(kReportSchemaVersion) +
+                          "); start explschedd once to upgrade it");
     const std::string since =
         std::string("SELECT ") + kRowColumns + " FROM reports WHERE id > ?1 ORDER BY id LIMIT ?2";
-    const std::string curve =
-        std::string("SELECT ") + kRowColumns + " FROM reports WHERE job_id = ?1 ORDER BY step";
+    const std::string curve = std::string("SELECT ") + kRowColumns +
+                              " FROM reports WHERE job_id = ?1 AND job_submit = ?2 ORDER BY step";
+    const std::string latest = std::string("SELECT ") + kRowColumns +
+                               " FROM reports WHERE job_id = ?1 AND job_submit = (SELECT MAX(job_submit) "
+                               "FROM reports WHERE job_id = ?1) ORDER BY step";
     auto s1 = prepare(path, raw, since.c_str());
     if (!s1) return s1.error();
     auto s2 = prepare(path, raw, curve.c_str());
     if (!s2) return s2.error();
+    auto s4 = prepare(path, raw, latest.c_str());
+    if (!s4) return s4.error();
     auto s3 = prepare(path, raw, "SELECT COALESCE(MAX(id), 0) FROM reports");
     if (!s3) return s3.error();
     reader->since_ = std::move(s1).value();
     reader->curve_ = std::move(s2).value();
+    reader->latest_curve_ = std::move(s4).value();
     reader->last_id_ = std::move(s3).value();
     return reader;
 }
@@ -335,9 +377,15 @@ Result<std::vector<StoredReport>> ReportReader::read_since(int64_t after_id, std
     return collect(path_, db_.get(), since_.get());
 }
 
-Result<std::vector<StoredReport>> ReportReader::job_curve(uint32_t job_id) {
+Result<std::vector<StoredReport>> ReportReader::job_curve(uint32_t job_id, int64_t job_submit) {
     sqlite3_bind_int64(curve_.get(), 1, static_cast<sqlite3_int64>(job_id));
+    sqlite3_bind_int64(curve_.get(), 2, job_submit);
     return collect(path_, db_.get(), curve_.get());
+}
+
+Result<std::vector<StoredReport>> ReportReader::latest_job_curve(uint32_t job_id) {
+    sqlite3_bind_int64(latest_curve_.get(), 1, static_cast<sqlite3_int64>(job_id));
+    return collect(path_, db_.get(), latest_curve_.get());
 }
 
 Result<int64_t> ReportReader::last_id() {

@@ -4,7 +4,12 @@
 // (priority/explsched in slurmctld, `explsched` tools: ReportReader). WAL mode lets readers run
 // while the writer commits; each reader sees whole transactions only.
 //
-// Rules the writer enforces, per job (trial):
+// A job is one job INSTANCE: (job_id, job_submit), where job_submit is the submit time slurmctld
+// gave the job (seconds since the epoch). Slurm reuses job ids (wrap-around at MaxJobId, a
+// cluster whose state was reset), so a report never belongs to "job 1234" alone: a reused id
+// starts a new curve with a new owner. job_submit 0 marks rows written before schema 2.
+//
+// Rules the writer enforces, per job instance (trial):
 //  - values: ReportBody must pass wire::validate_body (the trial model's point rules);
 //  - a step already stored with the same metric is an idempotent re-ack (duplicate);
 //  - a step already stored with another metric is refused (step_conflict);
@@ -33,11 +38,12 @@ struct sqlite3_stmt;
 namespace explsched {
 
 // Schema version this code writes; a newer database is refused rather than misread.
-inline constexpr int kReportSchemaVersion = 1;
+inline constexpr int kReportSchemaVersion = 2;
 
 struct StoredReport {
     int64_t id = 0;  // increases with commit order; the incremental-read cursor
     uint32_t job_id = 0;
+    int64_t job_submit = 0;  // the job instance's submit time (0: written before schema 2)
     uint64_t step = 0;
     double metric = 0.0;
     std::optional<double> throughput;
@@ -48,6 +54,7 @@ struct StoredReport {
 
 struct ReportInput {
     wire::ReportBody body;
+    int64_t job_submit = 0;  // from slurmctld (the owner lookup), never from the client
     uint32_t uid = 0;
     double server_time = 0.0;
 };
@@ -109,8 +116,11 @@ public:
     // Rows with id > after_id in id order, at most `limit` of them. Callers remember the last id
     // they saw and pass it next time.
     Result<std::vector<StoredReport>> read_since(int64_t after_id, std::size_t limit = 100000);
-    // One job's curve in step order.
-    Result<std::vector<StoredReport>> job_curve(uint32_t job_id);
+    // One job instance's curve in step order.
+    Result<std::vector<StoredReport>> job_curve(uint32_t job_id, int64_t job_submit);
+    // The newest instance of a job id (highest job_submit) that has reports, in step order; for
+    // tools that are given only a job id.
+    Result<std::vector<StoredReport>> latest_job_curve(uint32_t job_id);
     // Highest id stored (0 when empty).
     Result<int64_t> last_id();
 
@@ -119,7 +129,7 @@ private:
 
     std::string path_;
     SqliteDb db_;
-    SqliteStmt since_, curve_, last_id_;
+    SqliteStmt since_, curve_, latest_curve_, last_id_;
 };
 
 }  // namespace explsched

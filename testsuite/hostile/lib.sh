@@ -1,0 +1,44 @@
+# Shared by the hostile-user tests: each test plays an attacker against ExplSched on this host,
+# with real unprivileged users it creates (useradd) and runs as (setpriv), and checks that the
+# attack hurts no one but the attacker. Sources the integration harness (cluster, skip, fail).
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/integration/lib.sh"
+
+HOSTILE_USERS=()
+
+# Needs root, useradd and setpriv; otherwise the test is skipped with the reason.
+require_users() {
+    [ "$(id -u)" = 0 ] || skip "needs root to create test users"
+    command -v useradd >/dev/null || skip "useradd is not installed (package passwd)"
+    command -v setpriv >/dev/null || skip "setpriv is not installed (package util-linux)"
+}
+
+# make_user NAME: creates an unprivileged user with no home and no login shell, removed when the
+# test exits (even on failure). Prints nothing; `id -u NAME` gives its uid.
+make_user() {
+    local name=$1
+    if ! id -u "$name" >/dev/null 2>&1; then
+        useradd -M -N -s /usr/sbin/nologin "$name" || fail "cannot create user $name"
+    fi
+    HOSTILE_USERS+=("$name")
+}
+
+remove_users() {
+    local u
+    for u in "${HOSTILE_USERS[@]}"; do
+        pkill -KILL -u "$u" 2>/dev/null || true
+        userdel "$u" 2>/dev/null || true
+    done
+    HOSTILE_USERS=()
+}
+
+# as_user NAME CMD...: runs CMD as NAME (uid and primary gid, no supplementary groups).
+as_user() {
+    local name=$1
+    shift
+    setpriv --reuid="$(id -u "$name")" --regid="$(id -g "$name")" --clear-groups --reset-env -- "$@"
+}
+
+# The users go when the test exits: start_cluster's EXIT trap calls on_exit_hook; a test that
+# installs its own EXIT trap must call on_exit_hook in it.
+on_exit_hook() { remove_users; }
+trap 'rc=$?; on_exit_hook; exit $rc' EXIT

@@ -13,7 +13,7 @@ cd "$top"
 # A sanitizer build has no slurmctld plugins, so it needs no Slurm source tree.
 slurm_args=""
 case " $* " in
-    *" --enable-sanitizers "*) ;;
+    *" --enable-sanitizers "* | *" --enable-sanitizers="*) ;;
     *) eval "$(bash contrib/slurm-source.sh)"
        slurm_args="--with-slurm-source=$SLURM_SOURCE --with-slurm-build=$SLURM_BUILD" ;;
 esac

@@ -2,7 +2,10 @@
 # One command for the whole test suite on a Debian 12 machine (as root for the cluster tests):
 # installs what is missing, builds, and runs every unit and integration test.
 #   1. a build with ASan + UBSan: the core library, tools and their unit tests;
-#   2. the normal build: every test, the integration tests on a real local Slurm cluster included.
+#   2. a build with ThreadSanitizer: the core, explschedd and the kernel-scheduler intercept and
+#      daemon, with the unit and fake-driver tests that run their threads;
+#   3. the normal build: every test, the integration and hostile-user tests on a real local
+#      Slurm cluster included.
 # Prints a summary of both runs; exits non-zero if any test failed.
 #   contrib/test.sh [--no-sanitizers] [--distcheck]
 set -uo pipefail
@@ -24,14 +27,20 @@ bash contrib/install-deps.sh || exit 1
 
 overall=0
 summaries=()
-run_check() {  # run_check NAME BUILDDIR [SUBDIR...]  (default: the whole tree)
+run_check() {  # run_check NAME BUILDDIR [SUBDIR...]  (default: the whole tree); only the tests in $check_tests if set
     local name=$1 dir=$2 rc; shift 2
     local subdirs=("$@")
     [ ${#subdirs[@]} -gt 0 ] || subdirs=(.)
     : >"$dir/check.out"
     rc=0
     for sd in "${subdirs[@]}"; do
-        (cd "$dir/$sd" && make -j"$(nproc)" check >>"$dir/check.out" 2>&1) || rc=1
+        if [ -n "${check_tests:-}" ]; then
+            # Build only the programs those tests are (make check would build every check_PROGRAM).
+            (cd "$dir/$sd" && make -j"$(nproc)" check TESTS="$check_tests" check_PROGRAMS="$check_tests" \
+                >>"$dir/check.out" 2>&1) || rc=1
+        else
+            (cd "$dir/$sd" && make -j"$(nproc)" check >>"$dir/check.out" 2>&1) || rc=1
+        fi
     done
     grep -hE '^(PASS|FAIL|XFAIL|XPASS|ERROR|SKIP):' "$dir/check.out" | sed "s/^/[$name] /"
     local logs
@@ -60,6 +69,19 @@ if [ $sanitizers = yes ]; then
         run_check sanitizers "$top/_build-san" testsuite/unit testsuite/fuzz
     else
         overall=1; summaries+=("sanitizers: BUILD FAILED")
+    fi
+fi
+
+if [ $sanitizers = yes ]; then
+    step "build with ThreadSanitizer (core, explschedd, kernel scheduler), without the Slurm source and GLPK"
+    if bash contrib/build.sh --builddir "$top/_build-tsan" --subdirs src --enable-sanitizers=thread --without-glpk; then
+        step "tests under ThreadSanitizer (the tests whose code runs threads)"
+        # The rest of the unit tests are single-threaded: ASan above covers them.
+        check_tests="test_daemon_committer test_daemon_daemon_util test_report_report_store \
+test_kernel_sched_ksched_shm test_kernel_sched_kerneld test_kernel_sched_step_setup" \
+            run_check tsan "$top/_build-tsan" testsuite/unit
+    else
+        overall=1; summaries+=("tsan: BUILD FAILED")
     fi
 fi
 

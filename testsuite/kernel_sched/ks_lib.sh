@@ -27,13 +27,14 @@ ks_fail() {
 # ks_start_daemon [extra kerneld options...]: serves $KS_SOCK, as the service manager would
 # (these tests run it as root with --user root; the hostile tests use a dedicated user).
 ks_start_daemon() {
-    rm -f "$KS_TMP/kerneld.pid"
-    "$KERNELD" --socket "$KS_SOCK" --pid-file "$KS_TMP/kerneld.pid" --user "${KS_USER:-root}" \
+    KS_PIDFILE=${KS_PIDFILE:-$KS_TMP/kerneld.pid}
+    rm -f "$KS_PIDFILE"
+    "$KERNELD" --socket "$KS_SOCK" --pid-file "$KS_PIDFILE" --user "${KS_USER:-root}" \
         --stats-file "$KS_TMP/stats.json" "$@" >"$KS_TMP/kerneld.log" 2>&1 &
     KS_DAEMON=$!
     KS_PIDS="$KS_PIDS $KS_DAEMON"
     i=0
-    while [ ! -f "$KS_TMP/kerneld.pid" ]; do
+    while [ ! -f "$KS_PIDFILE" ]; do
         i=$((i + 1)); [ $i -lt 500 ] || ks_fail "kerneld did not start"
         sleep 0.01
     done

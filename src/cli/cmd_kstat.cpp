@@ -1,7 +1,7 @@
 // explsched kstat [--runtime-dir DIR | --endpoint PATH ...] [--json]
 // Per-job statistics of the kernel schedulers (explsched-kerneld) on this node: launches seen,
 // kernels admitted, launches held for admission, time spent waiting. Reads each GPU's
-// shared-memory segment read-only; never disturbs the daemon.
+// published status file (kerneld.status, the daemon's, mode 0644) read-only; never disturbs the daemon.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -41,7 +41,7 @@ int cmd_kstat(int argc, char** argv) {
     }
     if (endpoints.empty()) endpoints = ksched::find_endpoints(runtime_dir);
     if (endpoints.empty()) {
-        std::fprintf(stderr, "explsched: kstat: no kernel scheduler under %s (no gpu<N>/kerneld.shm)\n",
+        std::fprintf(stderr, "explsched: kstat: no kernel scheduler under %s (no gpu<N>/kerneld.status)\n",
                      runtime_dir.c_str());
         return 1;
     }

@@ -11,6 +11,7 @@
 // launches go straight to the driver after one warning.
 #include <pthread.h>
 #include <sched.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -19,6 +20,7 @@
 
 #include "kernel_sched/intercept_internal.hpp"
 #include "kernel_sched/ksched_shm.hpp"
+#include "kernel_sched/ksched_socket.hpp"
 
 namespace es = explsched::ksched;
 namespace cu = explsched::cuda;
@@ -31,9 +33,14 @@ std::atomic<std::uint32_t> g_state{kUninit};
 
 constexpr int kMaxEndpoints = 16;
 
+// One GPU's daemon as this process sees it: its own request channel (read-write), its reply page
+// and the daemon's status file (both read-only), and the connection whose hang-up tells the
+// daemon we are gone. Mappings are never unmapped (other threads may be launching at exit).
 struct Endpoint {
-    es::Segment* seg = nullptr;
-    es::ClientSlot* slot = nullptr;
+    es::Channel* ch = nullptr;
+    const es::ReplyPage* reply = nullptr;
+    const es::StatusFile* status = nullptr;
+    int sock = -1;
     std::atomic<bool> dead{false};
 };
 Endpoint g_endpoints[kMaxEndpoints];
@@ -46,7 +53,12 @@ es::ClientMode g_mode = es::ClientMode::observe;
 bool g_track = true;
 std::uint32_t g_track_every = 16;
 thread_local std::uint32_t t_track_count = 0;
-std::uint64_t g_max_wait_ns = 0;  // enforce: 0 = wait as long as the daemon lives
+// Every wait a launch does for the daemon ends by this bound, and the launch goes through.
+// EXPLSCHED_KSCHED_MAX_WAIT_MS may lower it, never raise it.
+constexpr std::uint64_t kMaxWaitNs = 1'000'000'000;
+std::uint64_t g_max_wait_ns = kMaxWaitNs;
+// Attaching to the daemons (connect, hello, welcome) takes at most this long in all.
+constexpr std::uint64_t kAttachBudgetNs = 500'000'000;
 std::mutex g_register_mutex;
 
 // Process-local map CUfunction -> function-table index. Lock-free lookups; inserts under
@@ -102,6 +114,7 @@ struct SlowPathGuard {
 };
 
 // Slow path: first launch of a function. Describes it in every endpoint's function table.
+// Slow path: first launch of a function. Describes it in every endpoint's function table.
 __attribute__((noinline)) std::uint32_t register_function(es_CUfunction f) {
     const auto key = reinterpret_cast<std::uintptr_t>(f);
     const SlowPathGuard guard;
@@ -118,15 +131,15 @@ __attribute__((noinline)) std::uint32_t register_function(es_CUfunction f) {
         const std::uint32_t smem = func_attribute(f, cu::kFuncSharedSizeBytes);
         const std::uint32_t threads = func_attribute(f, cu::kFuncMaxThreadsPerBlock);
         for (int e = 0; e < g_endpoint_count; ++e) {
-            es::ClientSlot* s = g_endpoints[e].slot;
-            if (s == nullptr) continue;
-            es::FuncInfo& fi = s->funcs[index];
+            es::Channel* ch = g_endpoints[e].ch;
+            if (ch == nullptr) continue;
+            es::FuncInfo& fi = ch->funcs[index];
             fi.regs = regs;
             fi.static_smem = smem;
             fi.max_threads = threads;
             es::copy_field(fi.name, sizeof fi.name, name != nullptr ? name : "?");
             fi.ready.store(1, std::memory_order_release);
-            s->func_count.store(index + 1, std::memory_order_release);
+            ch->header.func_count.store(index + 1, std::memory_order_release);
         }
     }
     for (std::size_t i = cache_hash(key), n = 0; n < kCacheSize; ++n, i = (i + 1) & (kCacheSize - 1)) {
@@ -168,56 +181,77 @@ inline Endpoint* endpoint_for_launch() {
         if (get == nullptr || get(&dev) != cu::kSuccess || dev < 0 || dev >= g_endpoint_count) return nullptr;
         ep = &g_endpoints[dev];
     }
-    if (ep->slot == nullptr || ep->dead.load(std::memory_order_relaxed)) return nullptr;
+    if (ep->ch == nullptr || ep->dead.load(std::memory_order_relaxed)) return nullptr;
     return ep;
 }
 
+// Every way the scheduler can fail this process ends here or in fail_open(): one warning per
+// process, whatever the reason, and the launches go straight to the driver.
+void fail_open(const char* why, const char* detail = nullptr) { warn_once(kWarnFailOpen, why, detail); }
+
 void mark_dead(Endpoint& ep) {
     ep.dead.store(true, std::memory_order_relaxed);
-    warn_once(kWarnDaemonDead,
-              "kernel scheduler daemon stopped responding; launches go straight to the driver");
+    fail_open("kernel scheduler daemon stopped responding; launches go straight to the driver");
 }
 
-void ring_doorbell(es::Segment* seg);
+inline bool daemon_alive(const Endpoint& ep, std::uint64_t now) {
+    return es::heartbeat_alive(ep.status->header.heartbeat_ns.load(std::memory_order_relaxed), now);
+}
 
-// The ring is full: the daemon is asleep, descheduled or gone. Wake it and wait for room rather
-// than lose the record; if the daemon is dead (or, observing, after a bound) drop and count.
-// Observe mode gives up after kObserveFullWaitNs (a starved daemon must not stall the
-// application); enforce mode waits as long as the daemon's heartbeat is fresh.
+void ring_doorbell(const Endpoint& ep) {
+    // Pairs with the daemon's fence between announcing sleep and rescanning the channels.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (ep.status->header.daemon_sleeping.load(std::memory_order_relaxed) != 0) {
+        const char bell = 1;
+        // A full socket buffer means a wake-up is already pending: nothing to do.
+        (void)send(ep.sock, &bell, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+    }
+}
+
+// The ring is full (or the claim lost too many races): the daemon is asleep, descheduled or
+// gone. Wake it and retry until room appears, the daemon is found dead, or the deadline passes;
+// then the record is dropped (counted) and the launch goes through.
 constexpr std::uint64_t kObserveFullWaitNs = 50000000;
 struct Claim {
     es::Record* record;
     std::uint64_t pos;
 };
-__attribute__((noinline)) Claim claim_when_full(Endpoint& ep) {
-    const std::uint64_t start = es::monotonic_ns();
+__attribute__((noinline)) Claim claim_when_full(Endpoint& ep, std::uint64_t deadline) {
     std::uint64_t pos = 0;
     for (;;) {
-        ring_doorbell(ep.seg);
+        ring_doorbell(ep);
         sched_yield();
-        if (es::Record* r = es::ring_claim(*ep.slot, pos)) return Claim{r, pos};
+        if (es::Record* r = es::ring_claim(*ep.ch, pos)) return Claim{r, pos};
         const std::uint64_t now = es::monotonic_ns();
-        if (now > ep.seg->header.heartbeat_ns.load(std::memory_order_relaxed) + es::kDeadAfterNs) {
+        if (!daemon_alive(ep, now)) {
             mark_dead(ep);
             break;
         }
-        if (g_mode == es::ClientMode::observe && now - start > kObserveFullWaitNs) break;
+        if (now > deadline) {
+            fail_open("kernel scheduler channel stayed full; some launches were not scheduled");
+            break;
+        }
     }
-    ep.slot->dropped.fetch_add(1, std::memory_order_relaxed);
+    ep.ch->header.dropped.fetch_add(1, std::memory_order_relaxed);
     return Claim{nullptr, 0};
+}
+
+inline std::uint64_t claim_deadline() {
+    const std::uint64_t now = es::monotonic_ns();
+    return now + (g_mode == es::ClientMode::observe ? kObserveFullWaitNs : g_max_wait_ns / 2);
 }
 
 // A record slot in the ring: at once when there is room, else through claim_when_full.
 // nullptr when the record is dropped.
 __attribute__((always_inline)) inline es::Record* claim_record(Endpoint& ep, std::uint64_t& pos) {
-    if (es::Record* r = es::ring_claim(*ep.slot, pos)) return r;
-    const Claim c = claim_when_full(ep);
+    if (es::Record* r = es::ring_claim(*ep.ch, pos)) return r;
+    const Claim c = claim_when_full(ep, claim_deadline());
     pos = c.pos;
     return c.record;
 }
 
-__attribute__((always_inline)) inline void fill_launch(es::Record& r, es::RecordType type, const Launch& l,
-                                                       std::uint32_t func_index) {
+__attribute__((always_inline)) inline void fill_launch(es::RecordBody& r, es::RecordType type,
+                                                       const Launch& l, std::uint32_t func_index) {
     r.type = type;
     r.entry = l.entry;
     r.flags = l.flags;
@@ -225,8 +259,8 @@ __attribute__((always_inline)) inline void fill_launch(es::Record& r, es::Record
     r.grid_x = l.gx;
     r.grid_y = l.gy;
     r.grid_z = l.gz;
-    r.block_x = static_cast<std::uint16_t>(l.bx);
-    r.block_y = static_cast<std::uint16_t>(l.by);
+    r.block_x = static_cast<std::uint16_t>(l.bx > 0xFFFFu ? 0xFFFFu : l.bx);
+    r.block_y = static_cast<std::uint16_t>(l.by > 0xFFFFu ? 0xFFFFu : l.by);
     r.block_z = l.bz;
     r.smem_dynamic = l.smem;
     r.stream = reinterpret_cast<std::uintptr_t>(l.stream);
@@ -239,7 +273,7 @@ __attribute__((always_inline)) inline bool post(Endpoint& ep, es::RecordType typ
                                                 std::uint32_t func_index, std::uint64_t& pos) {
     es::Record* r = claim_record(ep, pos);
     if (r == nullptr) return false;
-    fill_launch(*r, type, l, func_index);
+    fill_launch(r->body, type, l, func_index);
     es::ring_publish(*r, pos);
     return true;
 }
@@ -250,22 +284,22 @@ inline std::uint32_t launch_function_index(const Launch& l) {
 
 void post_complete(int endpoint, std::uint64_t seq) {
     Endpoint& ep = g_endpoints[endpoint];
-    if (ep.slot == nullptr) return;
+    if (ep.ch == nullptr || ep.dead.load(std::memory_order_relaxed)) return;
     std::uint64_t pos = 0;
     // A lost completion would hold the kernel's share until it expires: wait for room like a
-    // launch does (claim_when_full counts the record as dropped only if the daemon died).
+    // launch does (bounded; claim_when_full counts the record as dropped).
     es::Record* r = claim_record(ep, pos);
     if (r == nullptr) return;
-    r->type = es::RecordType::complete;
-    r->entry = es::Entry::none;
-    r->flags = 0;
-    r->func_index = es::kUnknownFunc;
-    r->arg = seq;
-    r->time_ns = es::monotonic_ns();
+    r->body.type = es::RecordType::complete;
+    r->body.entry = es::Entry::none;
+    r->body.flags = 0;
+    r->body.func_index = es::kUnknownFunc;
+    r->body.arg = seq;
+    r->body.time_ns = es::monotonic_ns();
     es::ring_publish(*r, pos);
     // Held launches may be waiting for this capacity: wake a sleeping daemon (host-callback
     // thread, not the launch path).
-    ring_doorbell(ep.seg);
+    ring_doorbell(ep);
 }
 
 // Host function queued behind an admitted kernel: its completion frees the kernel's share.
@@ -274,23 +308,14 @@ void on_kernel_complete(void* data) {
     post_complete(static_cast<int>(v >> 56), v & ((std::uint64_t{1} << 56) - 1));
 }
 
-void ring_doorbell(es::Segment* seg) {
-    // Pairs with the daemon's fence between announcing sleep and rescanning the rings.
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (seg->header.daemon_sleeping.load(std::memory_order_relaxed) != 0) {
-        seg->header.doorbell.fetch_add(1, std::memory_order_release);
-        es::futex_wake_all(&seg->header.doorbell);
-    }
-}
-
-// Waits until request `seq` is granted. False when the daemon died or the wait limit passed.
-bool wait_grant(Endpoint& ep, std::uint64_t seq) {
-    es::ClientSlot& s = *ep.slot;
+// Waits until request `seq` is granted. False when the daemon died or the deadline passed.
+bool wait_grant(Endpoint& ep, std::uint64_t seq, std::uint64_t deadline) {
+    const es::ReplyPage& rp = *ep.reply;
     const std::uint64_t start = es::monotonic_ns();
     // Grants usually come within microseconds: spin briefly, then keep polling but yield the
     // CPU (the daemon may need it on a busy node), then sleep on the grant futex.
     for (int i = 0;; ++i) {
-        if (s.granted_upto.load(std::memory_order_acquire) >= seq) return true;
+        if (rp.granted_upto.load(std::memory_order_acquire) >= seq) return true;
         if ((i & 63) == 63) {
             const std::uint64_t waited = es::monotonic_ns() - start;
             if (waited > 50000) break;
@@ -298,26 +323,27 @@ bool wait_grant(Endpoint& ep, std::uint64_t seq) {
         }
         es::cpu_relax();
     }
-    s.waiters.fetch_add(1, std::memory_order_seq_cst);
+    ep.ch->header.waiters.fetch_add(1, std::memory_order_seq_cst);
     bool ok = true;
     for (;;) {
-        const std::uint32_t word = s.grant_futex.load(std::memory_order_acquire);
-        if (s.granted_upto.load(std::memory_order_acquire) >= seq) break;
-        es::futex_wait(&s.grant_futex, word, 2000000);
+        const std::uint32_t word = rp.grant_futex.load(std::memory_order_acquire);
+        if (rp.granted_upto.load(std::memory_order_acquire) >= seq) break;
+        es::futex_wait(&rp.grant_futex, word, 2000000);
         const std::uint64_t now = es::monotonic_ns();
-        if (now > ep.seg->header.heartbeat_ns.load(std::memory_order_relaxed) + es::kDeadAfterNs) {
+        if (!daemon_alive(ep, now)) {
             mark_dead(ep);
             ok = false;
             break;
         }
-        if (g_max_wait_ns != 0 && now - start > g_max_wait_ns) {
-            warn_once(kWarnMaxWait,
-                      "a launch waited longer than EXPLSCHED_KSCHED_MAX_WAIT_MS; letting it through");
+        if (now > deadline) {
+            fail_open(
+                "a launch waited for the kernel scheduler longer than its limit "
+                "(EXPLSCHED_KSCHED_MAX_WAIT_MS, at most 1000); letting it through");
             ok = false;
             break;
         }
     }
-    s.waiters.fetch_sub(1, std::memory_order_relaxed);
+    ep.ch->header.waiters.fetch_sub(1, std::memory_order_relaxed);
     return ok;
 }
 
@@ -330,6 +356,7 @@ template <typename Call>
 __attribute__((noinline)) es_CUresult enforce_launch(const Launch& launch, Call&& call) {
     Endpoint* ep = endpoint_for_launch();
     if (ep == nullptr) return call();
+    const std::uint64_t deadline = es::monotonic_ns() + g_max_wait_ns;
     Launch l = launch;
     const es_CUstream qs = callback_stream(l);
     // A launch into a capturing stream only records a graph node: nothing runs now.
@@ -343,7 +370,7 @@ __attribute__((noinline)) es_CUresult enforce_launch(const Launch& launch, Call&
         return call();
     }
     auto host_func = real_fn<LaunchHostFunc>(kId_cuLaunchHostFunc);
-    const bool bypass = ep->slot->bypass.load(std::memory_order_relaxed) != 0;
+    const bool bypass = ep->reply->bypass.load(std::memory_order_relaxed) != 0;
     const bool track = g_track && host_func != nullptr && (!bypass || t_track_count++ % g_track_every == 0);
     if (!track) l.flags |= es::kFlagUntracked;
     std::uint64_t pos = 0;
@@ -352,8 +379,8 @@ __attribute__((noinline)) es_CUresult enforce_launch(const Launch& launch, Call&
         return call();  // ring full: this launch is not scheduled (counted as dropped)
     }
     if (!bypass) {
-        ring_doorbell(ep->seg);
-        (void)wait_grant(*ep, pos + 1);
+        ring_doorbell(*ep);
+        (void)wait_grant(*ep, pos + 1, deadline);
     }
     const es_CUresult r = call();
     if (!track) return r;
@@ -365,7 +392,44 @@ __attribute__((noinline)) es_CUresult enforce_launch(const Launch& launch, Call&
     return r;
 }
 
-// Attaches to every endpoint and claims a client slot. Runs once, and again in a forked child.
+// Connects to one daemon and takes its channel. False (and a warning) when it cannot.
+bool attach_endpoint(Endpoint& ep, const char* path, int device, const char* job, std::uint64_t deadline) {
+    es::HelloMsg hello{};
+    es::init_header(hello.h, es::MsgType::hello);
+    hello.mode = g_mode;
+    es::copy_field(hello.job, sizeof hello.job, job != nullptr ? job : "");
+    auto dev_attr = real_fn<DeviceGetAttribute>(kId_cuDeviceGetAttribute);
+    auto attr = [&](es_CUdevice_attribute a) -> std::uint32_t {
+        int v = 0;
+        if (dev_attr == nullptr || dev_attr(&v, a, device) != cu::kSuccess || v < 0) return 0;
+        return static_cast<std::uint32_t>(v);
+    };
+    hello.sm_count = attr(cu::kDevMultiprocessorCount);
+    hello.max_threads_per_sm = attr(cu::kDevMaxThreadsPerMultiprocessor);
+    hello.max_regs_per_sm = attr(cu::kDevMaxRegistersPerMultiprocessor);
+    hello.max_smem_per_sm = attr(cu::kDevMaxSharedMemoryPerMultiprocessor);
+    hello.max_blocks_per_sm = attr(cu::kDevMaxBlocksPerMultiprocessor);
+    explsched::Fd sock;
+    std::string error;
+    es::ClientAttach got;
+    if (!es::client_begin(path, hello, sock, error) || !es::client_finish(sock.get(), deadline, got, error)) {
+        fail_open("kernel scheduler endpoint unusable, its launches go straight through", error.c_str());
+        return false;
+    }
+    const auto* status = got.status.as<es::StatusFile>();
+    if (!es::heartbeat_alive(status->header.heartbeat_ns.load(std::memory_order_relaxed),
+                             es::monotonic_ns())) {
+        fail_open("kernel scheduler daemon is not running; launches go straight through", path);
+        return false;
+    }
+    ep.status = static_cast<const es::StatusFile*>(got.status.release());
+    ep.reply = static_cast<const es::ReplyPage*>(got.reply.release());
+    ep.ch = static_cast<es::Channel*>(got.channel.release());
+    ep.sock = sock.release();
+    return true;
+}
+
+// Attaches to every endpoint. Runs once, and again in a forked child.
 void register_client() {
     const char* mode = getenv("EXPLSCHED_KSCHED_MODE");
     std::uint32_t state = kPassthrough;
@@ -387,12 +451,15 @@ void register_client() {
         g_track = every != 0;
         g_track_every = every == 0 ? 1 : static_cast<std::uint32_t>(std::min(every, 1UL << 20));
     }
-    if (const char* w = getenv("EXPLSCHED_KSCHED_MAX_WAIT_MS"); w != nullptr)
-        g_max_wait_ns = std::strtoull(w, nullptr, 10) * 1000000ULL;
-    double priority = 0.0;
-    if (const char* p = getenv("EXPLSCHED_KSCHED_PRIORITY"); p != nullptr) priority = std::strtod(p, nullptr);
+    if (const char* w = getenv("EXPLSCHED_KSCHED_MAX_WAIT_MS"); w != nullptr) {
+        const unsigned long long ms = std::strtoull(w, nullptr, 10);
+        g_max_wait_ns = ms == 0 ? kMaxWaitNs : std::min<std::uint64_t>(ms * 1000000ULL, kMaxWaitNs);
+    }
+    // The step the process says it runs in. It buys no priority by itself: the daemon checks it
+    // against the step registered by slurmstepd and this process's own credentials.
     const char* job = getenv("EXPLSCHED_KSCHED_JOB");
 
+    const std::uint64_t deadline = es::monotonic_ns() + kAttachBudgetNs;
     int count = 0;
     int usable = 0;
     const char* cursor = endpoints;
@@ -402,54 +469,8 @@ void register_client() {
         char path[4096];
         es::copy_field(path, std::min(len + 1, sizeof path), cursor);
         Endpoint& ep = g_endpoints[count];
-        ep.slot = nullptr;
         ep.dead.store(false, std::memory_order_relaxed);
-        if (ep.seg == nullptr) {
-            es::SegmentMap map;
-            std::string error;
-            if (map.attach(path, true, error))
-                ep.seg = map.release();
-            else
-                warn_once(kWarnEndpoint,
-                          "kernel scheduler endpoint unusable, its launches go straight through",
-                          error.c_str());
-        }
-        const std::uint64_t now = es::monotonic_ns();
-        if (ep.seg != nullptr &&
-            now <= ep.seg->header.heartbeat_ns.load(std::memory_order_relaxed) + es::kDeadAfterNs) {
-            for (es::ClientSlot& s : ep.seg->slots) {
-                auto expected = static_cast<std::uint32_t>(es::SlotState::free);
-                if (!s.state.compare_exchange_strong(expected,
-                                                     static_cast<std::uint32_t>(es::SlotState::claiming)))
-                    continue;
-                s.pid = getpid();
-                s.mode = g_mode;
-                s.priority = priority;
-                es::copy_field(s.job, sizeof s.job, job != nullptr ? job : "");
-                auto dev_attr = real_fn<DeviceGetAttribute>(kId_cuDeviceGetAttribute);
-                auto attr = [&](es_CUdevice_attribute a) -> std::uint32_t {
-                    int v = 0;
-                    if (dev_attr == nullptr || dev_attr(&v, a, count) != cu::kSuccess || v < 0) return 0;
-                    return static_cast<std::uint32_t>(v);
-                };
-                s.sm_count = attr(cu::kDevMultiprocessorCount);
-                s.max_threads_per_sm = attr(cu::kDevMaxThreadsPerMultiprocessor);
-                s.max_regs_per_sm = attr(cu::kDevMaxRegistersPerMultiprocessor);
-                s.max_smem_per_sm = attr(cu::kDevMaxSharedMemoryPerMultiprocessor);
-                s.max_blocks_per_sm = attr(cu::kDevMaxBlocksPerMultiprocessor);
-                s.generation.fetch_add(1, std::memory_order_relaxed);
-                s.state.store(static_cast<std::uint32_t>(es::SlotState::active), std::memory_order_release);
-                ep.slot = &s;
-                ++usable;
-                break;
-            }
-            if (ep.slot == nullptr)
-                warn_once(kWarnNoSlot,
-                          "kernel scheduler has no free client slot; launches go straight through");
-        } else if (ep.seg != nullptr) {
-            warn_once(kWarnDaemonDead, "kernel scheduler daemon is not running; launches go straight through",
-                      path);
-        }
+        if (attach_endpoint(ep, path, count, job, deadline)) ++usable;
         ++count;
         cursor = end != nullptr ? end + 1 : cursor + len;
     }
@@ -472,7 +493,13 @@ void atfork_child() {
     // starts empty, so forget the cached indexes too.
     for (CacheEntry& e : g_cache) e.key.store(0, std::memory_order_relaxed);
     g_func_next = 0;
-    for (Endpoint& ep : g_endpoints) ep.slot = nullptr;
+    // Its parent's connections are not its own: closing them keeps the daemon's view of who is
+    // alive right (the parent's hang-up is seen when the parent exits).
+    for (Endpoint& ep : g_endpoints) {
+        if (ep.sock >= 0) close(ep.sock);
+        ep.sock = -1;
+        ep.ch = nullptr;
+    }
     const std::uint32_t st = g_state.load(std::memory_order_relaxed);
     if (st == kObserve || st == kEnforce) g_state.store(kReregister, std::memory_order_release);
 }

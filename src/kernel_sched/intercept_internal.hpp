@@ -53,10 +53,9 @@ void* map_driver_pointer(const char* requested, void* real, es_cuuint64_t flags)
 void warn_once(unsigned key, const char* message, const char* detail = nullptr);
 enum WarnKey : unsigned {
     kWarnNoDriver = 1u << 0,
-    kWarnEndpoint = 1u << 1,
-    kWarnNoSlot = 1u << 2,
-    kWarnDaemonDead = 1u << 3,
-    kWarnMaxWait = 1u << 4,
+    // One key for every reason the scheduler lets this process's launches through unscheduled
+    // (no daemon, refused, dead, full, waited too long): one warning per process.
+    kWarnFailOpen = 1u << 1,
     kWarnBadEnv = 1u << 5,
     kWarnNoDlsym = 1u << 6,
 };

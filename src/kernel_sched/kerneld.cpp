@@ -2,49 +2,165 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <csignal>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 
+#include <fcntl.h>
 #include <sched.h>
-
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/un.h>
+
 #include <nlohmann/json.hpp>
 
 #include "core/base/errno_text.hpp"
 #include "core/device/kernel_key.hpp"
 #include "core/device/orion_profile.hpp"
+#include "kernel_sched/ksched_socket.hpp"
 
 namespace explsched::ksched {
 
 namespace {
 
 constexpr std::uint64_t kHousekeepingNs = 50'000'000;
-constexpr std::uint64_t kClaimTimeoutNs = 2'000'000'000;
+constexpr std::uint64_t kSocketPollNs = 50'000;  // look at the sockets this often while busy
+constexpr std::uint32_t kAcceptsPerTick = 16;
+constexpr std::size_t kMaxStreamsPerClient = 64;  // more stream handles share one id
+constexpr std::uint64_t kListenTag = ~std::uint64_t{0};
+constexpr std::uint32_t kConnSlots = kMaxClients + kRegistrarReserve;
 
-LaunchShape launch_shape(const Record& r) {
-    return LaunchShape{r.grid_x, r.grid_y, r.grid_z, r.block_x, r.block_y, r.block_z, r.smem_dynamic};
+bool pid_alive(pid_t pid) { return pid > 0 && (kill(pid, 0) == 0 || errno != ESRCH); }
+
+std::string read_small_file(const std::string& path) {
+    const Fd f(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    if (!f.valid()) return {};
+    char buf[4096];
+    const ssize_t n = read(f.get(), buf, sizeof buf);
+    return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
 }
 
-bool pid_alive(std::int32_t pid) {
-    if (pid <= 0) return false;
-    return kill(pid, 0) == 0 || errno != ESRCH;
+// "1234.0" -> 1234; nullopt when the step name does not start with a job id.
+std::optional<std::uint32_t> step_job_id(const std::string& job) {
+    std::uint64_t v = 0;
+    std::size_t i = 0;
+    for (; i < job.size() && i < 10 && job[i] >= '0' && job[i] <= '9'; ++i)
+        v = v * 10 + static_cast<unsigned>(job[i] - '0');
+    if (i == 0 || v > 0xFFFFFFFFu) return std::nullopt;
+    return static_cast<std::uint32_t>(v);
+}
+
+Fd sealed_memfd(const char* name, std::size_t size, std::string& error) {
+    Fd fd(memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING));
+    if (!fd.valid() || ftruncate(fd.get(), static_cast<off_t>(size)) != 0) {
+        error = std::string("memfd ") + name + ": " + errno_text(errno);
+        return Fd();
+    }
+    return fd;
 }
 
 }  // namespace
+
+std::optional<std::uint32_t> cgroup_job(const std::string& text) {
+    const std::string tag = "/job_";
+    std::size_t at = text.find(tag);
+    if (at == std::string::npos) return std::nullopt;
+    at += tag.size();
+    std::uint64_t v = 0;
+    std::size_t n = 0;
+    while (at + n < text.size() && n < 10 && text[at + n] >= '0' && text[at + n] <= '9')
+        v = v * 10 + static_cast<unsigned>(text[at + n++] - '0');
+    if (n == 0 || v > 0xFFFFFFFFu) return std::nullopt;
+    return static_cast<std::uint32_t>(v);
+}
 
 KernelDaemon::KernelDaemon(KerneldConfig config, Logger& log)
     : config_(std::move(config)),
       log_(log),
       profiles_(0.25, config_.default_kernel_ns),
       admission_(config_.admission),
-      clients_(kMaxClients),
+      conns_(kConnSlots),
       departed_(kMaxJobs),
       job_names_(kMaxJobs),
-      entry_totals_(kMaxJobs) {}
+      entry_totals_(kMaxJobs) {
+    if (config_.status_file.empty()) config_.status_file = status_path_for(config_.socket_path);
+    // Clients fail open on a heartbeat older than kDeadAfterNs: never sleep anywhere near it.
+    config_.sleep_ns = std::min(config_.sleep_ns, kHeartbeatNs);
+}
 
 KernelDaemon::~KernelDaemon() {
     if (trace_ != nullptr) std::fclose(trace_);
+}
+
+Status KernelDaemon::create_status_file() {
+    const std::string& path = config_.status_file;
+    const std::string tmp = path + ".tmp." + std::to_string(getpid());
+    unlink(tmp.c_str());
+    const Fd f(open(tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644));
+    if (!f.valid()) return make_error("cannot create " + tmp + ": " + errno_text(errno));
+    // Readable by every user (clients, kstat), writable by nobody but us.
+    if (fchmod(f.get(), 0644) != 0 || ftruncate(f.get(), static_cast<off_t>(kStatusSize)) != 0) {
+        unlink(tmp.c_str());
+        return make_error("cannot size " + tmp + ": " + errno_text(errno));
+    }
+    std::string error;
+    Mapping m = map_fd(f.get(), kStatusSize, true, error);
+    if (!m) {
+        unlink(tmp.c_str());
+        return make_error(tmp + ": " + error);
+    }
+    StatusHeader& h = m.as<StatusFile>()->header;
+    h.version = kVersion;
+    h.max_jobs = kMaxJobs;
+    h.daemon_pid = getpid();
+    h.gpu_index = config_.gpu_index;
+    h.started_ns = monotonic_ns();
+    h.status_size = kStatusSize;
+    h.heartbeat_ns.store(h.started_ns, std::memory_order_relaxed);
+    h.magic.store(kMagic, std::memory_order_release);
+    // A read-only descriptor of the same file for clients: they cannot write through it.
+    status_ro_.reset(open(tmp.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    if (!status_ro_.valid() || rename(tmp.c_str(), path.c_str()) != 0) {
+        const std::string why = errno_text(errno);
+        unlink(tmp.c_str());
+        return make_error("cannot publish " + path + ": " + why);
+    }
+    status_map_ = std::move(m);
+    return {};
+}
+
+Status KernelDaemon::create_socket() {
+    const std::string& path = config_.socket_path;
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    if (path.empty() || path.size() >= sizeof addr.sun_path)
+        return make_error("socket path '" + path + "' is empty or too long");
+    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+    struct stat st {};
+    if (lstat(path.c_str(), &st) == 0) {
+        if (!S_ISSOCK(st.st_mode)) return make_error(path + " exists and is not a socket");
+        unlink(path.c_str());  // a previous daemon's
+    }
+    listen_.reset(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (!listen_.valid()) return make_error("socket: " + errno_text(errno));
+    if (bind(listen_.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0)
+        return make_error("cannot bind " + path + ": " + errno_text(errno));
+    // Every user's CUDA processes connect; the socket is an endpoint, not shared memory.
+    if (chmod(path.c_str(), 0666) != 0 || listen(listen_.get(), 64) != 0)
+        return make_error("cannot listen on " + path + ": " + errno_text(errno));
+    epoll_.reset(epoll_create1(EPOLL_CLOEXEC));
+    if (!epoll_.valid()) return make_error("epoll: " + errno_text(errno));
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = kListenTag;
+    if (epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, listen_.get(), &ev) != 0)
+        return make_error("epoll: " + errno_text(errno));
+    return {};
 }
 
 Status KernelDaemon::start() {
@@ -58,13 +174,12 @@ Status KernelDaemon::start() {
     if (auto v = validate(a); !v) return v;
     admission_ = KernelAdmission(a);
     if (!config_.trace_file.empty()) {
-        trace_ = std::fopen(config_.trace_file.c_str(), "a");
+        trace_ = std::fopen(config_.trace_file.c_str(), "ae");
         if (trace_ == nullptr)
             return make_error("cannot open trace file " + config_.trace_file + ": " + errno_text(errno));
     }
-    std::string error;
-    if (!map_.create(config_.endpoint, config_.gpu_index, error)) return make_error(error);
-    map_.publish_ready();
+    if (auto s = create_status_file(); !s) return s;
+    if (auto s = create_socket(); !s) return s;
     if (!config_.pid_file.empty()) {
         const std::string tmp = config_.pid_file + ".tmp";
         std::ofstream out(tmp);
@@ -75,59 +190,269 @@ Status KernelDaemon::start() {
     }
     if (log_.enabled(LogLevel::info)) {
         log_.write(LogLevel::info, "kerneld: GPU " + std::to_string(config_.gpu_index) + " serving " +
-                                       config_.endpoint + " (" + std::to_string(profiles_.imported_names()) +
+                                       config_.socket_path + " as uid " + std::to_string(getuid()) + " (" +
+                                       std::to_string(profiles_.imported_names()) +
                                        " profiled kernel names)");
     }
     return {};
 }
 
+std::size_t KernelDaemon::clients() const {
+    return static_cast<std::size_t>(
+        std::count_if(conns_.begin(), conns_.end(), [](const Conn& c) { return c.used && c.attached; }));
+}
+
+std::uint32_t KernelDaemon::clients_of_uid(uid_t uid) const {
+    std::uint32_t n = 0;
+    for (const Conn& c : conns_)
+        if (c.used && c.uid == uid) ++n;
+    return n;
+}
+
+void KernelDaemon::accept_some(std::uint64_t now_ns) {
+    for (std::uint32_t n = 0; n < kAcceptsPerTick; ++n) {
+        Fd s(accept4(listen_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+        if (!s.valid()) return;  // EAGAIN, or an error the next tick retries
+        ucred cred{};
+        socklen_t len = sizeof cred;
+        if (getsockopt(s.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) continue;
+        const bool registrar = std::find(config_.registrar_uids.begin(), config_.registrar_uids.end(),
+                                         cred.uid) != config_.registrar_uids.end();
+        // Bounded tables: a user holds at most max_clients_per_uid connections, everyone together
+        // kMaxClients; registrars (slurmstepd) have a reserve of their own.
+        const std::uint32_t first = 0;
+        const std::uint32_t last = registrar ? kConnSlots : kMaxClients;
+        if (!registrar && clients_of_uid(cred.uid) >= config_.max_clients_per_uid) {
+            if (log_.enabled(LogLevel::verbose))
+                log_.write(LogLevel::verbose, "kerneld: uid " + std::to_string(cred.uid) +
+                                                  " holds too many connections; refused pid " +
+                                                  std::to_string(cred.pid));
+            continue;  // closing is the answer: the client fails open
+        }
+        std::uint32_t id = last;
+        for (std::uint32_t i = first; i < last; ++i)
+            if (!conns_[i].used) {
+                id = i;
+                break;
+            }
+        if (id == last) continue;
+        Conn& c = conns_[id];
+        const std::uint32_t generation = c.generation + 1;
+        c = Conn{};
+        c.generation = generation;
+        c.used = true;
+        c.sock = std::move(s);
+        c.uid = cred.uid;
+        c.pid = cred.pid;
+        c.registrar = registrar;
+        c.accepted_ns = now_ns;
+        epoll_event ev{};
+        ev.events = EPOLLIN | EPOLLRDHUP;
+        ev.data.u64 = (std::uint64_t{generation} << 32) | id;
+        if (epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, c.sock.get(), &ev) != 0) {
+            c = Conn{};
+            c.generation = generation;
+            continue;
+        }
+        read_messages(id, now_ns);  // the hello is usually there already: answer in this tick
+    }
+}
+
+void KernelDaemon::service_sockets(std::uint64_t timeout_ns) {
+    epoll_event events[64];
+    const timespec ts{static_cast<time_t>(timeout_ns / 1000000000ULL),
+                      static_cast<long>(timeout_ns % 1000000000ULL)};
+    const int n = epoll_pwait2(epoll_.get(), events, 64, &ts, nullptr);
+    const std::uint64_t now = monotonic_ns();
+    last_socket_ns_ = now;
+    for (int i = 0; i < n; ++i) {
+        const std::uint64_t tag = events[i].data.u64;
+        if (tag == kListenTag) {
+            accept_some(now);
+            continue;
+        }
+        const auto id = static_cast<std::uint32_t>(tag & 0xFFFFFFFFu);
+        if (id >= conns_.size() || !conns_[id].used || conns_[id].generation != (tag >> 32)) continue;
+        if ((events[i].events & EPOLLIN) != 0) read_messages(id, now);
+        if (conns_[id].used && (events[i].events & (EPOLLHUP | EPOLLERR | EPOLLRDHUP)) != 0 &&
+            (events[i].events & EPOLLIN) == 0)
+            drop(id);
+    }
+}
+
+void KernelDaemon::read_messages(std::uint32_t id, std::uint64_t) {
+    union {
+        HelloMsg hello;
+        RegisterMsg reg;
+        char bytes[256];
+    } msg{};
+    for (std::uint32_t n = 0; n < kMessagesPerTick && conns_[id].used; ++n) {
+        Conn& c = conns_[id];
+        int nfds = 0;
+        const long got = recv_msg(c.sock.get(), &msg, sizeof msg, nullptr, 0, nfds);
+        if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+        if (got <= 0) {  // hang-up (the client exited) or an error
+            drop(id);
+            return;
+        }
+        if (got == 1) continue;  // doorbell: waking us was the point
+        if (!c.attached && got == static_cast<long>(sizeof(HelloMsg)) &&
+            header_ok(msg.hello.h, MsgType::hello)) {
+            attach_client(id, msg.hello);
+            continue;
+        }
+        const bool reg =
+            got == static_cast<long>(sizeof(RegisterMsg)) &&
+            (header_ok(msg.reg.h, MsgType::register_step) || header_ok(msg.reg.h, MsgType::unregister_step));
+        if (reg && !c.attached) {
+            handle_registration(id, msg.reg, msg.reg.h.type == MsgType::unregister_step);
+            continue;
+        }
+        // Anything else is a protocol violation: the peer loses its connection (and channel).
+        if (log_.enabled(LogLevel::verbose))
+            log_.write(LogLevel::verbose, "kerneld: malformed message from pid " + std::to_string(c.pid) +
+                                              " uid " + std::to_string(c.uid) + "; connection closed");
+        drop(id);
+        return;
+    }
+}
+
+void KernelDaemon::reply_to(Conn& c, MsgType type, int status, const std::string& message, const int* fds,
+                            int nfds) {
+    ReplyMsg r{};
+    init_header(r.h, type);
+    r.status = status;
+    r.client_id = 0;
+    r.channel_size = kChannelSize;
+    r.reply_size = kReplySize;
+    r.status_size = kStatusSize;
+    r.priority = c.priority;
+    copy_field(r.message, sizeof r.message, message.c_str());
+    send_msg(c.sock.get(), &r, sizeof r, fds, nfds);
+}
+
+double KernelDaemon::priority_for(const Conn& c) const {
+    for (const Step& s : steps_) {
+        if (s.job != c.job) continue;
+        if (s.uid != c.uid) return kLowestPriority;  // naming another user's step buys nothing
+        const auto in_cgroup = cgroup_job(read_small_file("/proc/" + std::to_string(c.pid) + "/cgroup"));
+        if (in_cgroup && in_cgroup != step_job_id(s.job)) return kLowestPriority;
+        return s.priority;
+    }
+    return kLowestPriority;
+}
+
+void KernelDaemon::attach_client(std::uint32_t id, const HelloMsg& hello) {
+    Conn& c = conns_[id];
+    std::string error;
+    Fd ch_fd = sealed_memfd("explsched-channel", kChannelSize, error);
+    Fd rp_fd = ch_fd.valid() ? sealed_memfd("explsched-reply", kReplySize, error) : Fd();
+    if (rp_fd.valid()) c.channel_map = map_fd(ch_fd.get(), kChannelSize, true, error);
+    if (c.channel_map) c.reply_map = map_fd(rp_fd.get(), kReplySize, true, error);
+    // The channel can no longer change size (no SIGBUS for anyone); the reply page can no longer
+    // be written through any new mapping or descriptor: the client maps it read-only.
+    if (c.reply_map && (fcntl(ch_fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0 ||
+                        fcntl(rp_fd.get(), F_ADD_SEALS,
+                              F_SEAL_FUTURE_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)) {
+        error = "cannot seal: " + errno_text(errno);
+        c.reply_map = Mapping();
+    }
+    if (!c.reply_map) {
+        if (log_.enabled(LogLevel::error)) log_.write(LogLevel::error, "kerneld: client channel: " + error);
+        reply_to(c, MsgType::welcome, ENOMEM, "the daemon cannot create a channel");
+        drop(id);
+        return;
+    }
+    c.channel = c.channel_map.as<Channel>();
+    c.reply = c.reply_map.as<ReplyPage>();
+    channel_init(*c.channel);
+    c.job = check_job_name(hello.job, sizeof hello.job);
+    c.mode = hello.mode == ClientMode::enforce ? ClientMode::enforce : ClientMode::observe;
+    c.limits = check_limits(hello, config_.limits);
+    c.key_salt = fnv1a64("uid:" + std::to_string(c.uid));
+    c.priority = priority_for(c);
+    c.reply->magic = kMagic;
+    c.reply->version = kVersion;
+    c.reply->client_id = id;
+    c.reply->priority = c.priority;
+    c.attached = true;
+    c.job_index = job_index(c.job);
+    admission_.set_client(id, c.priority);
+    clients_changed_ = true;
+    const int fds[3] = {ch_fd.get(), rp_fd.get(), status_ro_.get()};
+    reply_to(c, MsgType::welcome, 0, "ok", fds, 3);
+    if (log_.enabled(LogLevel::verbose)) {
+        log_.write(LogLevel::verbose, "kerneld: client pid " + std::to_string(c.pid) + " uid " +
+                                          std::to_string(c.uid) + " job " + c.job + " mode " +
+                                          (c.mode == ClientMode::enforce ? "enforce" : "observe") +
+                                          " priority " + std::to_string(c.priority));
+    }
+}
+
+void KernelDaemon::handle_registration(std::uint32_t id, const RegisterMsg& msg, bool unregister) {
+    Conn& c = conns_[id];
+    if (!c.registrar) {
+        reply_to(c, MsgType::ack, EPERM, "only a privileged peer may register steps");
+        drop(id);
+        return;
+    }
+    const std::string job = check_job_name(msg.job, sizeof msg.job);
+    auto it = std::find_if(steps_.begin(), steps_.end(), [&](const Step& s) { return s.job == job; });
+    if (unregister) {
+        if (it != steps_.end()) steps_.erase(it);
+    } else if (job.empty()) {
+        reply_to(c, MsgType::ack, EINVAL, "empty step name");
+        return;
+    } else {
+        if (it == steps_.end()) {
+            if (steps_.size() >= kMaxSteps) {
+                reply_to(c, MsgType::ack, ENOSPC, "step table full");
+                return;
+            }
+            steps_.push_back(Step{});
+            it = steps_.end() - 1;
+        }
+        it->job = job;
+        it->uid = msg.uid;
+        it->owner = msg.owner_pid;
+        it->priority = std::isfinite(msg.priority) ? msg.priority : kLowestPriority;
+    }
+    apply_priorities();
+    if (log_.enabled(LogLevel::verbose))
+        log_.write(LogLevel::verbose,
+                   std::string("kerneld: ") + (unregister ? "unregistered" : "registered") + " step " + job +
+                       " uid " + std::to_string(msg.uid) + " priority " + std::to_string(msg.priority));
+    reply_to(c, MsgType::ack, 0, "ok");
+}
+
+void KernelDaemon::apply_priorities() {
+    for (std::uint32_t id = 0; id < conns_.size(); ++id) {
+        Conn& c = conns_[id];
+        if (!c.used || !c.attached) continue;
+        const double p = priority_for(c);
+        if (p != c.priority) {
+            c.priority = p;
+            c.reply->priority = p;
+            admission_.set_client(id, p);
+            clients_changed_ = true;
+        }
+    }
+}
+
 int KernelDaemon::job_index(const std::string& job) {
+    const std::string name = job.empty() ? "(none)" : job;
     for (std::size_t i = 0; i < job_names_.size(); ++i)
-        if (job_names_[i] == job && !job.empty()) return static_cast<int>(i);
+        if (job_names_[i] == name) return static_cast<int>(i);
     for (std::size_t i = 0; i < job_names_.size(); ++i) {
         if (job_names_[i].empty()) {
-            job_names_[i] = job.empty() ? "(none)" : job;
+            job_names_[i] = name;
             return static_cast<int>(i);
         }
     }
     return -1;  // table full: the client still runs, its statistics are not published
 }
 
-void KernelDaemon::adopt_client(std::uint32_t id, ClientSlot& slot, std::uint64_t now_ns) {
-    Client& c = clients_[id];
-    c = Client{};
-    c.active = true;
-    c.generation = slot.generation.load(std::memory_order_relaxed);
-    c.pid = slot.pid;
-    c.job = std::string(slot.job, strnlen(slot.job, sizeof slot.job));
-    c.priority = slot.priority;
-    c.mode = slot.mode;
-    c.limits = config_.limits;
-    if (slot.sm_count > 0) {
-        c.limits.sm_count = slot.sm_count;
-        if (slot.max_threads_per_sm > 0) c.limits.max_threads_per_sm = slot.max_threads_per_sm;
-        if (slot.max_regs_per_sm > 0) c.limits.max_regs_per_sm = slot.max_regs_per_sm;
-        if (slot.max_smem_per_sm > 0) c.limits.max_smem_per_sm = slot.max_smem_per_sm;
-        if (slot.max_blocks_per_sm > 0) c.limits.max_blocks_per_sm = slot.max_blocks_per_sm;
-        if (slot.sm_count != config_.limits.sm_count) {
-            // The client saw the real device: size the caps to it.
-            config_.limits.sm_count = slot.sm_count;
-            admission_.set_caps(config_.sm_cap_fraction * slot.sm_count, config_.admission.bw_cap);
-        }
-    }
-    c.job_index = job_index(c.job);
-    c.claimed_since_ns = now_ns;
-    admission_.set_client(id, c.priority);
-    clients_changed_ = true;
-    if (log_.enabled(LogLevel::verbose)) {
-        log_.write(LogLevel::verbose, "kerneld: client pid " + std::to_string(c.pid) + " job " + c.job +
-                                          " mode " + (c.mode == ClientMode::enforce ? "enforce" : "observe") +
-                                          " priority " + std::to_string(c.priority));
-    }
-}
-
-KernelDaemon::JobTotals KernelDaemon::totals_of(const Client& c, std::uint32_t id,
-                                                const ClientSlot& slot) const {
+KernelDaemon::JobTotals KernelDaemon::totals_of(const Conn& c, std::uint32_t id) const {
     const AdmissionStats a = admission_.stats(id);
     JobTotals t;
     t.launches = c.launches;
@@ -136,7 +461,11 @@ KernelDaemon::JobTotals KernelDaemon::totals_of(const Client& c, std::uint32_t i
     t.completed = a.completed;
     t.wait_ns_total = a.wait_ns_total;
     t.wait_ns_max = a.wait_ns_max;
-    t.dropped = slot.dropped.load(std::memory_order_relaxed);
+    t.dropped =
+        c.channel != nullptr
+            ? std::min<std::uint64_t>(c.channel->header.dropped.load(std::memory_order_relaxed), 1ULL << 48)
+            : 0;
+    t.refused = c.refused;
     return t;
 }
 
@@ -148,6 +477,7 @@ void KernelDaemon::JobTotals::add(const JobTotals& t) {
     wait_ns_total += t.wait_ns_total;
     wait_ns_max = std::max(wait_ns_max, t.wait_ns_max);
     dropped += t.dropped;
+    refused += t.refused;
 }
 
 std::vector<KernelDaemon::JobView> KernelDaemon::job_views() const {
@@ -156,11 +486,11 @@ std::vector<KernelDaemon::JobView> KernelDaemon::job_views() const {
         jobs[j].totals = departed_[j];
         jobs[j].by_entry = entry_totals_[j];
     }
-    for (std::uint32_t id = 0; id < kMaxClients; ++id) {
-        const Client& c = clients_[id];
-        if (!c.active || c.job_index < 0) continue;
+    for (std::uint32_t id = 0; id < conns_.size(); ++id) {
+        const Conn& c = conns_[id];
+        if (!c.used || !c.attached || c.job_index < 0) continue;
         JobView& v = jobs[static_cast<std::size_t>(c.job_index)];
-        v.totals.add(totals_of(c, id, map_->slots[id]));
+        v.totals.add(totals_of(c, id));
         for (std::size_t e = 0; e < v.by_entry.size(); ++e) v.by_entry[e] += c.by_entry[e];
         v.clients_live += 1;
         v.priority = c.priority;
@@ -168,30 +498,41 @@ std::vector<KernelDaemon::JobView> KernelDaemon::job_views() const {
     return jobs;
 }
 
-void KernelDaemon::retire_client(std::uint32_t id, ClientSlot& slot) {
-    Client& c = clients_[id];
-    if (c.active && c.job_index >= 0) {
-        const auto j = static_cast<std::size_t>(c.job_index);
-        departed_[j].add(totals_of(c, id, slot));
-        for (std::size_t e = 0; e < entry_totals_[j].size(); ++e) entry_totals_[j][e] += c.by_entry[e];
+void KernelDaemon::drop(std::uint32_t id) {
+    Conn& c = conns_[id];
+    if (!c.used) return;
+    if (c.attached) {
+        // Count what it left (bounded: one ring's worth) so its last completions are not lost.
+        drain(id, c, kRingSize, monotonic_ns());
+        if (c.job_index >= 0) {
+            const auto j = static_cast<std::size_t>(c.job_index);
+            departed_[j].add(totals_of(c, id));
+            for (std::size_t e = 0; e < entry_totals_[j].size(); ++e) entry_totals_[j][e] += c.by_entry[e];
+        }
+        admission_.remove_client(id);
+        clients_changed_ = true;
+        if (log_.enabled(LogLevel::verbose))
+            log_.write(LogLevel::verbose, "kerneld: client pid " + std::to_string(c.pid) + " left");
     }
-    admission_.remove_client(id);
-    clients_changed_ = true;
-    c = Client{};
-    ring_reset(slot);
-    slot.state.store(static_cast<std::uint32_t>(SlotState::free), std::memory_order_release);
+    if (c.sock.valid()) epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, c.sock.get(), nullptr);
+    const std::uint32_t generation = c.generation;
+    c = Conn{};
+    c.generation = generation;
 }
 
-const KernelDaemon::FuncMeta* KernelDaemon::function(Client& c, ClientSlot& slot, std::uint32_t index) {
+const KernelDaemon::FuncMeta* KernelDaemon::function(Conn& c, std::uint32_t index) {
     if (index >= kMaxFuncs) return nullptr;
     if (c.funcs.size() <= index) c.funcs.resize(index + 1);
     FuncMeta& m = c.funcs[index];
     if (!m.known) {
-        FuncInfo& fi = slot.funcs[index];
-        if (fi.ready.load(std::memory_order_acquire) == 0) return nullptr;
-        m.name.assign(fi.name, strnlen(fi.name, sizeof fi.name));
-        m.regs = fi.regs;
-        m.static_smem = fi.static_smem;
+        const FuncInfo& shared = c.channel->funcs[index];
+        if (shared.ready.load(std::memory_order_acquire) == 0) return nullptr;
+        FuncInfo copy;  // one copy out of shared memory, then only the copy is looked at
+        std::memcpy(static_cast<void*>(&copy), static_cast<const void*>(&shared), sizeof copy);
+        const CheckedFunc f = check_func(copy);
+        m.name = f.name;
+        m.regs = f.regs;
+        m.static_smem = f.static_smem;
         m.name_hash = fnv1a64(m.name);
         m.cls = profiles_.kernel_class(m.name);
         m.prior_ns = profiles_.imported_duration_ns(m.name);
@@ -200,41 +541,54 @@ const KernelDaemon::FuncMeta* KernelDaemon::function(Client& c, ClientSlot& slot
     return &m;
 }
 
-AdmissionRequest KernelDaemon::describe(std::uint32_t id, Client& c, ClientSlot& slot, const Record& r,
-                                        std::uint64_t seq, std::uint64_t now_ns) {
+std::uint64_t KernelDaemon::stream_id(Conn& c, std::uint64_t handle) {
+    if (auto it = c.streams.find(handle); it != c.streams.end()) return it->second;
+    if (c.streams.size() >= kMaxStreamsPerClient) return kMaxStreamsPerClient;
+    const auto id = static_cast<std::uint64_t>(c.streams.size());
+    c.streams.emplace(handle, id);
+    return id;
+}
+
+AdmissionRequest KernelDaemon::describe(std::uint32_t id, Conn& c, const CheckedRecord& r, std::uint64_t seq,
+                                        std::uint64_t now_ns) {
     AdmissionRequest q;
     q.client = id;
     q.seq = seq;
-    q.stream = r.stream;
+    q.stream = stream_id(c, r.stream);
     q.submitted_ns = now_ns;
     q.tracked = (r.flags & kFlagUntracked) == 0;
     const GpuLimits& g = c.limits;
     std::uint64_t prior_ns = config_.default_kernel_ns;
     if (r.func_index == kGraphFunc) {
         // A graph is many kernels in one call; without walking it, assume it fills the GPU.
-        q.key = kernel_key(fnv1a64("cuGraphLaunch"), r.arg);  // the graph handle stands for the shape
+        q.key = kernel_key(fnv1a64("cuGraphLaunch") ^ c.key_salt, r.arg);
         q.demand.sms = g.sm_count;
         q.demand.cls = KernelClass::unknown;
     } else {
-        const FuncMeta* m = function(c, slot, r.func_index);
-        const std::uint64_t threads = std::uint64_t{r.block_x} * r.block_y * r.block_z;
-        const std::uint64_t blocks = std::uint64_t{r.grid_x} * r.grid_y * r.grid_z;
-        const std::uint32_t per_sm = blocks_per_sm(
-            g, static_cast<std::uint32_t>(std::min<std::uint64_t>(threads, 0xFFFFFFFFu)),
-            m != nullptr ? m->regs : 0, std::uint64_t{m != nullptr ? m->static_smem : 0} + r.smem_dynamic);
-        q.demand.sms = sms_needed(g, blocks, per_sm);
+        const FuncMeta* m = function(c, r.func_index);
+        const std::uint32_t per_sm =
+            blocks_per_sm(g, r.threads, m != nullptr ? m->regs : 0,
+                          std::uint64_t{m != nullptr ? m->static_smem : 0} + r.smem_dynamic);
+        q.demand.sms = sms_needed(g, r.blocks, per_sm);
         q.demand.cls = m != nullptr ? m->cls : KernelClass::unknown;
         if (m != nullptr) prior_ns = m->prior_ns;
-        q.key = kernel_key(m != nullptr ? m->name_hash : 0, launch_shape(r));
+        const LaunchShape shape{r.grid_x,  r.grid_y,  r.grid_z,      r.block_x,
+                                r.block_y, r.block_z, r.smem_dynamic};
+        q.key = kernel_key((m != nullptr ? m->name_hash : 0) ^ c.key_salt, shape);
     }
     q.demand.bw = bandwidth_demand(q.demand.cls, q.demand.sms, g.sm_count);
     q.demand.duration_ns = profiles_.expected_duration_ns(q.key, prior_ns);
     return q;
 }
 
-void KernelDaemon::handle_record(std::uint32_t id, Client& c, ClientSlot& slot, const Record& r,
-                                 std::uint64_t pos, std::uint64_t now_ns) {
-    const std::uint64_t seq = pos + 1;
+void KernelDaemon::handle_record(std::uint32_t id, Conn& c, const RecordBody& body, std::uint64_t seq,
+                                 std::uint64_t now_ns) {
+    CheckedRecord r;
+    if (check_record(body, kMaxFuncs, r) != Refusal::none) {
+        c.refused += 1;
+        refused_total_ += 1;
+        return;
+    }
     if (r.type == RecordType::complete) {
         const std::uint64_t at = r.time_ns != 0 ? std::min(r.time_ns, now_ns) : now_ns;
         if (auto done = admission_.complete(id, r.arg, at))
@@ -242,12 +596,12 @@ void KernelDaemon::handle_record(std::uint32_t id, Client& c, ClientSlot& slot, 
         return;
     }
     c.launches += 1;
-    if (r.entry < Entry::count) c.by_entry[static_cast<int>(r.entry)] += 1;
+    c.by_entry[static_cast<int>(r.entry)] += 1;
     if ((r.flags & kFlagCaptured) != 0) {
         c.captured += 1;
         return;
     }
-    AdmissionRequest q = describe(id, c, slot, r, seq, now_ns);
+    AdmissionRequest q = describe(id, c, r, seq, now_ns);
     switch (r.type) {
         case RecordType::launch:
             // Observe mode: no completion follows; the kernel counts as running for its expected time.
@@ -255,7 +609,10 @@ void KernelDaemon::handle_record(std::uint32_t id, Client& c, ClientSlot& slot, 
             admission_.note_running(q, now_ns);
             break;
         case RecordType::request:
-            admission_.submit(q);
+            if (c.mode == ClientMode::enforce)
+                admission_.submit(q);
+            else
+                admission_.note_running(q, now_ns);
             break;
         case RecordType::started:
             admission_.note_running(q, now_ns);
@@ -265,28 +622,28 @@ void KernelDaemon::handle_record(std::uint32_t id, Client& c, ClientSlot& slot, 
     }
 }
 
-bool KernelDaemon::poll_once(std::uint64_t now_ns) {
-    Segment* seg = map_.get();
-    bool activity = false;
-    for (std::uint32_t id = 0; id < kMaxClients; ++id) {
-        ClientSlot& slot = seg->slots[id];
-        Client& c = clients_[id];
-        const auto state = static_cast<SlotState>(slot.state.load(std::memory_order_acquire));
-        if (state != SlotState::active) continue;
-        if (!c.active || c.generation != slot.generation.load(std::memory_order_relaxed)) {
-            if (c.active) retire_client(id, slot);
-            adopt_client(id, slot, now_ns);
-        }
-        // Bounded per scan so one busy client cannot starve the others' grants.
-        for (int n = 0; n < static_cast<int>(kRingSize); ++n) {
-            std::uint64_t pos = 0;
-            Record* r = ring_peek(slot, pos);
-            if (r == nullptr) break;
-            handle_record(id, c, slot, *r, pos, now_ns);
-            ring_release(slot, *r, pos);
-            activity = true;
-        }
+std::uint32_t KernelDaemon::drain(std::uint32_t id, Conn& c, std::uint32_t budget, std::uint64_t now_ns) {
+    std::uint32_t n = 0;
+    RecordBody body{};
+    while (n < budget && ring_take(*c.channel, c.head, body)) {
+        handle_record(id, c, body, c.head, now_ns);
+        ++n;
     }
+    return n;
+}
+
+bool KernelDaemon::poll_once(std::uint64_t now_ns) {
+    if (last_socket_ns_ == 0 || now_ns >= last_socket_ns_ + kSocketPollNs) service_sockets(0);
+    bool activity = false;
+    // Round robin with a per-client budget: one busy (or hostile) client cannot starve the others.
+    const auto slots = static_cast<std::uint32_t>(conns_.size());
+    for (std::uint32_t k = 0; k < slots; ++k) {
+        const std::uint32_t id = (rr_ + k) % slots;
+        Conn& c = conns_[id];
+        if (!c.used || !c.attached) continue;
+        if (drain(id, c, kRecordsPerTick, now_ns) > 0) activity = true;
+    }
+    rr_ = (rr_ + 1) % slots;
     // Expiry walks every in-flight list: at most every 10 us, it only releases estimates.
     if (activity || now_ns >= last_expire_ns_ + 10000) {
         admission_.expire(now_ns);
@@ -295,13 +652,16 @@ bool KernelDaemon::poll_once(std::uint64_t now_ns) {
     grants_.clear();
     admission_.admit(now_ns, grants_);
     for (const Grant& g : grants_) {
-        ClientSlot& slot = seg->slots[g.client];
-        if (slot.granted_upto.load(std::memory_order_relaxed) < g.seq)
-            slot.granted_upto.store(g.seq, std::memory_order_release);
-        slot.grant_futex.fetch_add(1, std::memory_order_release);
-        if (slot.waiters.load(std::memory_order_seq_cst) != 0) futex_wake_all(&slot.grant_futex);
+        if (g.client >= conns_.size()) continue;
+        Conn& c = conns_[g.client];
+        if (!c.used || !c.attached) continue;
+        if (c.reply->granted_upto.load(std::memory_order_relaxed) < g.seq)
+            c.reply->granted_upto.store(g.seq, std::memory_order_release);
+        c.reply->grant_futex.fetch_add(1, std::memory_order_release);
+        // `waiters` is the client's word: a lie costs it a missed wake-up or us one syscall.
+        if (c.channel->header.waiters.load(std::memory_order_seq_cst) != 0)
+            futex_wake_all(&c.reply->grant_futex);
         if (trace_ != nullptr) {
-            const Client& c = clients_[g.client];
             std::fprintf(trace_, "grant pid=%d job=%s seq=%llu waited_ns=%llu\n", c.pid, c.job.c_str(),
                          static_cast<unsigned long long>(g.seq),
                          static_cast<unsigned long long>(g.waited_ns));
@@ -312,13 +672,13 @@ bool KernelDaemon::poll_once(std::uint64_t now_ns) {
     // Who is protected depends only on the priorities present: recompute when clients change.
     if (clients_changed_) {
         clients_changed_ = false;
-        for (std::uint32_t id = 0; id < kMaxClients; ++id) {
-            Client& c = clients_[id];
-            if (!c.active || c.mode != ClientMode::enforce) continue;
+        for (std::uint32_t id = 0; id < conns_.size(); ++id) {
+            Conn& c = conns_[id];
+            if (!c.used || !c.attached || c.mode != ClientMode::enforce) continue;
             const bool bypass = admission_.is_protected(id);
             if (bypass != c.bypass) {
                 c.bypass = bypass;
-                seg->slots[id].bypass.store(bypass ? 1 : 0, std::memory_order_relaxed);
+                c.reply->bypass.store(bypass ? 1 : 0, std::memory_order_relaxed);
             }
         }
     }
@@ -328,41 +688,29 @@ bool KernelDaemon::poll_once(std::uint64_t now_ns) {
 
 void KernelDaemon::housekeeping(std::uint64_t now_ns) {
     last_housekeeping_ns_ = now_ns;
-    Segment* seg = map_.get();
-    for (std::uint32_t id = 0; id < kMaxClients; ++id) {
-        ClientSlot& slot = seg->slots[id];
-        const auto state = static_cast<SlotState>(slot.state.load(std::memory_order_acquire));
-        if (state == SlotState::active && clients_[id].active && !pid_alive(clients_[id].pid)) {
-            if (log_.enabled(LogLevel::verbose))
-                log_.write(LogLevel::verbose,
-                           "kerneld: client pid " + std::to_string(clients_[id].pid) + " exited");
-            // Drain what it left so its last completions and counts are not lost.
-            for (;;) {
-                std::uint64_t pos = 0;
-                Record* r = ring_peek(slot, pos);
-                if (r == nullptr) break;
-                handle_record(id, clients_[id], slot, *r, pos, now_ns);
-                ring_release(slot, *r, pos);
-            }
-            retire_client(id, slot);
-        } else if (state == SlotState::claiming) {
-            // A client that died while claiming leaves the slot half-written.
-            if (clients_[id].claimed_since_ns == 0)
-                clients_[id].claimed_since_ns = now_ns;
-            else if (now_ns > clients_[id].claimed_since_ns + kClaimTimeoutNs)
-                retire_client(id, slot);
-        }
+    for (std::uint32_t id = 0; id < conns_.size(); ++id) {
+        const Conn& c = conns_[id];
+        // A connection that never says hello (or a registrar that never asks) holds a slot only
+        // until its deadline.
+        if (c.used && !c.attached && now_ns > c.accepted_ns + kHelloDeadlineNs) drop(id);
     }
+    const std::size_t before = steps_.size();
+    steps_.erase(
+        std::remove_if(steps_.begin(), steps_.end(), [](const Step& s) { return !pid_alive(s.owner); }),
+        steps_.end());
+    if (steps_.size() != before) apply_priorities();
     publish_jobs();
 }
 
 void KernelDaemon::publish_jobs() {
-    Segment* seg = map_.get();
+    StatusFile* st = status();
+    if (st == nullptr) return;
+    st->header.clients_active.store(static_cast<std::uint32_t>(clients()), std::memory_order_relaxed);
     const std::vector<JobView> jobs = job_views();
     for (std::size_t j = 0; j < kMaxJobs; ++j) {
         if (job_names_[j].empty()) continue;
         const JobView& job = jobs[j];
-        JobStats& s = seg->jobs[j];
+        JobStats& s = st->jobs[j];
         const std::uint32_t v = s.version.load(std::memory_order_relaxed);
         s.version.store(v + 1, std::memory_order_relaxed);
         std::atomic_thread_fence(std::memory_order_release);
@@ -376,13 +724,14 @@ void KernelDaemon::publish_jobs() {
         s.wait_ns_total = job.totals.wait_ns_total;
         s.wait_ns_max = job.totals.wait_ns_max;
         s.dropped = job.totals.dropped;
+        s.refused = job.totals.refused;
         std::atomic_thread_fence(std::memory_order_release);
         s.version.store(v + 2, std::memory_order_release);
     }
 }
 
 void KernelDaemon::run(const std::atomic<bool>& stop) {
-    SegmentHeader& h = map_->header;
+    StatusHeader& h = status()->header;
     std::uint64_t last_activity = monotonic_ns();
     std::uint32_t spins = 0;
     while (!stop.load(std::memory_order_relaxed)) {
@@ -400,10 +749,8 @@ void KernelDaemon::run(const std::atomic<bool>& stop) {
                 cpu_relax();
             continue;
         }
-        // Sleep until a client rings (enforce requests do when they see us asleep) or the
-        // timeout: observe records and completions are picked up at the next scan. While
-        // requests wait on time-based decisions, wake often enough to re-evaluate them.
-        const std::uint32_t bell = h.doorbell.load(std::memory_order_acquire);
+        // Sleep until a client rings (a one-byte message on its socket: enforce requests do when
+        // they see us asleep), a connection arrives, or the timeout.
         h.daemon_sleeping.store(1, std::memory_order_relaxed);
         std::atomic_thread_fence(std::memory_order_seq_cst);
         if (poll_once(now)) {
@@ -413,7 +760,7 @@ void KernelDaemon::run(const std::atomic<bool>& stop) {
         }
         const std::uint64_t timeout =
             admission_.waiting() > 0 ? std::min<std::uint64_t>(config_.sleep_ns, 100000) : config_.sleep_ns;
-        futex_wait(&h.doorbell, bell, timeout);
+        service_sockets(timeout);
         h.daemon_sleeping.store(0, std::memory_order_relaxed);
     }
     publish_jobs();
@@ -422,7 +769,8 @@ void KernelDaemon::run(const std::atomic<bool>& stop) {
 std::string KernelDaemon::stats_json() const {
     nlohmann::json out;
     out["gpu"] = config_.gpu_index;
-    out["endpoint"] = config_.endpoint;
+    out["endpoint"] = config_.socket_path;
+    out["refused_records"] = refused_total_;
     out["profiles"] = {{"imported_names", profiles_.imported_names()},
                        {"learned_keys", profiles_.learned_keys()}};
     nlohmann::json jobs = nlohmann::json::array();
@@ -436,6 +784,7 @@ std::string KernelDaemon::stats_json() const {
             entries[entry_name(static_cast<Entry>(e))] = view.by_entry[e];
         jobs.push_back({{"job", job_names_[j]},
                         {"clients_live", view.clients_live},
+                        {"priority", view.priority},
                         {"launches", t.launches},
                         {"by_entry", entries},
                         {"admitted", t.admitted},
@@ -443,20 +792,20 @@ std::string KernelDaemon::stats_json() const {
                         {"completed", t.completed},
                         {"wait_us_total", static_cast<double>(t.wait_ns_total) / 1000.0},
                         {"wait_us_max", static_cast<double>(t.wait_ns_max) / 1000.0},
-                        {"dropped", t.dropped}});
+                        {"dropped", t.dropped},
+                        {"refused", t.refused}});
     }
     out["jobs"] = jobs;
     return out.dump(2);
 }
 
 void KernelDaemon::shutdown() {
-    if (!map_) return;
+    if (!status_map_) return;
     // Count what clients posted before we stop: a test may kill us right after its clients end.
+    service_sockets(0);
     poll_once(monotonic_ns());
-    for (std::uint32_t id = 0; id < kMaxClients; ++id) {
-        ClientSlot& slot = map_->slots[id];
-        if (clients_[id].active && !pid_alive(clients_[id].pid)) retire_client(id, slot);
-    }
+    for (std::uint32_t id = 0; id < conns_.size(); ++id)
+        if (conns_[id].used && conns_[id].attached && !pid_alive(conns_[id].pid)) drop(id);
     publish_jobs();
     if (!config_.stats_file.empty()) {
         std::ofstream out(config_.stats_file);
@@ -464,8 +813,10 @@ void KernelDaemon::shutdown() {
         if (!out && log_.enabled(LogLevel::error))
             log_.write(LogLevel::error, "cannot write statistics file " + config_.stats_file);
     }
-    // Clients of this daemon fail open on the stale heartbeat; new ones must not attach.
-    unlink(config_.endpoint.c_str());
+    // Clients of this daemon fail open on the stale heartbeat (and the hang-up); new ones must
+    // not connect.
+    unlink(config_.socket_path.c_str());
+    unlink(config_.status_file.c_str());
     if (!config_.pid_file.empty()) unlink(config_.pid_file.c_str());
 }
 

@@ -72,12 +72,33 @@ Status add_profiles(KerneldConfig& c, std::string_view v) {
 
 const std::vector<Option>& options() {
     static const std::vector<Option> table = {
-        {"endpoint", "PATH  shared-memory segment file to create (required)",
+        {"socket", "PATH  Unix socket to listen on, e.g. /run/explsched/ksched/gpu0/kerneld.sock (required)",
          [](KerneldConfig& c, std::string_view v) -> Status {
-             if (v.empty()) return make_error("'' is empty");
-             c.endpoint = std::string(v);
+             if (v.empty() || v[0] != '/')
+                 return make_error("'" + std::string(v) + "' is not an absolute path");
+             c.socket_path = std::string(v);
              return {};
          }},
+        {"status-file", "PATH  published statistics (default: kerneld.status beside the socket)",
+         [](KerneldConfig& c, std::string_view v) -> Status {
+             c.status_file = std::string(v);
+             return {};
+         }},
+        {"user", "NAME  started as root: serve as this user (default explsched)",
+         [](KerneldConfig& c, std::string_view v) -> Status {
+             if (v.empty()) return make_error("'' is empty");
+             c.user = std::string(v);
+             return {};
+         }},
+        {"registrar-uid", "N  uid allowed to register steps besides root (e.g. SlurmdUser; repeatable)",
+         [](KerneldConfig& c, std::string_view v) -> Status {
+             auto n = parse_uint64(v);
+             if (!n || *n > 0xFFFFFFFEu) return make_error("'" + std::string(v) + "' is not a uid");
+             c.registrar_uids.push_back(static_cast<std::uint32_t>(*n));
+             return {};
+         }},
+        {"max-clients-per-uid", "N  connections one user may hold (default 16)",
+         uint_opt([](KerneldConfig& c) -> std::uint32_t& { return c.max_clients_per_uid; }, 1, 1)},
         {"gpu", "N  GPU index (for logs and statistics)",
          uint_opt([](KerneldConfig& c) -> std::uint32_t& { return c.gpu_index; }, 1, 0)},
         {"sm-count", "N  SMs of the device when clients cannot report it (default 132)",
@@ -124,7 +145,7 @@ const std::vector<Option>& options() {
 const char* kerneld_usage() {
     static const std::string text = [] {
         std::string t =
-            "usage: explsched-kerneld --endpoint PATH [options]\n"
+            "usage: explsched-kerneld --socket PATH [options]\n"
             "Kernel scheduler for one GPU: serves libexplsched_intercept.so clients.\n\noptions:\n";
         for (const Option& o : options()) t += "  --" + std::string(o.name) + " " + o.help + "\n";
         t += "  --verbose  log client arrivals and departures\n  --help     this text\n";
@@ -155,7 +176,8 @@ Result<KerneldConfig> parse_kerneld_args(int argc, char** argv) {
         }
         if (auto s = it->apply(c, value); !s) return bad(arg, s.error().message.c_str()).error();
     }
-    if (c.endpoint.empty()) return make_error("option --endpoint is required");
+    if (c.socket_path.empty()) return make_error("option --socket is required");
+    if (c.max_clients_per_uid > kMaxClients) c.max_clients_per_uid = kMaxClients;
     return c;
 }
 

@@ -1,7 +1,7 @@
 #include "kernel_sched/ksched_shm.hpp"
 
 #include <cerrno>
-#include <new>
+#include <cstring>
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -37,17 +37,23 @@ const char* entry_name(Entry e) {
     return "?";
 }
 
-void ring_reset(ClientSlot& s) {
-    for (std::uint32_t i = 0; i < kRingSize; ++i) s.ring[i].cell.store(i, std::memory_order_relaxed);
-    s.tail.store(0, std::memory_order_relaxed);
-    s.head.store(0, std::memory_order_relaxed);
-    s.dropped.store(0, std::memory_order_relaxed);
-    s.func_count.store(0, std::memory_order_relaxed);
-    for (FuncInfo& f : s.funcs) f.ready.store(0, std::memory_order_relaxed);
-    s.granted_upto.store(0, std::memory_order_relaxed);
-    s.bypass.store(0, std::memory_order_relaxed);
-    s.waiters.store(0, std::memory_order_relaxed);
+void channel_init(Channel& ch) {
+    ch.header.magic = kMagic;
+    ch.header.version = kVersion;
+    ch.header.ring_size = kRingSize;
+    ch.header.max_funcs = kMaxFuncs;
+    for (std::uint32_t i = 0; i < kRingSize; ++i) ch.ring[i].cell.store(i, std::memory_order_relaxed);
+    ch.header.tail.store(0, std::memory_order_relaxed);
+    ch.header.dropped.store(0, std::memory_order_relaxed);
+    ch.header.func_count.store(0, std::memory_order_relaxed);
+    ch.header.waiters.store(0, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_release);
+}
+
+std::string status_path_for(const std::string& socket_path) {
+    const auto slash = socket_path.rfind('/');
+    const std::string dir = slash == std::string::npos ? "." : socket_path.substr(0, slash);
+    return dir + "/kerneld.status";
 }
 
 void copy_field(char* dst, std::size_t size, const char* src) {
@@ -62,116 +68,87 @@ void copy_field(char* dst, std::size_t size, const char* src) {
     dst[n] = '\0';
 }
 
-SegmentMap& SegmentMap::operator=(SegmentMap&& o) noexcept {
+std::string read_field(const char* src, std::size_t size) {
+    char local[256];
+    const std::size_t n = size < sizeof local ? size : sizeof local;
+    std::memcpy(local, src, n);  // one copy: the writer may change it while we look
+    return std::string(local, strnlen(local, n));
+}
+
+void init_header(MsgHeader& h, MsgType type) {
+    h.magic = kMsgMagic;
+    h.version = kVersion;
+    h.type = type;
+    h.reserved = 0;
+}
+
+bool header_ok(const MsgHeader& h, MsgType type) {
+    return h.magic == kMsgMagic && h.version == kVersion && h.type == type;
+}
+
+Mapping& Mapping::operator=(Mapping&& o) noexcept {
     if (this != &o) {
-        if (seg_ != nullptr) munmap(seg_, kSegmentSize);
-        seg_ = o.seg_;
-        o.seg_ = nullptr;
+        if (p_ != nullptr) munmap(p_, size_);
+        p_ = o.p_;
+        size_ = o.size_;
+        o.p_ = nullptr;
     }
     return *this;
 }
 
-SegmentMap::~SegmentMap() {
-    if (seg_ != nullptr) munmap(seg_, kSegmentSize);
+Mapping::~Mapping() {
+    if (p_ != nullptr) munmap(p_, size_);
 }
 
-namespace {
-
-std::string sys_error(const std::string& what, const std::string& path) {
-    return what + " " + path + ": " + errno_text(errno);
-}
-
-}  // namespace
-
-bool SegmentMap::create(const std::string& path, std::uint32_t gpu_index, std::string& error) {
-    const std::string tmp = path + ".tmp." + std::to_string(getpid());
-    const Fd f(open(tmp.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
-    if (!f.valid()) {
-        error = sys_error("cannot create", tmp);
-        return false;
+Mapping map_fd(int fd, std::size_t size, bool writable, std::string& error) {
+    struct stat st {};
+    if (fstat(fd, &st) != 0) {
+        error = "cannot stat: " + errno_text(errno);
+        return {};
     }
-    // Clients of every user on the node attach read-write; the umask must not narrow that.
-    if (fchmod(f.get(), 0666) != 0 || ftruncate(f.get(), static_cast<off_t>(kSegmentSize)) != 0) {
-        error = sys_error("cannot size", tmp);
-        unlink(tmp.c_str());
-        return false;
+    // Never map beyond the end: that would fault on access.
+    if (static_cast<std::uint64_t>(st.st_size) < size) {
+        error = "size " + std::to_string(st.st_size) + " is less than " + std::to_string(size) +
+                " (another explsched version?)";
+        return {};
     }
-    void* p = mmap(nullptr, kSegmentSize, PROT_READ | PROT_WRITE, MAP_SHARED, f.get(), 0);
+    void* p = mmap(nullptr, size, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) {
-        error = sys_error("cannot map", tmp);
-        unlink(tmp.c_str());
-        return false;
+        error = "cannot map: " + errno_text(errno);
+        return {};
     }
-    // The file is fresh (all zero bytes); zero is the initial value of every field, so only
-    // the ring cells and the geometry need writing.
-    auto* seg = static_cast<Segment*>(p);
-    SegmentHeader& h = seg->header;
-    h.version = kVersion;
-    h.max_clients = kMaxClients;
-    h.ring_size = kRingSize;
-    h.max_funcs = kMaxFuncs;
-    h.max_jobs = kMaxJobs;
-    h.segment_size = kSegmentSize;
-    h.daemon_pid = getpid();
-    h.gpu_index = gpu_index;
-    h.started_ns = monotonic_ns();
-    h.heartbeat_ns.store(h.started_ns, std::memory_order_relaxed);
-    for (ClientSlot& s : seg->slots) ring_reset(s);
-    if (rename(tmp.c_str(), path.c_str()) != 0) {
-        error = sys_error("cannot rename " + tmp + " to", path);
-        munmap(p, kSegmentSize);
-        unlink(tmp.c_str());
-        return false;
-    }
-    if (seg_ != nullptr) munmap(seg_, kSegmentSize);
-    seg_ = seg;
-    return true;
+    return Mapping(p, size);
 }
 
-void SegmentMap::publish_ready() {
-    if (seg_ != nullptr) seg_->header.magic.store(kMagic, std::memory_order_release);
-}
-
-bool SegmentMap::attach(const std::string& path, bool writable, std::string& error) {
-    const Fd f(open(path.c_str(), (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC));
+Mapping attach_status(const std::string& path, std::string& error) {
+    const Fd f(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
     if (!f.valid()) {
-        error = sys_error("cannot open", path);
-        return false;
+        error = "cannot open " + path + ": " + errno_text(errno);
+        return {};
     }
     struct stat st {};
-    if (fstat(f.get(), &st) != 0) {
-        error = sys_error("cannot stat", path);
-        return false;
+    if (fstat(f.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+        error = path + ": not a regular file";
+        return {};
     }
-    if (static_cast<std::uint64_t>(st.st_size) != kSegmentSize) {
-        error = path + ": size " + std::to_string(st.st_size) + " is not " + std::to_string(kSegmentSize) +
-                " (another explsched version?)";
-        return false;
-    }
-    const int prot = writable ? PROT_READ | PROT_WRITE : PROT_READ;
-    void* p = mmap(nullptr, kSegmentSize, prot, MAP_SHARED, f.get(), 0);
-    if (p == MAP_FAILED) {
-        error = sys_error("cannot map", path);
-        return false;
-    }
-    auto* seg = static_cast<Segment*>(p);
-    const SegmentHeader& h = seg->header;
     std::string why;
+    Mapping m = map_fd(f.get(), kStatusSize, false, why);
+    if (!m) {
+        error = path + ": " + why;
+        return {};
+    }
+    const StatusHeader& h = m.as<StatusFile>()->header;
     if (h.magic.load(std::memory_order_acquire) != kMagic)
-        why = "not initialised (daemon starting or not an explsched segment)";
+        why = "not initialised (daemon starting or not an explsched status file)";
     else if (h.version != kVersion)
         why = "protocol version " + std::to_string(h.version) + ", expected " + std::to_string(kVersion);
-    else if (h.max_clients != kMaxClients || h.ring_size != kRingSize || h.max_funcs != kMaxFuncs ||
-             h.max_jobs != kMaxJobs || h.segment_size != kSegmentSize)
-        why = "segment geometry differs from this build";
+    else if (h.max_jobs != kMaxJobs || h.status_size != kStatusSize)
+        why = "layout differs from this build";
     if (!why.empty()) {
         error = path + ": " + why;
-        munmap(p, kSegmentSize);
-        return false;
+        return {};
     }
-    if (seg_ != nullptr) munmap(seg_, kSegmentSize);
-    seg_ = seg;
-    return true;
+    return m;
 }
 
 }  // namespace explsched::ksched

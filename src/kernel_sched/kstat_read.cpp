@@ -11,10 +11,13 @@
 namespace explsched::ksched {
 
 Result<KstatGpu> read_kstat(const std::string& endpoint) {
-    SegmentMap map;
+    // The socket's path names the GPU; the statistics are in the status file beside it.
+    const bool is_socket = endpoint.size() > 5 && endpoint.compare(endpoint.size() - 5, 5, ".sock") == 0;
+    const std::string path = is_socket ? status_path_for(endpoint) : endpoint;
     std::string error;
-    if (!map.attach(endpoint, false, error)) return make_error(error);
-    const Segment& seg = *map.get();
+    const Mapping map = attach_status(path, error);
+    if (!map) return make_error(error);
+    const StatusFile& seg = *map.as<StatusFile>();
     KstatGpu out;
     out.endpoint = endpoint;
     out.gpu_index = seg.header.gpu_index;
@@ -22,11 +25,8 @@ Result<KstatGpu> read_kstat(const std::string& endpoint) {
     const std::uint64_t beat = seg.header.heartbeat_ns.load(std::memory_order_relaxed);
     const std::uint64_t now = monotonic_ns();
     out.heartbeat_age_ns = now > beat ? now - beat : 0;
-    out.alive = out.heartbeat_age_ns < kDeadAfterNs;
-    for (const ClientSlot& s : seg.slots) {
-        if (s.state.load(std::memory_order_acquire) == static_cast<std::uint32_t>(SlotState::active))
-            out.clients_active += 1;
-    }
+    out.alive = heartbeat_alive(beat, now);
+    out.clients_active = seg.header.clients_active.load(std::memory_order_relaxed);
     for (const JobStats& js : seg.jobs) {
         KstatJob j;
         bool consistent = false;
@@ -47,6 +47,7 @@ Result<KstatGpu> read_kstat(const std::string& endpoint) {
             j.wait_ns_total = js.wait_ns_total;
             j.wait_ns_max = js.wait_ns_max;
             j.dropped = js.dropped;
+            j.refused = js.refused;
             std::atomic_thread_fence(std::memory_order_acquire);
             consistent = js.version.load(std::memory_order_relaxed) == v1;
         }
@@ -65,7 +66,7 @@ std::vector<std::string> find_endpoints(const std::string& runtime_dir) {
         char* end = nullptr;
         const unsigned long gpu = std::strtoul(name + 3, &end, 10);
         if (end == nullptr || *end != '\0') continue;
-        const std::string path = runtime_dir + "/" + name + "/kerneld.shm";
+        const std::string path = runtime_dir + "/" + name + "/kerneld.status";
         struct stat st {};
         if (stat(path.c_str(), &st) == 0) found.emplace_back(gpu, path);
     }

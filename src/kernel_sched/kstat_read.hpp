@@ -21,6 +21,7 @@ struct KstatJob {
     std::uint64_t wait_ns_total = 0;
     std::uint64_t wait_ns_max = 0;
     std::uint64_t dropped = 0;
+    std::uint64_t refused = 0;  // records the daemon's validator refused
 };
 
 struct KstatGpu {
@@ -33,8 +34,9 @@ struct KstatGpu {
     std::vector<KstatJob> jobs;
 };
 
+// Reads a GPU's status file (<dir>/gpu<N>/kerneld.status), or the one beside a socket path.
 Result<KstatGpu> read_kstat(const std::string& endpoint);
-// Endpoints under a runtime directory (<dir>/gpu<N>/kerneld.shm), in GPU order.
+// Status files under a runtime directory (<dir>/gpu<N>/kerneld.status), in GPU order.
 std::vector<std::string> find_endpoints(const std::string& runtime_dir);
 
 }  // namespace explsched::ksched

@@ -1,14 +1,17 @@
-// Step setup and teardown for the device level, called by the SPANK plugin in the remote
-// (slurmstepd) context. Plain C++: no spank.h here, so it is tested without Slurm.
+// The device level's part in a step, called by the SPANK plugin in the remote (slurmstepd)
+// context. Plain C++: no spank.h here, so it is tested without Slurm.
 //
-// setup_step() starts or reuses one explsched-kerneld per GPU of the step (the GPUs named by the
-// step's CUDA_VISIBLE_DEVICES), optionally an MPS control daemon per GPU, and returns the
-// environment every task needs (LD_PRELOAD, the endpoints, mode, priority, job). Daemons are
-// shared by all steps on a GPU and reference counted by live steps: one file per step under
-// <runtime>/gpu<N>/steps/, holding the pid whose life marks the step live (slurmstepd). Steps
-// whose pid died are pruned, so a crashed slurmstepd does not pin a daemon forever.
-// teardown_step() removes the step and stops the GPU's daemons when no live step is left.
-// Setup and teardown on one GPU are serialised by an flock on <runtime>/gpu<N>/lock.
+// explsched-kerneld runs outside every job, as its own unprivileged user, started by the site's
+// service manager (contrib/systemd/explsched-kerneld@.service) or the Slurm prolog
+// (contrib/slurm/prolog-kerneld.sh). The step only connects to it:
+//  - register_step() (once per step, as root in slurmstepd): tells each GPU's kerneld "step J.S
+//    belongs to uid U and has priority P". Priority reaches the device level only this way.
+//  - step_environment() (per task, no I/O): the environment a task needs (LD_PRELOAD, endpoints,
+//    mode, step name).
+//  - unregister_step() (at step exit).
+// Nothing here waits longer than the request's timeout (1 s by default) in all, takes a lock a
+// user can hold, or follows a symbolic link; the runtime directory and each GPU directory are
+// checked component by component (root-owned or the kerneld user's, not group/other-writable).
 #pragma once
 
 #include <sys/types.h>
@@ -34,50 +37,52 @@ Result<std::vector<std::uint32_t>> parse_visible_devices(std::string_view text);
 // "<job>.<step>" with Slurm's special step ids spelled as squeue does (batch, extern, ...).
 std::string step_name(std::uint32_t job_id, std::uint32_t step_id);
 
-struct StepSetupRequest {
+// Checks that `path` is a directory every component of which is root's (or, for components at
+// or below `owner_from`, root's or `other_uid`'s) and not writable by group or others (a
+// root-owned sticky directory such as /tmp is allowed on the way). Symbolic links are refused.
+Status check_trusted_dir(const std::string& path, std::size_t owner_from = std::string::npos,
+                         uid_t other_uid = 0);
+
+inline constexpr const char* kDefaultKerneldUser = "explsched";
+
+struct StepRegistration {
     std::uint32_t job_id = 0;
     std::uint32_t step_id = 0;
+    std::uint32_t uid = 0;             // the step's user
     std::string cuda_visible_devices;  // the step's value
-    KschedMode mode = KschedMode::observe;
-    double priority = 0.0;  // the job's utility-derived priority (cluster level)
+    double priority = 0.0;             // the job's priority from slurmctld
     std::string runtime_dir = "/run/explsched/ksched";
-    bool mps = false;            // also start nvidia-cuda-mps-control per GPU
-    std::string kerneld_path;    // installed explsched-kerneld (absolute)
-    std::string intercept_path;  // installed libexplsched_intercept.so (absolute)
-    std::string mps_control_path = "nvidia-cuda-mps-control";
-    std::vector<std::string> kerneld_args;  // extra daemon options, e.g. {"--profiles", DIR}
-    std::string current_ld_preload;         // the step's LD_PRELOAD, kept after ours
-    std::uint32_t start_timeout_ms = 5000;
-    pid_t owner_pid = 0;  // 0: the caller (slurmstepd)
+    std::string kerneld_user = kDefaultKerneldUser;
+    pid_t owner_pid = 0;              // 0: the caller (slurmstepd); the step is live while it is
+    std::uint32_t timeout_ms = 1000;  // for all GPUs together
+};
+
+struct RegistrationResult {
+    std::vector<std::uint32_t> registered;  // GPUs whose kerneld accepted the step
+    std::vector<std::string> errors;        // one per GPU that did not, naming it
+};
+
+// Registers (or, with `unregister`, forgets) the step with every GPU's kerneld. An error when the
+// request itself is bad or the runtime directory is not trusted; per-GPU failures are listed.
+Result<RegistrationResult> register_step(const StepRegistration& r, bool unregister = false);
+
+struct StepEnvRequest {
+    std::uint32_t job_id = 0;
+    std::uint32_t step_id = 0;
+    std::string cuda_visible_devices;  // the task's value
+    KschedMode mode = KschedMode::observe;
+    std::string runtime_dir = "/run/explsched/ksched";
+    std::string intercept_path;      // installed libexplsched_intercept.so (absolute)
+    std::string current_ld_preload;  // the task's LD_PRELOAD, kept after ours
+    bool mps = false;                // point CUDA at the GPU's MPS daemon (started by the unit/prolog)
 };
 
 struct StepEnvironment {
-    std::vector<std::pair<std::string, std::string>> env;  // set these in every task
+    std::vector<std::pair<std::string, std::string>> env;  // set these in the task
     std::vector<std::uint32_t> gpus;
-    std::vector<bool> started;  // per GPU: this call started its daemon
 };
 
-// Mode off returns an empty environment and touches nothing.
-Result<StepEnvironment> setup_step(const StepSetupRequest& request);
-
-struct StepTeardownRequest {
-    std::uint32_t job_id = 0;
-    std::uint32_t step_id = 0;
-    std::string cuda_visible_devices;
-    std::string runtime_dir = "/run/explsched/ksched";
-    std::string mps_control_path = "nvidia-cuda-mps-control";
-    std::uint32_t stop_timeout_ms = 2000;
-};
-
-struct StepTeardownResult {
-    std::vector<std::uint32_t> daemons_stopped;  // GPUs whose last step this was
-};
-
-Result<StepTeardownResult> teardown_step(const StepTeardownRequest& request);
-
-// Live steps registered on a GPU (after pruning dead ones); for tests and diagnostics.
-Result<std::vector<std::string>> live_steps(const std::string& runtime_dir, std::uint32_t gpu);
-// The pid of the GPU's running kerneld, or 0.
-pid_t running_kerneld(const std::string& runtime_dir, std::uint32_t gpu);
+// Mode off returns an empty environment.
+Result<StepEnvironment> step_environment(const StepEnvRequest& request);
 
 }  // namespace explsched::ksched

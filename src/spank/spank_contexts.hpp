@@ -11,7 +11,10 @@ namespace explsched::spank {
 int allocator_post_opt(spank_t sp, const Settings& settings);
 // slurmstepd, in every task of batch and srun steps: export what the trial's code needs.
 int remote_user_init(spank_t sp, const Settings& settings);
-// slurmstepd, in each task before exec, as root: the device level (kernel scheduler per GPU).
+// slurmstepd, once per step, as root, options known: registers the step (its user and its
+// priority from slurmctld) with each GPU's kernel scheduler.
+int remote_post_opt(spank_t sp, const Settings& settings);
+// slurmstepd, in each task before exec, as root: the device level's environment for the task.
 int remote_task_init_privileged(spank_t sp, const Settings& settings);
 int remote_exit(spank_t sp, const Settings& settings);
 

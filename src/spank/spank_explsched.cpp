@@ -75,6 +75,8 @@ int slurm_spank_init_post_opt(spank_t sp, int, char**) {
             case S_CTX_LOCAL:
             case S_CTX_ALLOCATOR:
                 return spank::allocator_post_opt(sp, g_settings);
+            case S_CTX_REMOTE:
+                return spank::remote_post_opt(sp, g_settings);
             default:
                 return 0;
         }

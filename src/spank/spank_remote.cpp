@@ -1,9 +1,11 @@
 // Remote context (slurmstepd): runs in every step of a job that asked for ExplSched. It exports to
 // the tasks what the training code needs to report its curve (the sweep, the metric, where
-// explschedd listens), and sets up the device level for steps that share GPUs: one
-// explsched-kerneld per allocated GPU (started or reused), LD_PRELOAD of the intercept library,
-// the daemon endpoints. The device level fails open: if it cannot be set up, the step runs
-// unmanaged and the reason is logged; it never fails a user's step.
+// explschedd listens), and connects the step to the device level for steps that share GPUs:
+// once per step (init_post_opt, root, before any task exists) it registers the step's user and
+// priority with each GPU's explsched-kerneld, which the site runs outside every job (systemd
+// unit or Slurm prolog); each task then gets LD_PRELOAD of the intercept and the endpoints. The
+// device level fails open: if it cannot be set up, the step runs unmanaged and the reason is
+// logged; it never fails a user's step and never holds slurmstepd longer than a second.
 #include <unistd.h>
 
 #include <cstring>
@@ -17,9 +19,6 @@ extern "C" {
 #include <slurm/slurm.h>
 }
 
-#ifndef EXPLSCHED_KERNELD_PATH
-#define EXPLSCHED_KERNELD_PATH "/usr/sbin/explsched-kerneld"
-#endif
 #ifndef EXPLSCHED_INTERCEPT_PATH
 #define EXPLSCHED_INTERCEPT_PATH "/usr/lib/libexplsched_intercept.so"
 #endif
@@ -69,8 +68,13 @@ DeviceStep device_step(spank_t sp, const ExploreSpec& spec, const Settings& sett
 
 std::string ksched_runtime(const Settings& settings) { return settings.runtime_dir + "/ksched"; }
 
+// Set in init_post_opt (slurmstepd, before it forks the tasks, so the tasks inherit it): at
+// least one GPU's kerneld accepted the step. Without, the tasks run unmanaged and quiet.
+bool g_device_registered = false;
+
 // The job's rank at the cluster level, for the kernel scheduler to prefer: its Slurm priority,
-// which priority/explsched derives from the trial's utility against the GPU price.
+// which priority/explsched derives from the trial's utility against the GPU price. Looked up
+// once per step, by slurmstepd.
 double cluster_priority(uint32_t job_id) {
     job_info_msg_t* msg = nullptr;
     if (slurm_load_job(&msg, job_id, SHOW_DETAIL) != SLURM_SUCCESS || msg == nullptr) return 0.0;
@@ -80,29 +84,55 @@ double cluster_priority(uint32_t job_id) {
     return priority;
 }
 
-void setup_device_level(spank_t sp, const DeviceStep& d, const Settings& settings, pid_t step_owner) {
-    ksched::StepSetupRequest req;
+ksched::StepRegistration registration(spank_t sp, const DeviceStep& d, const Settings& settings) {
+    ksched::StepRegistration reg;
+    reg.job_id = d.job_id;
+    reg.step_id = d.step_id;
+    uid_t uid = 0;
+    if (spank_get_item(sp, S_JOB_UID, &uid) == ESPANK_SUCCESS) reg.uid = uid;
+    reg.cuda_visible_devices = d.visible_devices;
+    reg.runtime_dir = ksched_runtime(settings);
+    reg.owner_pid = getpid();  // slurmstepd: the step is live while it is
+    return reg;
+}
+
+void register_device_step(spank_t sp, const DeviceStep& d, const Settings& settings) {
+    ksched::StepRegistration reg = registration(sp, d, settings);
+    reg.priority = cluster_priority(d.job_id);
+    auto done = ksched::register_step(reg);
+    if (!done) {
+        slurm_error("explsched: device level not set up for step %u.%u (it runs unmanaged): %s", d.job_id,
+                    d.step_id, done.error().message.c_str());
+        return;
+    }
+    for (const std::string& e : done->errors)
+        slurm_error("explsched: step %u.%u: kernel scheduler: %s (launches there are not scheduled)",
+                    d.job_id, d.step_id, e.c_str());
+    g_device_registered = !done->registered.empty();
+    if (g_device_registered)
+        slurm_info("explsched: step %u.%u: kernel scheduling (%s) on GPU(s) %s, uid %u, priority %.0f",
+                   d.job_id, d.step_id, ksched::to_string(d.mode), d.visible_devices.c_str(), reg.uid,
+                   reg.priority);
+}
+
+void set_task_environment(spank_t sp, const DeviceStep& d, const Settings& settings) {
+    ksched::StepEnvRequest req;
     req.job_id = d.job_id;
     req.step_id = d.step_id;
     req.cuda_visible_devices = d.visible_devices;
     req.mode = d.mode;
-    req.priority = cluster_priority(d.job_id);
     req.runtime_dir = ksched_runtime(settings);
     req.mps = settings.mps;
     const std::string dir = settings.libexec_dir;
-    req.kerneld_path = dir.empty() ? EXPLSCHED_KERNELD_PATH : dir + "/explsched-kerneld";
     req.intercept_path = dir.empty() ? EXPLSCHED_INTERCEPT_PATH : dir + "/libexplsched_intercept.so";
     req.current_ld_preload = get_env(sp, "LD_PRELOAD");
-    req.owner_pid = step_owner;  // slurmstepd: the step is live while it is
-    auto env = ksched::setup_step(req);
+    auto env = ksched::step_environment(req);
     if (!env) {
-        slurm_error("explsched: device level not set up for step %u.%u (it runs unmanaged): %s", d.job_id,
-                    d.step_id, env.error().message.c_str());
+        slurm_error("explsched: device level not set up for a task of step %u.%u (it runs unmanaged): %s",
+                    d.job_id, d.step_id, env.error().message.c_str());
         return;
     }
     for (const auto& [name, value] : env->env) set_env(sp, name, value);
-    slurm_info("explsched: step %u.%u: kernel scheduling (%s) on GPU(s) %s, priority %.0f", d.job_id,
-               d.step_id, ksched::to_string(d.mode), d.visible_devices.c_str(), req.priority);
 }
 
 }  // namespace
@@ -128,13 +158,22 @@ int remote_user_init(spank_t sp, const Settings& settings) {
                    settings.report_host + ":" + std::to_string(settings.report_port));
 }
 
-// Runs in each task, as root, just before it drops privileges and execs: the per-GPU daemons are
-// root's and serve every user's steps on that GPU (setup is idempotent for a step's tasks).
-int remote_task_init_privileged(spank_t sp, const Settings& settings) {
+int remote_post_opt(spank_t sp, const Settings& settings) {
     auto spec = validated_spec(recorded_options());
     if (!spec) return 0;  // reported by user_init
     const DeviceStep device = device_step(sp, *spec, settings);
-    if (device.managed) setup_device_level(sp, device, settings, getppid());
+    if (device.managed) register_device_step(sp, device, settings);
+    return 0;
+}
+
+// Runs in each task, as root, just before it drops privileges and execs: only sets the task's
+// environment (its CUDA_VISIBLE_DEVICES may be a subset of the step's). No I/O, no RPC.
+int remote_task_init_privileged(spank_t sp, const Settings& settings) {
+    if (!g_device_registered) return 0;
+    auto spec = validated_spec(recorded_options());
+    if (!spec) return 0;
+    const DeviceStep device = device_step(sp, *spec, settings);
+    if (device.managed) set_task_environment(sp, device, settings);
     return 0;
 }
 
@@ -142,15 +181,10 @@ int remote_exit(spank_t sp, const Settings& settings) {
     auto spec = validated_spec(recorded_options());
     if (!spec) return 0;
     const DeviceStep device = device_step(sp, *spec, settings);
-    if (!device.managed) return 0;
-    ksched::StepTeardownRequest req;
-    req.job_id = device.job_id;
-    req.step_id = device.step_id;
-    req.cuda_visible_devices = device.visible_devices;
-    req.runtime_dir = ksched_runtime(settings);
-    auto done = ksched::teardown_step(req);
+    if (!device.managed || !g_device_registered) return 0;
+    auto done = ksched::register_step(registration(sp, device, settings), true);
     if (!done)
-        slurm_error("explsched: device level teardown of step %u.%u: %s", device.job_id, device.step_id,
+        slurm_error("explsched: device level: unregistering step %u.%u: %s", device.job_id, device.step_id,
                     done.error().message.c_str());
     return 0;
 }

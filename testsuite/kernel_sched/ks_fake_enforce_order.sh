@@ -20,7 +20,7 @@ ks_run enforce be2.0 5 "$KS_BIN/ks_fake_workload" --name be2_kernel --us 20000 -
 be2=$!
 sleep 0.1
 if [ -n "${EXPLSCHED:-}" ]; then
-    "$EXPLSCHED" kstat --endpoint "$KS_TMP/gpu0.shm" > "$KS_TMP/kstat.log" 2>&1 || ks_fail "explsched kstat failed"
+    "$EXPLSCHED" kstat --endpoint "$KS_SOCK" > "$KS_TMP/kstat.log" 2>&1 || ks_fail "explsched kstat failed"
 fi
 wait $be1 || ks_fail "be1 failed"
 wait $be2 || ks_fail "be2 failed"

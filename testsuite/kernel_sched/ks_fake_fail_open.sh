@@ -5,7 +5,7 @@
 . "${srcdir:-.}/ks_lib.sh"
 
 # (1) endpoint missing
-EXPLSCHED_KSCHED_MODE=enforce EXPLSCHED_KSCHED_ENDPOINTS="$KS_TMP/missing.shm" LD_PRELOAD="$INTERCEPT" \
+EXPLSCHED_KSCHED_MODE=enforce EXPLSCHED_KSCHED_ENDPOINTS="$KS_TMP/missing.sock" LD_PRELOAD="$INTERCEPT" \
     LD_LIBRARY_PATH="$FAKEDIR" "$KS_BIN/ks_fake_workload" --us 10 --count 20 \
     >"$KS_TMP/nodaemon.out" 2>"$KS_TMP/nodaemon.err" || ks_fail "workload failed without a daemon"
 [ "$(grep -c "explsched:" "$KS_TMP/nodaemon.err")" = 1 ] || ks_fail "expected one warning, got: $(cat "$KS_TMP/nodaemon.err")"

@@ -5,6 +5,9 @@ set -eu
 PYTHON=${PYTHON:-/usr/bin/python3}
 
 KS_TMP=$(mktemp -d "${TMPDIR:-/tmp}/explsched-ks.XXXXXX")
+chmod 755 "$KS_TMP"
+mkdir -p "$KS_TMP/gpu0"
+KS_SOCK=$KS_TMP/gpu0/kerneld.sock
 KS_PIDS=""
 ks_cleanup() {
     for p in $KS_PIDS; do kill -9 "$p" 2>/dev/null || true; done
@@ -21,15 +24,17 @@ ks_fail() {
     exit 1
 }
 
-# ks_start_daemon [extra kerneld options...]: serves $KS_TMP/gpu0.shm
+# ks_start_daemon [extra kerneld options...]: serves $KS_SOCK, as the service manager would
+# (these tests run it as root with --user root; the hostile tests use a dedicated user).
 ks_start_daemon() {
-    rm -f "$KS_TMP/kerneld.pid"
-    "$KERNELD" --endpoint "$KS_TMP/gpu0.shm" --pid-file "$KS_TMP/kerneld.pid" \
+    KS_PIDFILE=${KS_PIDFILE:-$KS_TMP/kerneld.pid}
+    rm -f "$KS_PIDFILE"
+    "$KERNELD" --socket "$KS_SOCK" --pid-file "$KS_PIDFILE" --user "${KS_USER:-root}" \
         --stats-file "$KS_TMP/stats.json" "$@" >"$KS_TMP/kerneld.log" 2>&1 &
     KS_DAEMON=$!
     KS_PIDS="$KS_PIDS $KS_DAEMON"
     i=0
-    while [ ! -f "$KS_TMP/kerneld.pid" ]; do
+    while [ ! -f "$KS_PIDFILE" ]; do
         i=$((i + 1)); [ $i -lt 500 ] || ks_fail "kerneld did not start"
         sleep 0.01
     done
@@ -41,10 +46,15 @@ ks_stop_daemon() {
     wait "$KS_DAEMON" || ks_fail "kerneld exited with status $?"
 }
 
-# ks_env MODE JOB PRIORITY: the environment a step's task gets from the SPANK plugin.
+# ks_register STEP PRIORITY [UID]: what slurmstepd's SPANK plugin does for a step (as root).
+ks_register() {
+    "$KERNELD" register "$KS_SOCK" "$1" "${3:-$(id -u)}" "$2" $$ || ks_fail "cannot register step $1"
+}
+
+# ks_run MODE JOB PRIORITY CMD...: runs CMD as a task of step JOB (registered with PRIORITY).
 ks_run() {
     mode=$1 job=$2 prio=$3; shift 3
-    env EXPLSCHED_KSCHED_MODE="$mode" EXPLSCHED_KSCHED_ENDPOINTS="$KS_TMP/gpu0.shm" \
-        EXPLSCHED_KSCHED_JOB="$job" EXPLSCHED_KSCHED_PRIORITY="$prio" \
-        LD_PRELOAD="$INTERCEPT" LD_LIBRARY_PATH="$FAKEDIR" "$@"
+    ks_register "$job" "$prio"
+    env EXPLSCHED_KSCHED_MODE="$mode" EXPLSCHED_KSCHED_ENDPOINTS="$KS_SOCK" \
+        EXPLSCHED_KSCHED_JOB="$job" LD_PRELOAD="$INTERCEPT" LD_LIBRARY_PATH="$FAKEDIR" "$@"
 }

@@ -1,15 +1,8 @@
 #define BOOST_TEST_MODULE test_kernel_sched_ksched_shm
 #include <boost/test/unit_test.hpp>
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <atomic>
-#include <cstdlib>
-#include <filesystem>
 #include <memory>
-#include <string>
-#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -19,23 +12,11 @@ using namespace explsched::ksched;
 
 namespace {
 
-struct TempDir {
-    std::string path;
-    TempDir() {
-        char tmpl[] = "/tmp/explsched-shm-test.XXXXXX";
-        path = mkdtemp(tmpl);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path, ec);
-    }
-};
-
-// A slot on the heap is enough for the ring (it only needs the cells and counters).
-std::unique_ptr<ClientSlot> fresh_slot() {
-    auto s = std::make_unique<ClientSlot>();
-    ring_reset(*s);
-    return s;
+// A channel on the heap is enough for the ring (it only needs the cells and counters).
+std::unique_ptr<Channel> fresh_channel() {
+    auto ch = std::make_unique<Channel>();
+    channel_init(*ch);
+    return ch;
 }
 
 }  // namespace
@@ -43,29 +24,49 @@ std::unique_ptr<ClientSlot> fresh_slot() {
 BOOST_AUTO_TEST_SUITE(kernel_sched_ksched_shm)
 
 BOOST_AUTO_TEST_CASE(ring_fills_drains_and_wraps) {
-    auto slot = fresh_slot();
+    auto ch = fresh_channel();
+    std::uint64_t head = 0;
     for (int round = 0; round < 3; ++round) {
         for (std::uint32_t i = 0; i < kRingSize; ++i) {
             std::uint64_t pos = 0;
-            Record* r = ring_claim(*slot, pos);
+            Record* r = ring_claim(*ch, pos);
             BOOST_REQUIRE(r != nullptr);
-            r->arg = pos;
+            r->body.arg = pos;
             ring_publish(*r, pos);
         }
         std::uint64_t pos = 0;
-        BOOST_TEST(ring_claim(*slot, pos) == nullptr);  // full: the producer is told, never blocks
+        BOOST_TEST(ring_claim(*ch, pos) == nullptr);  // full: the producer is told, never blocks
+        RecordBody body{};
         for (std::uint32_t i = 0; i < kRingSize; ++i) {
-            Record* r = ring_peek(*slot, pos);
-            BOOST_REQUIRE(r != nullptr);
-            BOOST_TEST(r->arg == pos);
-            ring_release(*slot, *r, pos);
+            const std::uint64_t expected = head;
+            BOOST_REQUIRE(ring_take(*ch, head, body));
+            BOOST_TEST(body.arg == expected);
         }
-        BOOST_TEST(ring_peek(*slot, pos) == nullptr);
+        BOOST_TEST(!ring_take(*ch, head, body));
     }
 }
 
+BOOST_AUTO_TEST_CASE(a_scribbled_channel_never_blocks_the_producer) {
+    // The process wrote garbage over its own tail and cells: claims give up after a bounded
+    // number of tries instead of spinning forever.
+    auto ch = fresh_channel();
+    ch->header.tail.store(5);
+    for (Record& r : ch->ring) r.cell.store(0xFFFFFFFFFFFFull);  // "ahead": makes a claimer reload the tail
+    std::uint64_t pos = 0;
+    BOOST_TEST(ring_claim(*ch, pos) == nullptr);
+    for (Record& r : ch->ring) r.cell.store(0);  // "behind": full
+    BOOST_TEST(ring_claim(*ch, pos) == nullptr);
+    // The consumer's position is its own: garbage cells are read as what they are.
+    std::uint64_t head = 0;
+    RecordBody body{};
+    ch->ring[0].cell.store(1);
+    BOOST_TEST(ring_take(*ch, head, body));
+    BOOST_TEST(head == 1u);
+    BOOST_TEST(!ring_take(*ch, head, body));
+}
+
 BOOST_AUTO_TEST_CASE(ring_takes_many_producers_and_loses_nothing) {
-    auto slot = fresh_slot();
+    auto ch = fresh_channel();
     constexpr int kThreads = 4;
     constexpr std::uint64_t kEach = 50000;
     std::atomic<bool> done{false};
@@ -73,20 +74,19 @@ BOOST_AUTO_TEST_CASE(ring_takes_many_producers_and_loses_nothing) {
     std::uint64_t sum = 0;
     std::thread consumer([&] {
         std::uint64_t got = 0;
+        std::uint64_t head = 0;
+        RecordBody body{};
         while (got < kThreads * kEach) {
-            std::uint64_t pos = 0;
-            Record* r = ring_peek(*slot, pos);
-            if (r == nullptr) {
+            if (!ring_take(*ch, head, body)) {
                 std::this_thread::yield();
                 continue;
             }
-            const std::uint64_t thread = r->arg >> 32;
-            const std::uint64_t value = r->arg & 0xffffffffu;
+            const std::uint64_t thread = body.arg >> 32;
+            const std::uint64_t value = body.arg & 0xffffffffu;
             // Each producer's records arrive in its own order.
             BOOST_CHECK_EQUAL(value, seen[thread]);
             seen[thread] = value + 1;
             sum += value;
-            ring_release(*slot, *r, pos);
             ++got;
         }
         done = true;
@@ -96,12 +96,12 @@ BOOST_AUTO_TEST_CASE(ring_takes_many_producers_and_loses_nothing) {
         producers.emplace_back([&, t] {
             for (std::uint64_t i = 0; i < kEach;) {
                 std::uint64_t pos = 0;
-                Record* r = ring_claim(*slot, pos);
+                Record* r = ring_claim(*ch, pos);
                 if (r == nullptr) {
                     std::this_thread::yield();
                     continue;
                 }
-                r->arg = (t << 32) | i;
+                r->body.arg = (t << 32) | i;
                 ring_publish(*r, pos);
                 ++i;
             }
@@ -113,60 +113,25 @@ BOOST_AUTO_TEST_CASE(ring_takes_many_producers_and_loses_nothing) {
     BOOST_TEST(sum == kThreads * (kEach * (kEach - 1) / 2));
 }
 
-BOOST_AUTO_TEST_CASE(segment_create_attach_and_refusals) {
-    TempDir dir;
-    const std::string path = dir.path + "/gpu0.shm";
-    SegmentMap daemon;
-    std::string error;
-    BOOST_REQUIRE(daemon.create(path, 3, error));
-    SegmentMap early;
-    BOOST_TEST(!early.attach(path, true, error));  // not published yet
-    BOOST_TEST(error.find("not initialised") != std::string::npos);
-    daemon.publish_ready();
-    SegmentMap client;
-    BOOST_REQUIRE_MESSAGE(client.attach(path, true, error), error);
-    BOOST_TEST(client->header.gpu_index == 3u);
-    BOOST_TEST(client->header.daemon_pid == getpid());
-    // Both mappings are the same memory.
-    daemon->slots[5].pid = 4242;
-    BOOST_TEST(client->slots[5].pid == 4242);
-
-    BOOST_TEST(!client.attach(dir.path + "/missing.shm", false, error));
-    BOOST_TEST(error.find("cannot open " + dir.path + "/missing.shm") == 0u);
-    const std::string small = dir.path + "/small.shm";
-    const int fd = open(small.c_str(), O_CREAT | O_WRONLY, 0644);
-    BOOST_REQUIRE(fd >= 0);
-    BOOST_REQUIRE(ftruncate(fd, 4096) == 0);
-    close(fd);
-    BOOST_TEST(!client.attach(small, false, error));
-    BOOST_TEST(error.find("size 4096 is not") != std::string::npos);
-    BOOST_TEST(client.get() != nullptr);  // a failed attach keeps the old mapping
-}
-
-BOOST_AUTO_TEST_CASE(a_new_daemon_never_resets_an_old_mapping) {
-    TempDir dir;
-    const std::string path = dir.path + "/gpu0.shm";
-    std::string error;
-    SegmentMap first;
-    BOOST_REQUIRE(first.create(path, 0, error));
-    first.publish_ready();
-    SegmentMap client;
-    BOOST_REQUIRE(client.attach(path, true, error));
-    client->slots[0].pid = 7;
-    SegmentMap second;
-    BOOST_REQUIRE(second.create(path, 0, error));  // renamed over the old file
-    BOOST_TEST(client->slots[0].pid == 7);         // the orphaned mapping is untouched
-    BOOST_TEST(second->slots[0].pid == 0);
+BOOST_AUTO_TEST_CASE(heartbeat_plausibility) {
+    const std::uint64_t now = 10'000'000'000ull;
+    BOOST_TEST(heartbeat_alive(now, now));
+    BOOST_TEST(heartbeat_alive(now - kDeadAfterNs, now));
+    BOOST_TEST(!heartbeat_alive(now - kDeadAfterNs - 1, now));  // stale
+    BOOST_TEST(heartbeat_alive(now + kFutureSlackNs, now));
+    BOOST_TEST(!heartbeat_alive(now + kFutureSlackNs + 1, now));  // in the future: implausible
+    BOOST_TEST(!heartbeat_alive(~0ull, now));
 }
 
 BOOST_AUTO_TEST_CASE(fields_are_truncated_and_terminated) {
-    char buf[4];
-    copy_field(buf, sizeof buf, "abcdef");
-    BOOST_TEST(std::string(buf) == "abc");
+    char buf[8];
+    copy_field(buf, sizeof buf, "abcdefghijk");
+    BOOST_TEST(std::string(buf) == "abcdefg");
     copy_field(buf, sizeof buf, nullptr);
     BOOST_TEST(std::string(buf).empty());
-    BOOST_TEST(std::string(entry_name(Entry::launch_kernel_ex_ptsz)) == "cuLaunchKernelEx_ptsz");
-    BOOST_TEST(endpoint_path("/run/x", 2) == "/run/x/gpu2/kerneld.shm");
+    const char unterminated[4] = {'w', 'x', 'y', 'z'};
+    BOOST_TEST(read_field(unterminated, sizeof unterminated) == "wxyz");
+    BOOST_TEST(status_path_for("/run/x/gpu0/kerneld.sock") == "/run/x/gpu0/kerneld.status");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

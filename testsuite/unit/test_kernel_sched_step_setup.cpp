@@ -2,96 +2,59 @@
 #include <boost/test/unit_test.hpp>
 
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdlib>
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <filesystem>
-#include <fstream>
-#include <map>
-#include <sstream>
-#include <string>
-#include <system_error>
-
-#include "kernel_sched/kstat_read.hpp"
-#include "kernel_sched/step_setup.hpp"
-
 #include <ostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kernel_sched/kerneld.hpp"
+#include "kernel_sched/step_setup.hpp"
+#include "temp_dir.hpp"
+
+using namespace explsched;
+using namespace explsched::ksched;
 
 namespace explsched::ksched {
 std::ostream& operator<<(std::ostream& out, KschedMode m) { return out << to_string(m); }
 }  // namespace explsched::ksched
 
-using namespace explsched::ksched;
-
 namespace {
 
-std::string g_intercept;  // a stand-in file in the current test's directory
+std::string env_of(const StepEnvironment& e, const std::string& name) {
+    for (const auto& [k, v] : e.env)
+        if (k == name) return v;
+    return "<unset>";
+}
 
-struct TempDir {
-    std::string path;
-    TempDir() {
-        char tmpl[] = "/tmp/explsched-step-test.XXXXXX";
-        path = mkdtemp(tmpl);
-        // setup_step only checks the intercept is readable and names it in LD_PRELOAD.
-        g_intercept = path + "/libexplsched_intercept.so";
-        std::ofstream(g_intercept) << "stand-in\n";
+// A kerneld for GPU `gpu` under `runtime`, served on its own thread.
+struct DaemonThread {
+    NullLogger log;
+    KernelDaemon daemon;
+    std::atomic<bool> stop{false};
+    std::thread thread;
+    static KerneldConfig config(const std::string& runtime, std::uint32_t gpu) {
+        mkdir(gpu_dir(runtime, gpu).c_str(), 0755);
+        KerneldConfig c;
+        c.socket_path = endpoint_path(runtime, gpu);
+        c.gpu_index = gpu;
+        return c;
     }
-    ~TempDir() {
-        // Never leave a daemon behind, even when a check failed half way.
-        for (std::uint32_t gpu = 0; gpu < 4; ++gpu) {
-            if (pid_t pid = running_kerneld(path, gpu); pid > 0) kill(pid, SIGKILL);
-        }
-        std::error_code ec;
-        std::filesystem::remove_all(path, ec);
+    DaemonThread(const std::string& runtime, std::uint32_t gpu) : daemon(config(runtime, gpu), log) {
+        BOOST_REQUIRE(daemon.start().ok());
+        thread = std::thread([this] { daemon.run(stop); });
+    }
+    ~DaemonThread() {
+        stop = true;
+        thread.join();
+        daemon.shutdown();
     }
 };
-
-StepSetupRequest request(const std::string& runtime, std::uint32_t job, std::uint32_t step,
-                         const char* gpus) {
-    StepSetupRequest r;
-    r.job_id = job;
-    r.step_id = step;
-    r.cuda_visible_devices = gpus;
-    r.mode = KschedMode::enforce;
-    r.priority = 2.5;
-    r.runtime_dir = runtime;
-    r.kerneld_path = EXPLSCHED_KERNELD_PATH;
-    r.intercept_path = g_intercept;
-    r.kerneld_args = {"--spin-us", "0"};
-    return r;
-}
-
-StepTeardownRequest teardown(const std::string& runtime, std::uint32_t job, std::uint32_t step,
-                             const char* gpus) {
-    StepTeardownRequest t;
-    t.job_id = job;
-    t.step_id = step;
-    t.cuda_visible_devices = gpus;
-    t.runtime_dir = runtime;
-    return t;
-}
-
-std::map<std::string, std::string> env_of(const StepEnvironment& e) { return {e.env.begin(), e.env.end()}; }
-
-pid_t dead_pid() {
-    const pid_t pid = fork();
-    if (pid == 0) _exit(0);
-    waitpid(pid, nullptr, 0);
-    return pid;
-}
-
-bool exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
-
-// The daemon is double-forked: once stopped it is gone, or a zombie until its new parent (init,
-// or a subreaper in a container) reaps it.
-bool stopped(pid_t pid) {
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string ignored_pid, ignored_comm;
-    char state = 0;
-    if (!(stat >> ignored_pid >> ignored_comm >> state)) return true;
-    return state == 'Z' || state == 'X';
-}
 
 }  // namespace
 
@@ -112,130 +75,79 @@ BOOST_AUTO_TEST_CASE(parsers) {
     BOOST_TEST(step_name(12, 3) == "12.3");
 }
 
-BOOST_AUTO_TEST_CASE(mode_off_does_nothing) {
-    TempDir dir;
-    StepSetupRequest r = request(dir.path + "/rt", 1, 0, "0");
-    r.mode = KschedMode::off;
-    auto e = setup_step(r);
+BOOST_AUTO_TEST_CASE(task_environment) {
+    StepEnvRequest r;
+    r.job_id = 7;
+    r.step_id = 0;
+    r.cuda_visible_devices = "1,3";
+    r.runtime_dir = "/run/explsched/ksched";
+    r.intercept_path = "/usr/lib/libexplsched_intercept.so";
+    r.current_ld_preload = "/opt/x.so";
+    auto e = step_environment(r);
     BOOST_REQUIRE(e.ok());
-    BOOST_TEST(e->env.empty());
-    BOOST_TEST(!exists(dir.path + "/rt"));
+    BOOST_TEST(env_of(*e, "LD_PRELOAD") == "/usr/lib/libexplsched_intercept.so:/opt/x.so");
+    BOOST_TEST(env_of(*e, "EXPLSCHED_KSCHED_ENDPOINTS") ==
+               "/run/explsched/ksched/gpu1/kerneld.sock:/run/explsched/ksched/gpu3/kerneld.sock");
+    BOOST_TEST(env_of(*e, "EXPLSCHED_KSCHED_JOB") == "7.0");
+    BOOST_TEST(env_of(*e, "EXPLSCHED_KSCHED_PRIORITY") == "<unset>");  // priority never travels in the env
+    r.mode = KschedMode::off;
+    BOOST_TEST(step_environment(r)->env.empty());
+    r.mode = KschedMode::enforce;
+    r.intercept_path = "lib.so";
+    BOOST_TEST(step_environment(r).error().message == "intercept library path 'lib.so' must be absolute");
 }
 
-BOOST_AUTO_TEST_CASE(daemons_are_shared_by_steps_and_stop_with_the_last) {
-    TempDir dir;
-    const std::string rt = dir.path + "/ksched";
-    StepSetupRequest a = request(rt, 7, 0, "0");
-    a.current_ld_preload = "/usr/lib/libother.so";
-    auto ea = setup_step(a);
-    BOOST_REQUIRE_MESSAGE(ea.ok(), (ea.ok() ? std::string() : ea.error().message));
-    BOOST_TEST(ea->started == std::vector<bool>{true});
-    auto env = env_of(*ea);
-    BOOST_TEST(env["LD_PRELOAD"] == g_intercept + ":/usr/lib/libother.so");
-    BOOST_TEST(env["EXPLSCHED_KSCHED_MODE"] == "enforce");
-    BOOST_TEST(env["EXPLSCHED_KSCHED_ENDPOINTS"] == rt + "/gpu0/kerneld.shm");
-    BOOST_TEST(env["EXPLSCHED_KSCHED_PRIORITY"] == "2.5");
-    BOOST_TEST(env["EXPLSCHED_KSCHED_JOB"] == "7.0");
-    const pid_t gpu0 = running_kerneld(rt, 0);
-    BOOST_TEST(gpu0 > 0);
-    auto k = read_kstat(rt + "/gpu0/kerneld.shm");
-    BOOST_REQUIRE(k.ok());
-    BOOST_TEST(k->alive);
-
-    // A batch step of another job on GPUs 0 and 1 reuses GPU 0's daemon and starts GPU 1's.
-    auto eb = setup_step(request(rt, 8, 0xfffffffbU, "0,1"));
-    BOOST_REQUIRE_MESSAGE(eb.ok(), (eb.ok() ? std::string() : eb.error().message));
-    BOOST_TEST(eb->started == (std::vector<bool>{false, true}));
-    BOOST_TEST(running_kerneld(rt, 0) == gpu0);
-    BOOST_TEST(env_of(*eb)["EXPLSCHED_KSCHED_ENDPOINTS"] ==
-               rt + "/gpu0/kerneld.shm:" + rt + "/gpu1/kerneld.shm");
-    BOOST_TEST(live_steps(rt, 0).value() == (std::vector<std::string>{"7.0", "8.batch"}));
-    BOOST_TEST(find_endpoints(rt).size() == 2u);
-
-    auto ta = teardown_step(teardown(rt, 7, 0, "0"));
-    BOOST_REQUIRE(ta.ok());
-    BOOST_TEST(ta->daemons_stopped.empty());
-    BOOST_TEST(running_kerneld(rt, 0) == gpu0);
-
-    auto tb = teardown_step(teardown(rt, 8, 0xfffffffbU, "0,1"));
-    BOOST_REQUIRE(tb.ok());
-    BOOST_TEST(tb->daemons_stopped == (std::vector<std::uint32_t>{0, 1}));
-    BOOST_TEST(running_kerneld(rt, 0) == 0);
-    BOOST_TEST(running_kerneld(rt, 1) == 0);
-    BOOST_TEST(!exists(rt + "/gpu0/kerneld.shm"));
-    BOOST_TEST(stopped(gpu0));
-    // Tearing down a step twice (Slurm may call exit hooks again) is harmless.
-    BOOST_TEST(teardown_step(teardown(rt, 8, 0xfffffffbU, "0,1")).ok());
+BOOST_AUTO_TEST_CASE(trusted_directories) {
+    TempDir dir;  // /tmp (root, sticky) / explsched-test-XXXXXX (root, 0700)
+    const std::string root = dir.path.string();
+    BOOST_TEST(check_trusted_dir(root).ok());
+    const std::string open = root + "/open";
+    mkdir(open.c_str(), 0755);
+    chmod(open.c_str(), 0777);
+    BOOST_TEST(check_trusted_dir(open).error().message ==
+               open + " is writable by group or others (mode 0777)");
+    BOOST_TEST(check_trusted_dir(open + "/x").error().message ==
+               open + " is writable by group or others (mode 0777)");
+    const std::string link = root + "/link";
+    BOOST_REQUIRE(symlink(root.c_str(), link.c_str()) == 0);
+    BOOST_TEST(check_trusted_dir(link).error().message.find("cannot open " + link) == 0u);
+    const std::string theirs = root + "/theirs";
+    mkdir(theirs.c_str(), 0755);
+    BOOST_REQUIRE(chown(theirs.c_str(), 4242, 4242) == 0);
+    BOOST_TEST(check_trusted_dir(theirs).error().message == theirs + " is owned by uid 4242 (expected root)");
+    const auto depth = static_cast<std::size_t>(std::count(theirs.begin(), theirs.end(), '/'));
+    BOOST_TEST(check_trusted_dir(theirs, depth, 4242).ok());  // the kerneld user's GPU directory
+    BOOST_TEST(check_trusted_dir("relative").error().message == "'relative' is not an absolute path");
 }
 
-BOOST_AUTO_TEST_CASE(steps_whose_owner_died_do_not_pin_the_daemon) {
+BOOST_AUTO_TEST_CASE(registration_reaches_the_daemon_and_fails_open_without_one) {
     TempDir dir;
-    const std::string rt = dir.path + "/ksched";
-    StepSetupRequest crashed = request(rt, 5, 1, "2");
-    crashed.owner_pid = dead_pid();  // a slurmstepd that died without teardown
-    BOOST_REQUIRE(setup_step(crashed).ok());
-    BOOST_REQUIRE(setup_step(request(rt, 6, 0, "2")).ok());
-    BOOST_TEST(live_steps(rt, 2).value() == std::vector<std::string>{"6.0"});
-    auto t = teardown_step(teardown(rt, 6, 0, "2"));
-    BOOST_REQUIRE(t.ok());
-    BOOST_TEST(t->daemons_stopped == std::vector<std::uint32_t>{2});
-}
-
-BOOST_AUTO_TEST_CASE(bad_requests_are_errors) {
-    TempDir dir;
-    StepSetupRequest r = request(dir.path, 1, 0, "0");
-    r.kerneld_path = "explsched-kerneld";
-    BOOST_TEST(setup_step(r).error().message == "kerneld path 'explsched-kerneld' must be absolute");
-    r = request(dir.path, 1, 0, "0");
-    r.intercept_path = dir.path + "/missing.so";
-    BOOST_TEST(setup_step(r).error().message ==
-               "cannot read " + dir.path + "/missing.so: No such file or directory");
-    r = request(dir.path, 1, 0, "0,1");
-    r.mps = true;
-    BOOST_TEST(setup_step(r).error().message ==
-               "MPS with more than one GPU per step is not supported (CUDA_VISIBLE_DEVICES=0,1)");
-    r = request(dir.path, 1, 0, "NoDevFiles");
-    BOOST_TEST(!setup_step(r).ok());
-    // A daemon that cannot start: the error says where to look, and the step is not registered.
-    r = request(dir.path + "/rt", 1, 0, "0");
-    r.kerneld_path = "/bin/false";
-    r.start_timeout_ms = 200;
-    auto e = setup_step(r);
-    BOOST_REQUIRE(!e.ok());
-    BOOST_TEST(e.error().message ==
-               "explsched-kerneld for GPU 0 did not start within 200 ms (/bin/false); see " + dir.path +
-                   "/rt/gpu0/kerneld.log");
-    BOOST_TEST(live_steps(dir.path + "/rt", 0).value().empty());
-}
-
-BOOST_AUTO_TEST_CASE(mps_control_daemon_per_gpu) {
-    TempDir dir;
-    const std::string rt = dir.path + "/ksched";
-    // A stand-in for nvidia-cuda-mps-control that records how it was called.
-    const std::string control = dir.path + "/mps-control";
-    const std::string log = dir.path + "/mps.log";
-    std::ofstream(control)
-        << "#!/bin/sh\necho \"args=$* pipe=$CUDA_MPS_PIPE_DIRECTORY gpu=$CUDA_VISIBLE_DEVICES\" >> " << log
-        << "\nif [ $# -eq 0 ]; then read cmd; echo \"stdin=$cmd\" >> " << log << "; fi\n";
-    chmod(control.c_str(), 0755);
-    StepSetupRequest r = request(rt, 9, 0, "3");
-    r.mps = true;
-    r.mps_control_path = control;
-    auto e = setup_step(r);
-    BOOST_REQUIRE_MESSAGE(e.ok(), (e.ok() ? std::string() : e.error().message));
-    BOOST_TEST(env_of(*e)["CUDA_MPS_PIPE_DIRECTORY"] == rt + "/gpu3/mps/pipe");
-    BOOST_REQUIRE(setup_step(request(rt, 10, 0, "3")).ok());  // MPS already up: not started twice
-    StepTeardownRequest t = teardown(rt, 9, 0, "3");
-    t.mps_control_path = control;
-    BOOST_REQUIRE(teardown_step(t).ok());
-    t = teardown(rt, 10, 0, "3");
-    t.mps_control_path = control;
-    BOOST_REQUIRE(teardown_step(t).ok());
-    std::ifstream in(log);
-    std::stringstream text;
-    text << in.rdbuf();
-    BOOST_TEST(text.str() == "args=-d pipe=" + rt + "/gpu3/mps/pipe gpu=3\nargs= pipe=" + rt +
-                                 "/gpu3/mps/pipe gpu=\nstdin=quit\n");
+    const std::string runtime = dir.path.string() + "/ksched";
+    mkdir(runtime.c_str(), 0755);
+    DaemonThread gpu0(runtime, 0);
+    StepRegistration r;
+    r.job_id = 5;
+    r.step_id = 0;
+    r.uid = 1234;
+    r.priority = 42;
+    r.cuda_visible_devices = "0,1";  // GPU 1 has no daemon
+    r.runtime_dir = runtime;
+    const auto start = std::chrono::steady_clock::now();
+    auto done = register_step(r);
+    const auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start)
+            .count();
+    BOOST_TEST_MESSAGE("registration took " << ms << " ms");
+    BOOST_REQUIRE(done.ok());
+    BOOST_TEST(done->registered == (std::vector<std::uint32_t>{0}));
+    BOOST_REQUIRE(done->errors.size() == 1u);
+    BOOST_TEST(done->errors[0].find("GPU 1: ") == 0u);
+    BOOST_TEST(gpu0.daemon.steps() == 1u);
+    BOOST_TEST(register_step(r, true).ok());
+    BOOST_TEST(gpu0.daemon.steps() == 0u);
+    // A runtime directory someone else could write: refused, the step runs unmanaged.
+    chmod(runtime.c_str(), 0777);
+    BOOST_TEST(register_step(r).error().message.find("runtime_dir " + runtime + " is not trusted: ") == 0u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -20,6 +20,10 @@ constexpr std::size_t kMaxSuccessors = 1 << 16;
 // So is the in-flight list of a client whose completions never come (untracked launches far
 // faster than their estimated durations): the oldest entries are dropped as expired.
 constexpr std::size_t kMaxInflight = 4096;
+// Requests queued per client, and streams remembered per client: a client chooses how many it
+// posts and which stream handles it names, so both are bounded.
+constexpr std::size_t kMaxQueued = 4096;
+constexpr std::size_t kMaxStreams = 1024;
 
 std::uint64_t context_key(std::uint64_t prev, std::uint64_t last) { return hash_combine(prev, last); }
 
@@ -90,6 +94,10 @@ void KernelAdmission::submit(const AdmissionRequest& r) {
     Client& c = it->second;
     c.stats.submitted += 1;
     c.last_activity_ns = std::max(c.last_activity_ns, r.submitted_ns);
+    if (c.queue.size() >= kMaxQueued) {
+        c.stats.expired += 1;  // never granted: the client's own wait times out and fails open
+        return;
+    }
     learn_sequence(c, r);
     c.queue.push_back(Queued{r, false});
 }
@@ -285,6 +293,7 @@ std::optional<Completion> KernelAdmission::complete(std::uint32_t client, std::u
     std::uint64_t begin = k->admitted_ns;
     if (auto d = c.stream_done_ns.find(k->stream); d != c.stream_done_ns.end())
         begin = std::max(begin, d->second);
+    if (c.stream_done_ns.size() >= kMaxStreams) c.stream_done_ns.clear();
     c.stream_done_ns[k->stream] = std::max(now_ns, begin);
     const Completion done{now_ns > begin ? now_ns - begin : 0, k->key};
     const std::uint64_t stream = k->stream;
@@ -342,8 +351,10 @@ std::size_t KernelAdmission::expire(std::uint64_t now_ns) {
                 else
                     c.stats.completed += 1;
                 // The stream has reached this kernel's end: later kernels start from here.
-                if (untracked_done)
+                if (untracked_done) {
+                    if (c.stream_done_ns.size() >= kMaxStreams) c.stream_done_ns.clear();
                     c.stream_done_ns[k->stream] = std::max(c.stream_done_ns[k->stream], ends[i]);
+                }
                 k = c.inflight.erase(k);
                 ++released;
             } else {

@@ -89,6 +89,10 @@ void KernelProfileStore::import(const std::vector<KernelProfile>& profiles) {
 }
 
 void KernelProfileStore::observe_duration(std::uint64_t key, std::uint64_t duration_ns) {
+    // Keys come from what clients launch: a client naming ever new shapes must not grow the table
+    // without bound. Past the cap only known keys learn.
+    constexpr std::size_t kMaxLearned = 1 << 16;
+    if (learned_.size() >= kMaxLearned && learned_.find(key) == learned_.end()) return;
     Learned& l = learned_[key];
     const auto d = static_cast<double>(duration_ns);
     // The first sample is taken as is: averaging with zero would understate the kernel for a

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/curves/curve_budget.hpp"
 #include "core/curves/curve_csv.hpp"
 #include "core/curves/curve_ensemble.hpp"
 #include "core/curves/curve_fit.hpp"
@@ -72,6 +73,75 @@ struct Tally {
     double ens = 0, last = 0, pow = 0, covered = 0, width = 0;
     int count = 0;
 };
+
+// The curve as priority/explsched keeps it in memory under a budget of `max_points`.
+std::vector<CurvePoint> bounded(const std::vector<CurvePoint>& points, std::size_t max_points) {
+    BoundedCurve c(max_points);
+    for (const CurvePoint& p : points) c.push_back(p);
+    return c.points();
+}
+
+// The curve with `per` evenly spaced points per reported interval (linear between epochs), as a
+// job reporting every few steps would send it: long enough for the budget to bin it.
+std::vector<CurvePoint> densified(const std::vector<CurvePoint>& points, std::size_t per) {
+    std::vector<CurvePoint> out;
+    for (std::size_t i = 0; i + 1 < points.size(); ++i) {
+        for (std::size_t k = 0; k < per; ++k) {
+            const double t = static_cast<double>(k) / static_cast<double>(per);
+            CurvePoint p = points[i];
+            p.step = points[i].step + t * (points[i + 1].step - points[i].step);
+            p.metric = points[i].metric + t * (points[i + 1].metric - points[i].metric);
+            out.push_back(p);
+        }
+    }
+    if (!points.empty()) out.push_back(points.back());
+    return out;
+}
+
+// Final-metric MAE (relative to each curve's range) with the observed prefix kept whole and kept
+// under the budget, per observed fraction. False when the budget makes the forecast worse by more
+// than noise (a regression to look at).
+bool bounded_comparison(const std::vector<Curve>& curves, const EngineSettings& settings, std::size_t per,
+                        std::size_t max_points) {
+    const double fractions[] = {0.10, 0.25, 0.50};
+    bool ok = true;
+    for (std::size_t fi = 0; fi < 3; ++fi) {
+        double e_full = 0, e_bounded = 0;
+        std::size_t kept = 0, seen = 0;
+        int count = 0;
+        for (const Curve& c : curves) {
+            const std::vector<CurvePoint> all = per > 1 ? densified(c.points, per) : c.points;
+            const std::size_t n = std::max<std::size_t>(
+                1,
+                static_cast<std::size_t>(std::ceil(fractions[fi] * static_cast<double>(all.size()) - 1e-9)));
+            const double truth = all.back().metric;
+            const double horizon = all.back().step;
+            double lo = truth, hi = truth;
+            for (const auto& p : all) {
+                lo = std::min(lo, p.metric);
+                hi = std::max(hi, p.metric);
+            }
+            const double range = std::max(hi - lo, 1e-12);
+            const std::vector<CurvePoint> observed(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n));
+            const std::vector<CurvePoint> small = bounded(observed, max_points);
+            auto a = predict_curve(observed, c.direction, horizon, settings);
+            auto b = predict_curve(small, c.direction, horizon, settings);
+            if (!a || !b) continue;
+            e_full += std::fabs(a->value - truth) / range;
+            e_bounded += std::fabs(b->value - truth) / range;
+            kept += small.size();
+            seen += observed.size();
+            ++count;
+        }
+        const double k = std::max(count, 1);
+        std::printf(
+            "  %-9s budget %4zu  %4.0f%%  %7.1f points -> %7.1f   full %.4f  bounded %.4f  (ratio %.3f)\n",
+            per > 1 ? "densified" : "real", max_points, 100 * fractions[fi], static_cast<double>(seen) / k,
+            static_cast<double>(kept) / k, e_full / k, e_bounded / k, e_full > 0 ? e_bounded / e_full : 1.0);
+        if (e_bounded / k > e_full / k * 1.10 + 0.005) ok = false;
+    }
+    return ok;
+}
 
 }  // namespace
 
@@ -181,5 +251,19 @@ int main(int argc, char** argv) {
     }
     std::printf("interval level %.0f%%; ensemble beats both baselines at every fraction: %s\n",
                 100 * settings.interval_level, beats ? "yes" : "NO");
-    return beats ? 0 : 1;
+
+    // The in-memory budget (max_curve_points): forecasts from the whole observed prefix against
+    // forecasts from the prefix as the plugin keeps it. The real curves (one point per epoch) fit
+    // in the default budget untouched, so they are also read under the smallest budget (64
+    // points), and densified (300 points per epoch, ~20,000 per curve, as a job reporting every
+    // iteration sends) under the default and smaller budgets. The default is the one that must
+    // keep the forecasts; the smaller ones show the margin.
+    std::printf("curve budget: final-metric MAE relative to range, full curve vs kept in memory\n");
+    bool bounded_ok = bounded_comparison(curves, settings, 1, kDefaultMaxCurvePoints);
+    bounded_ok = bounded_comparison(curves, settings, 300, kDefaultMaxCurvePoints) && bounded_ok;
+    bounded_comparison(curves, settings, 1, kMinCurvePoints);
+    bounded_comparison(curves, settings, 300, 500);
+    std::printf("forecasts under the default budget (%zu) within 10%% (+0.005) of the full ones: %s\n",
+                kDefaultMaxCurvePoints, bounded_ok ? "yes" : "NO");
+    return beats && bounded_ok ? 0 : 1;
 }

@@ -177,6 +177,21 @@ BOOST_AUTO_TEST_CASE(preemption_needs_a_margin) {
     BOOST_TEST(no.reason.find("does not exceed") != std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(cross_user_preemption_can_be_switched_off) {
+    EngineSettings s;
+    Assessment victim = trial(2, 1e-5, Decision::requeue_hold);  // even a hopeless one
+    victim.owner = 1001;
+    Assessment mine = trial(1, 1e-3, Decision::run);
+    mine.owner = 1002;
+    BOOST_TEST(preempt_verdict(mine, victim, s).allowed);
+    s.preempt_cross_user = false;
+    auto no = preempt_verdict(mine, victim, s);
+    BOOST_TEST(!no.allowed);
+    BOOST_TEST(no.reason.find("preempt_cross_user") != std::string::npos);
+    mine.owner = 1001;  // the same user's own trials still
+    BOOST_TEST(preempt_verdict(mine, victim, s).allowed);
+}
+
 BOOST_AUTO_TEST_CASE(kept_trials_and_non_exploratory_jobs_are_not_preempted) {
     EngineSettings s;
     auto kept = preempt_verdict(trial(1, 1.0, Decision::run), trial(2, 1e-9, Decision::keep), s);

@@ -30,6 +30,18 @@ BOOST_AUTO_TEST_CASE(speed_from_wall_time_or_throughput) {
     BOOST_TEST(std::isnan(observed_speed(PointSpan())));
 }
 
+BOOST_AUTO_TEST_CASE(a_reported_throughput_is_a_hint_bounded_by_the_measured_speed) {
+    std::vector<CurvePoint> timed;
+    for (int i = 0; i < 10; ++i) timed.push_back({100.0 * i, 0.5, 20.0 * i, kNaN});  // 5 steps/s
+    timed.back().throughput = 1e15;
+    BOOST_TEST(observed_speed(timed) == 7.5, boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(observed_speed(timed, 8, 0.0) == 5.0, boost::test_tools::tolerance(1e-12));
+    timed.back().throughput = 4.0;  // lower than measured: taken
+    BOOST_TEST(observed_speed(timed) == 4.0);
+    std::vector<CurvePoint> untimed = {{1, 0.5, kNaN, 1e15}, {2, 0.6, kNaN, 1e15}};
+    BOOST_TEST(std::isnan(observed_speed(untimed)));  // nothing measured: the claim is ignored
+}
+
 BOOST_AUTO_TEST_CASE(win_probability_reads_the_optimistic_side) {
     Prediction p;
     p.value = 0.80;

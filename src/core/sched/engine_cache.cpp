@@ -69,6 +69,24 @@ double audit_widening(std::vector<double> ratios, const EngineSettings& s) {
     return std::min(std::max(1.0, ratios[k]), s.calibration_max_widen);
 }
 
+void OwnerAudit::add(bool miss) {
+    const std::size_t slot = checked % kOwnerAuditWindow;
+    if (checked >= kOwnerAuditWindow && missed[slot]) --misses;
+    missed[slot] = miss;
+    if (miss) ++misses;
+    ++checked;
+}
+
+double OwnerAudit::factor(const EngineSettings& s) const {
+    const std::size_t n = std::min(checked, kOwnerAuditWindow);
+    const std::size_t needed = std::max<std::size_t>(s.calibration_min_audits, 1);
+    if (n < needed || s.forecast_miss_allowance >= 1.0) return 1.0;
+    const double rate = static_cast<double>(misses) / static_cast<double>(n);
+    const double excess = rate - s.forecast_miss_allowance;
+    if (excess <= 0.0) return 1.0;
+    return std::max(0.0, 1.0 - excess / (1.0 - s.forecast_miss_allowance));
+}
+
 Prediction widen_interval(Prediction p, double widen) {
     if (widen > 1.0 && std::isfinite(p.value)) {
         p.lower = p.value - widen * (p.value - p.lower);
@@ -246,7 +264,7 @@ void Engine::Impl::derive(const JobView& job, TrialCache& c) {
     c.derived_valid = true;
     c.speed_ratio = ratio;
     c.max_steps = job.max_steps;
-    c.speed = observed_speed(job.points);
+    c.speed = observed_speed(job.points, 8, settings.throughput_hint_factor);
     const CurvePredictor& p = c.predictor;
     c.gain = 0.0;
     c.final_metric = Prediction{};
@@ -265,7 +283,7 @@ void Engine::Impl::derive(const JobView& job, TrialCache& c) {
 // Checks the trial's forecast that came due and makes the next one. Forecasts reach twice as far
 // as the curve has got, so a sweep measures its predictor on its own curves long before any of
 // them finishes.
-void Engine::Impl::audit(const JobView& job, TrialCache& c, GroupStats& gs) const {
+void Engine::Impl::audit(const JobView& job, TrialCache& c, GroupStats& gs) {
     const CurvePredictor& p = c.predictor;
     if (p.size() == 0) return;
     if (!std::isnan(c.audit_step) && p.last_step() >= c.audit_step) {
@@ -281,6 +299,9 @@ void Engine::Impl::audit(const JobView& job, TrialCache& c, GroupStats& gs) cons
             }
             ++gs.audits;
             gs.widen = audit_widening(gs.audit_ratios, settings);
+            // fell short of even the pessimistic bound: the curve promised what it did not do
+            if (job.owner != kNoOwner && std::isfinite(c.audit_floor))
+                owners[job.owner].add(sign * (realized - c.audit_floor) < 0.0);
         }
         c.audit_step = kNaN;
     }
@@ -296,6 +317,13 @@ void Engine::Impl::audit(const JobView& job, TrialCache& c, GroupStats& gs) cons
     c.audit_step = target;
     c.audit_value = f.value;
     c.audit_bound = job.direction == Direction::maximize ? f.upper : f.lower;
+    c.audit_floor = job.direction == Direction::maximize ? f.lower : f.upper;
+}
+
+double Engine::Impl::owner_factor(std::uint32_t owner) const {
+    if (owner == kNoOwner) return 1.0;
+    auto it = owners.find(owner);
+    return it == owners.end() ? 1.0 : it->second.factor(settings);
 }
 
 // The trial's milestones: its own (--explore-milestones), else derived from the settings and its

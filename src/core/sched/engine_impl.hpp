@@ -64,6 +64,20 @@ struct TrialCache {
     // Forecast audit: the prediction made for `audit_step` (twice the step it was made at) and
     // its optimistic bound, checked against the curve once it gets there.
     double audit_step = kNaN, audit_value = kNaN, audit_bound = kNaN;
+    double audit_floor = kNaN;  // the forecast's pessimistic bound
+};
+
+// One owner's (user's) checked forecasts, across all their trials and sweeps: whether each fell
+// short of its pessimistic bound. The newest kOwnerAuditWindow count.
+constexpr std::size_t kOwnerAuditWindow = 64;
+struct OwnerAudit {
+    std::array<bool, kOwnerAuditWindow> missed{};
+    std::size_t checked = 0;  // ever (the ring's write position)
+    std::size_t misses = 0;   // in the window
+
+    void add(bool miss);
+    // The factor the owner's utilities are scaled by (1: their forecasts come true often enough).
+    double factor(const EngineSettings& s) const;
 };
 
 // A group (sweep) persists across rounds so that what only changes when a member's curve
@@ -137,6 +151,7 @@ struct Engine::Impl {
     using RoundLoad = engine_detail::RoundLoad;
     using RoundCounts = engine_detail::RoundCounts;
     using RoundPrice = engine_detail::RoundPrice;
+    using OwnerAudit = engine_detail::OwnerAudit;
 
     Impl(const EngineSettings& s, ThroughputTable t, Logger* l);
 
@@ -158,6 +173,8 @@ struct Engine::Impl {
     std::vector<TrialCache*> trial_of;  // per job: its cache entry (null if none)
     std::vector<std::size_t> group_of;  // per job: its group (kNone if none)
     std::vector<double> scratch;
+    std::unordered_map<std::uint32_t, OwnerAudit> owners;  // forecast audits per owner (uid)
+    std::size_t discounted = 0;                            // this round's trials with trust < 1
 
     void log(LogLevel level, const std::string& message) {
         if (logger != nullptr && logger->enabled(level)) logger->write(level, message);
@@ -180,7 +197,8 @@ struct Engine::Impl {
     void end_sync(std::size_t trials);
     bool sync(const JobView& job, TrialCache& c, std::size_t& budget);
     void derive(const JobView& job, TrialCache& c);
-    void audit(const JobView& job, TrialCache& c, GroupStats& gs) const;
+    void audit(const JobView& job, TrialCache& c, GroupStats& gs);
+    double owner_factor(std::uint32_t owner) const;
     const std::vector<double>& rungs_of(const JobView& job, TrialCache& c) const;
     // The trial's standing at the highest milestone it reached (`reached` NaN when none).
     MilestoneStanding milestone_rank(const JobView& job, std::size_t j);

@@ -97,10 +97,12 @@ void Engine::Impl::classify(const std::vector<JobView>& jobs, std::vector<Assess
     const std::size_t n = jobs.size();
     out.assign(n, Assessment{});
     scratch.clear();
+    discounted = 0;
     for (std::size_t j = 0; j < n; ++j) {
         const TrialCache* c = trial_of[j];
         Assessment& a = out[j];
         a.key = jobs[j].key;
+        a.owner = jobs[j].owner;
         a.exploratory = !jobs[j].group.empty();
         if (c == nullptr || !c->predictor.fitted() || !c->error.empty()) continue;
         if (classify_trial(jobs[j], j, *c, a)) scratch.push_back(a.utility);
@@ -125,7 +127,11 @@ bool Engine::Impl::classify_trial(const JobView& job, std::size_t j, const Trial
     const double own = std::fabs(c.best - c.first);
     e.sweep_scale = gs.hi > gs.lo ? gs.hi - gs.lo : std::max(own, 1e-12);
     a.prediction = e.final_metric;
-    a.utility = utility_per_gpu_second(utility_inputs(c.gain, e, job.gpus, s));
+    // Audited utility: scaled down when the owner's forecasts keep failing (what preemption and
+    // the priority compare).
+    const double trust = owner_factor(job.owner);
+    a.utility = trust * utility_per_gpu_second(utility_inputs(c.gain, e, job.gpus, s));
+    if (trust < 1.0) ++discounted;
 
     std::optional<Reason> stop = hopeless_rule(e, s);
     if (!stop) stop = expected_gain_rule(e, s);
@@ -214,6 +220,7 @@ void Engine::Impl::finish_round(const std::vector<Assessment>& out, const Cluste
     summary.trials = counts.trials;
     summary.fitted = counts.fitted;
     summary.invalid = counts.invalid;
+    summary.discounted = discounted;
 }
 
 }  // namespace explsched

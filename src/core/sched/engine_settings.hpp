@@ -28,6 +28,15 @@ struct EngineSettings : FitSettings {
 
     // --- utility ---
     double utility_horizon_s = 900.0;  // Δ: the wall time whose predicted gain is valued
+    // A client's reported throughput counts up to this many times the speed measured from its
+    // reports' arrival (0: ignored): a hint for a job whose reports come in bursts, never a way
+    // to claim a speed it does not show.
+    double throughput_hint_factor = 1.5;
+    // Forecast audit per user: a user whose checked forecasts fell short of their pessimistic
+    // bound more often than this fraction (honest curves: about (1 - interval_level) / 2) has
+    // the utility of all their trials scaled down by the excess, to 0 when every forecast failed.
+    // Reported curves are the user's word; this is what it costs to give a false one. 1: off.
+    double forecast_miss_allowance = 0.25;
     // weight of a trial whose optimistic bound cannot beat its group's best (it still learns
     // something, so not zero)
     double dominated_weight = 0.05;
@@ -41,6 +50,10 @@ struct EngineSettings : FitSettings {
     // --- decisions ---
     double preempt_margin = 0.25;         // preemptor needs utility > (1 + margin) x preemptee's
     bool preempt_nonexploratory = false;  // may exploratory jobs preempt non-exploratory ones
+    // May a job preempt another user's job at all? Utilities come from curves each user reports
+    // about their own jobs; a site that does not want one user's reports to cost another user
+    // GPUs switches this off (preemption then only happens between one user's own jobs).
+    bool preempt_cross_user = true;
     double min_run_s = 600.0;             // a (re)started trial is not preempted before this
     double hopeless_probability = 0.02;   // P(final beats group best) below this: hopeless
     std::size_t hopeless_min_points = 8;  // never call hopeless on fewer points

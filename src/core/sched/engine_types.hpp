@@ -17,10 +17,15 @@ namespace explsched {
 
 enum class JobState { pending, running };
 
+// A job's owner (uid) when the host knows it; kNoOwner otherwise (the simulator).
+inline constexpr std::uint32_t kNoOwner = 0xffffffffU;
+
 // What the host knows about one job. Times are seconds on one clock (epoch seconds in slurmctld,
 // simulated seconds in the simulator).
 struct JobView {
     TrialKey key;  // job id + array task id (TrialKey::kNoArrayTask if none)
+    // Its owner: forecast audits are kept per owner, and preempt_cross_user compares owners.
+    std::uint32_t owner = kNoOwner;
     // The sweep the trial belongs to (--explore=GROUP); empty for a non-exploratory job, which is
     // ranked by age, partition and nice only and never preempted by the engine's rule. Hosts make
     // it unique per user (e.g. "uid:GROUP") so two users' "lr" sweeps do not mix.
@@ -57,6 +62,7 @@ struct ClusterView {
 // The engine's answer for one job.
 struct Assessment {
     TrialKey key;
+    std::uint32_t owner = kNoOwner;
     std::uint32_t priority = 1;  // Slurm job priority, >= 1 (0 would mean held)
     // Predicted normalised progress the next utility_horizon_s buys, per GPU-second, weighted by
     // the trial's chance to matter to its group. 0 for non-exploratory jobs.
@@ -82,13 +88,14 @@ struct PreemptVerdict {
 // Per-round figures for logs, sprio-like output and the simulator.
 struct RoundSummary {
     double now = 0.0;
-    double utilisation = 0.0;  // busy / total GPUs
-    double price_lower = 0.0;  // current L (0 before any utility was observed)
-    double price_upper = 0.0;  // current U
-    double price_now = 0.0;    // p(utilisation)
-    std::size_t trials = 0;    // exploratory jobs this round
-    std::size_t fitted = 0;    // trials refitted this round
-    std::size_t invalid = 0;   // jobs whose report was rejected
+    double utilisation = 0.0;    // busy / total GPUs
+    double price_lower = 0.0;    // current L (0 before any utility was observed)
+    double price_upper = 0.0;    // current U
+    double price_now = 0.0;      // p(utilisation)
+    std::size_t trials = 0;      // exploratory jobs this round
+    std::size_t fitted = 0;      // trials refitted this round
+    std::size_t invalid = 0;     // jobs whose report was rejected
+    std::size_t discounted = 0;  // trials whose owner's forecasts failed too often (utility scaled down)
 };
 
 }  // namespace explsched

@@ -325,6 +325,9 @@ PreemptVerdict preempt_verdict(const Assessment& preemptor, const Assessment& pr
                                const EngineSettings& settings) {
     const std::string who = "job " + to_string(preemptee.key);
     if (preemptor.key == preemptee.key) return verdict(false, "a job cannot preempt itself");
+    if (!settings.preempt_cross_user && preemptor.owner != preemptee.owner) {
+        return verdict(false, who + " belongs to another user and preempt_cross_user is off");
+    }
     if (!preemptee.exploratory) {
         if (!settings.preempt_nonexploratory || !preemptor.exploratory) {
             return verdict(false, who + " is not exploratory: never preempted by the utility rule");

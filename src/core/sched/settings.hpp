@@ -35,6 +35,12 @@ struct Settings {
     // --- priority/explsched ---------------------------------------------------------------------
     // Seconds between re-rankings of every job; 0: slurm.conf PriorityCalcPeriod (whole minutes).
     uint32_t rerank_period = 0;
+    // Points kept in memory per trial; past it the older part of a curve is binned
+    // (curves/curve_budget.hpp). Bounds slurmctld's memory and the fit's cost per trial.
+    uint32_t max_curve_points = 2000;
+    // Stored reports read per re-ranking at most: after a restart the plugin catches up with the
+    // store over several rounds (no cancel or hold until it has), never in one long read.
+    uint32_t feed_chunk = 200000;
 
     // --- preempt/explsched ----------------------------------------------------------------------
     // Seconds between the checkpoint signal (SIGTERM) and the requeue of a preempted trial.

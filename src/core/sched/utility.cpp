@@ -7,12 +7,21 @@
 
 namespace explsched {
 
-double observed_speed(PointSpan points, std::size_t window) {
+namespace {
+
+// The latest reported throughput among the last `window` points (NaN if none).
+double reported_throughput(PointSpan points, std::size_t window) {
     for (std::size_t i = points.size; i > 0; --i) {
         const double t = points[i - 1].throughput;
         if (std::isfinite(t) && t > 0.0) return t;
         if (points.size - i >= window) break;  // only a recent throughput counts
     }
+    return std::numeric_limits<double>::quiet_NaN();
+}
+
+}  // namespace
+
+double observed_speed(PointSpan points, std::size_t window, double hint_factor) {
     // Median of the speeds between consecutive timed points among the last `window`: a gap in
     // wall time (the trial was preempted and requeued) or one slow evaluation does not drag it.
     std::vector<double> rates;
@@ -29,7 +38,10 @@ double observed_speed(PointSpan points, std::size_t window) {
     if (rates.empty()) return std::numeric_limits<double>::quiet_NaN();
     auto mid = rates.begin() + static_cast<std::ptrdiff_t>(rates.size() / 2);
     std::nth_element(rates.begin(), mid, rates.end());
-    return *mid;
+    const double measured = *mid;
+    const double hint = reported_throughput(points, window);
+    if (!(hint_factor > 0.0) || std::isnan(hint)) return measured;
+    return std::min(hint, measured * hint_factor);
 }
 
 double normal_cdf(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }

@@ -14,9 +14,12 @@
 
 namespace explsched {
 
-// Steps per second: the latest reported throughput if any, else the median speed between
-// consecutive points with a wall time among the last `window`. NaN when neither is known.
-double observed_speed(PointSpan points, std::size_t window = 8);
+// Steps per second as measured: the median speed between consecutive points with a wall time
+// among the last `window` (in slurmctld the wall time is explschedd's clock when it accepted the
+// report: the client cannot pick it). A client's own reported throughput is only a hint: it is
+// taken when lower than the measured speed x `hint_factor`, else that bound is; with no measured
+// speed, or hint_factor 0, it is ignored. NaN when nothing was measured.
+double observed_speed(PointSpan points, std::size_t window = 8, double hint_factor = 1.5);
 
 // Standard normal CDF.
 double normal_cdf(double z);

@@ -36,14 +36,18 @@ shim::SlurmctldLogger g_log;
 // non-exploratory job when it has none.
 Assessment assessment_of(const job_record_t* job) {
     const TrialKey key{job->job_id, job->array_task_id};
+    Assessment a = assessment_for_preemption(key, job->priority, nullptr);
     if (job->system_comment != nullptr) {
         auto summary = parse_summary_line(job->system_comment);
-        if (summary) return assessment_for_preemption(key, job->priority, &summary.value());
-        if (g_log.enabled(LogLevel::debug))
+        if (summary) {
+            a = assessment_for_preemption(key, job->priority, &summary.value());
+        } else if (g_log.enabled(LogLevel::debug)) {
             g_log.write(LogLevel::debug,
                         "job " + std::to_string(job->job_id) + ": " + summary.error().message);
+        }
     }
-    return assessment_for_preemption(key, job->priority, nullptr);
+    a.owner = job->user_id;  // preempt_cross_user compares owners
+    return a;
 }
 
 uint16_t job_preempt_mode(const job_record_t* job) {

@@ -1,12 +1,15 @@
-// priority/explsched: the slurmctld shim. It copies each job's Slurm fields and its reported curve
-// into the core's JobView, asks the engine for the round's assessments, and writes the answers
-// back: the priority, the factors sprio prints, the SystemComment of trials, and the hopeless
-// trials' requeue-and-hold or cancellation that the engine decided. No policy lives here.
+// priority/explsched: the slurmctld shim. It copies each job's Slurm fields into the core's JobView
+// and attaches its reported curve (by job instance: id and submit time), asks the engine for the
+// round's assessments, and writes the answers back: the priority, the factors sprio prints, the
+// SystemComment of trials, and the hopeless trials' requeue-and-hold or cancellation that the
+// engine decided. No policy lives here.
 //
 // slurmctld calls priority_p_set only at submit, requeue and some updates, so a plugin thread
-// re-ranks every job each period (as priority/multifactor's decay thread does). Lock order, to
-// stay deadlock-free with priority_p_set (called with the job write lock held): slurmctld's locks
-// first, then g_state.mutex.
+// re-ranks every job each period (as priority/multifactor's decay thread does). slurmctld's locks
+// are held only to copy the job list and to write answers back; reading the store, fitting and
+// the engine run on that copy without them (see "one round" below). Lock order, to stay
+// deadlock-free with priority_p_set (called with the job write lock held): slurmctld's locks
+// first, then g_state.mutex, which is only ever held briefly.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -19,12 +22,12 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "core/base/export.hpp"
 #include "core/report/report_feed.hpp"
 #include "core/report/report_store.hpp"
+#include "core/sched/action_ledger.hpp"
 #include "core/sched/comment_refresh.hpp"
 #include "core/sched/engine.hpp"
 #include "core/sched/explore_spec.hpp"
@@ -32,6 +35,7 @@
 #include "core/sched/job_summary.hpp"
 #include "core/sched/priority.hpp"
 #include "core/sched/settings.hpp"
+#include "core/sched/trial_curves.hpp"
 
 extern "C" {
 #include "src/common/assoc_mgr.h"
@@ -43,6 +47,7 @@ extern "C" {
 #include "src/slurmctld/slurmctld.h"
 }
 
+#include "plugins/report_catchup.hpp"
 #include "plugins/slurmctld_shim.hpp"
 
 extern "C" {
@@ -55,6 +60,8 @@ EXPLSCHED_EXPORT extern const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 extern List job_list __attribute__((weak));
 extern time_t last_job_update __attribute__((weak));
 extern int slurmctld_tres_cnt __attribute__((weak));
+extern void* acct_db_conn __attribute__((weak));
+extern bool validate_operator(uid_t uid) __attribute__((weak));
 }
 
 namespace {
@@ -62,12 +69,6 @@ namespace {
 using namespace explsched;
 
 shim::SlurmctldLogger g_log;
-
-struct HopelessAct {
-    uint32_t job_id;
-    Decision decision;
-    std::string reason;
-};
 
 // What never changes in a job's record after submit (its --explore options, its TRES requests),
 // parsed once: a round over 10,000 jobs must not re-parse 10,000 environments.
@@ -85,61 +86,100 @@ struct JobStatic {
 
 constexpr time_t kPrunePeriod = 300;
 
-// Everything the shim keeps about one job, in one node. A round over 10,000 jobs is bound by
-// cache misses, not arithmetic: the walk finds a job's entry without hashing when the job sits
-// where it sat last round, and what a round reads is packed at the front.
+// What the shim keeps about one job between rounds. Touched only under slurmctld's job lock (the
+// walk, the write-back, priority_p_set) with g_state.mutex; only the re-ranking thread erases
+// entries, so the pointers a round's snapshot holds stay valid until its write-back.
 struct JobEntry {
     uint32_t job_id = 0;
+    int64_t submit = 0;       // the instance the static part was parsed from
     bool parsed = false;      // `st` filled from the record
     bool unreadable = false;  // its --explore options could not be read (logged once)
     uint64_t seen_round = 0;  // last round whose walk visited the job
+    uint32_t priority = 0;    // the last round's answer for this instance (0: none yet)
     CommentMark mark;
     JobStatic st;
-    std::vector<CurvePoint> curve;  // reported points, fed from the report store
 };
 
+// One job as the locked walk copied it; the round works on these with slurmctld's locks released.
+struct JobSnap {
+    uint32_t job_id = 0;
+    int64_t submit = 0;
+    uint32_t uid = 0;
+    uint32_t restarts = 0;
+    bool running = false;
+    JobEntry* entry = nullptr;
+};
+
+// A job instance slurmctld knew at the walk (for pruning, outside the locks).
+struct LiveJob {
+    uint32_t job_id = 0;
+    int64_t submit = 0;
+    uint32_t uid = 0;
+    bool requeued = false;  // restart count > 0
+    friend bool operator<(const LiveJob& a, const LiveJob& b) { return a.job_id < b.job_id; }
+};
+
+// Shared with priority_p_set, reconfigure and the factors list (g_state.mutex, held briefly).
 struct State {
     std::mutex mutex;
     Settings settings;
-    std::optional<Engine> engine;
-    // By job id (an array task has its own job id).
+    uint64_t generation = 0;  // bumped whenever `settings` change
+    // By job id (an array task has its own job id); the entry knows its instance.
     std::unordered_map<uint32_t, JobEntry> jobs;
-    // Trials whose hopeless action was carried out: never twice (an owner may release a held one).
-    std::unordered_set<uint32_t> acted;
-    uint64_t round = 0;
-    time_t last_prune = 0;
-    // Reused every round.
-    std::vector<job_record_t*> all;  // job_list in order
-    // Last round's walk: position in job_list -> (record, its entry); entries listed here were
-    // seen that round, so the prune (which drops only unseen ones) never leaves them dangling.
+    // Reused every round: job_list in order, and last round's walk: position in job_list ->
+    // (record, its entry), so the walk finds an entry without hashing when the job sits where it
+    // sat last round.
+    std::vector<job_record_t*> all;
     std::vector<std::pair<const job_record_t*, JobEntry*>> last_walk, walk;
-    std::vector<JobView> views;
-    std::vector<job_record_t*> records;
-    std::vector<JobEntry*> entries;
-    std::vector<const std::string*> trials;
-    std::vector<Assessment> out;
 };
 State g_state;
+
+// The re-ranking thread's own state: nothing else touches it (init and fini only while the thread
+// is not running), so the engine round needs no lock at all.
+struct Ranker {
+    Settings settings;
+    uint64_t generation = ~uint64_t{0};
+    std::optional<Engine> engine;
+    TrialCurves curves;
+    ReportCatchUp feed{&g_log};
+    ActionLedger ledger;
+    std::string ledger_path;  // empty: not persisted (no StateSaveLocation)
+    // Destructive actions wait until the feed has caught up with the store and a round has fitted
+    // every curve that changed (no trial left waiting for its refit).
+    bool settled = false;
+    bool said_settled = false;
+    uint64_t round = 0;
+    time_t last_prune = 0;
+    std::vector<JobSnap> snaps;
+    std::vector<JobView> views;
+    std::vector<Assessment> out;
+    std::vector<LiveJob> live;  // every job in job_list at the walk, sorted by id
+};
+Ranker g_ranker;
 
 Result<Settings> read_settings() {
     const char* params = slurm_conf.priority_params;
     auto parsed = parse_settings(params != nullptr ? params : "", ",");
     if (!parsed) return make_error("PriorityParameters: " + parsed.error().message);
+    // The engine's own checks, now: a bad line is refused at start (and kept out on reconfigure).
+    if (auto engine = Engine::create(parsed->engine); !engine)
+        return make_error("PriorityParameters: " + engine.error().message);
     return parsed;
 }
 
 // Called with g_state.mutex held.
-Status apply_settings(Settings settings) {
-    auto engine = Engine::create(settings.engine, {}, &g_log);
-    if (!engine) return make_error("PriorityParameters: " + engine.error().message);
-    g_state.engine.emplace(std::move(engine).value());
+void apply_settings(Settings settings) {
     g_state.settings = std::move(settings);
-    return {};
+    ++g_state.generation;
 }
 
 // --- Slurm records -> core views -----------------------------------------------------------------
 
 TrialKey trial_key(const job_record_t* job) { return TrialKey{job->job_id, job->array_task_id}; }
+
+int64_t submit_of(const job_record_t* job) {
+    return job->details != nullptr ? static_cast<int64_t>(job->details->submit_time) : 0;
+}
 
 double eligible_since(const job_record_t* job) {
     if (job->details != nullptr && job->details->begin_time > 0)
@@ -152,11 +192,21 @@ int32_t job_nice(const job_record_t* job) {
     return job->details != nullptr ? static_cast<int32_t>(job->details->nice) - NICE_OFFSET : 0;
 }
 
-// The job's entry with its static part parsed (on first sight); null when its --explore options
-// cannot be read (logged once).
+// The job's entry with its static part parsed (on first sight of this instance); null when its
+// --explore options cannot be read (logged once). Called with g_state.mutex held.
 JobEntry* job_entry(const job_record_t* job, JobEntry* known = nullptr) {
     JobEntry& entry = known != nullptr ? *known : g_state.jobs[job->job_id];
-    entry.job_id = job->job_id;
+    const int64_t submit = submit_of(job);
+    if (entry.job_id != job->job_id || entry.submit != submit) {
+        // A new instance (a reused id), or this job requeued (a new submit time): parse again; a
+        // requeued job keeps its comment mark.
+        const CommentMark mark =
+            entry.job_id == job->job_id && job->restart_cnt > 0 ? entry.mark : CommentMark{};
+        entry = JobEntry{};
+        entry.job_id = job->job_id;
+        entry.submit = submit;
+        entry.mark = mark;
+    }
     if (entry.parsed) return &entry;
     if (entry.unreadable) return nullptr;
     auto spec = shim::job_explore_spec(job);
@@ -183,23 +233,22 @@ JobEntry* job_entry(const job_record_t* job, JobEntry* known = nullptr) {
     return &entry;
 }
 
-// Fills `view` (and `trial`, the text that describes a trial) from the record and answers the
-// job's entry; null when the job's --explore options cannot be read (logged once).
-JobEntry* job_view(const job_record_t* job, JobView& view, const std::string** trial = nullptr,
+// Fills `view` (all but its points) from the record and answers the job's entry; null when the
+// job's --explore options cannot be read (logged once). Called with g_state.mutex held.
+JobEntry* job_view(const job_record_t* job, JobView& view, const EngineSettings& es,
                    JobEntry* known = nullptr) {
     JobEntry* entry = job_entry(job, known);
     if (entry == nullptr) return nullptr;
     const JobStatic* st = &entry->st;
     view.key = trial_key(job);
+    view.owner = job->user_id;
     if (st->exploratory) {
         view.group = st->group;
-        if (trial != nullptr) *trial = &st->trial;
         view.direction = st->direction;
         view.max_steps = st->max_steps;
         view.has_hopeless_action = st->on_hopeless.has_value();
-        view.hopeless_action = st->on_hopeless.value_or(g_state.settings.engine.hopeless_action);
+        view.hopeless_action = st->on_hopeless.value_or(es.hopeless_action);
         view.milestones = st->milestones;
-        if (!entry->curve.empty()) view.points = PointSpan(entry->curve);
     }
     const uint64_t nodes = IS_JOB_RUNNING(job)       ? job->node_cnt
                            : job->details != nullptr ? job->details->min_nodes
@@ -223,11 +272,12 @@ uint32_t cluster_gpus() {
     return static_cast<uint32_t>(std::min<uint64_t>(total, UINT32_MAX));
 }
 
-void write_factors(job_record_t* job, const JobView& view, const Assessment& a, double now) {
+void write_factors(job_record_t* job, const JobView& view, const Assessment& a, double now,
+                   const EngineSettings& es) {
     if (job->prio_factors == nullptr)
         job->prio_factors =
             static_cast<priority_factors_object_t*>(xmalloc(sizeof(priority_factors_object_t)));
-    const PriorityTerms t = priority_terms(view, a, now, g_state.settings.engine);
+    const PriorityTerms t = priority_terms(view, a, now, es);
     job->prio_factors->priority_age = t.age;
     job->prio_factors->priority_part = t.partition;
     // sprio's SITE column: the utility-versus-price term (ExplSched's own factor). Slurm stores
@@ -238,19 +288,24 @@ void write_factors(job_record_t* job, const JobView& view, const Assessment& a, 
 }
 
 // --- one round ----------------------------------------------------------------------------------
+//
+// A round never fits a curve or runs the engine under slurmctld's locks:
+//   1. read_reports   (no lock)        the store's new rows, in a bounded chunk, into the curves;
+//   2. walk_jobs      (read locks)     every pending and running job copied into plain structs;
+//   3. evaluate       (no lock)        curves attached by job instance, the engine's round;
+//   4. write_back     (job write lock) priorities, factors, comments, each job looked up again
+//                                      by id and checked to be the same instance in the same
+//                                      state (it may have ended or changed since the walk);
+//   5. act            (no lock, then the job write lock) hopeless trials: recorded in the action
+//                                      ledger on disk first, then held, requeued or cancelled.
 
-// Reads reports committed since the last round; runs without slurmctld's locks.
-ReportFeed g_feed(&g_log);
-
-// Brings the parts of a job record a round reads towards the cache.
+// Brings the parts of a job record the walk reads towards the cache.
 inline void prefetch_record(const job_record_t* job) {
     __builtin_prefetch(&job->job_state);
     __builtin_prefetch(&job->priority);
     __builtin_prefetch(&job->details);
     __builtin_prefetch(&job->part_ptr);
-    __builtin_prefetch(&job->prio_factors);
     __builtin_prefetch(&job->start_time);
-    __builtin_prefetch(&job->system_comment);
 }
 
 // CPU time of the calling thread: with the wall time it tells the round's own cost from time the
@@ -261,35 +316,63 @@ double thread_cpu_ms() {
     return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
 }
 
-// A test hook: with EXPLSCHED_TEST_THROW_IN_ROUND=N in slurmctld's environment (the admin's, no
-// user's), round N throws std::bad_alloc inside the locked section, as an allocation failure in
-// the walk or the engine would. testsuite/integration/test_rerank_throw.sh shows that slurmctld's
-// locks are released and the next round runs. 0 (unset): never.
-uint64_t g_throw_in_round = 0;
-
-// Adds the reports committed since the last round to their jobs' curves (on explschedd's clock:
-// a client cannot pick it).
-void add_reports(const std::vector<StoredReport>& fresh) {
-    for (const StoredReport& r : fresh)
-        g_state.jobs[r.job_id].curve.push_back(curve_point(r, ReportClock::server));
+double ms_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
-// The round's inputs: a view of every pending (not held) and running job, with its record, its
-// entry and its trial text, in job_list order. The list first (its nodes only), then the records
-// with software prefetching: each job costs several dependent cache misses (record, details,
-// entry) that would otherwise be taken one after another.
-void walk_jobs(uint64_t round) {
-    g_state.views.clear();
-    g_state.records.clear();
-    g_state.entries.clear();
-    g_state.trials.clear();
-    g_state.all.clear();
+// A test hook: with EXPLSCHED_TEST_THROW_IN_ROUND=N in slurmctld's environment (the admin's, no
+// user's), round N throws std::bad_alloc inside the locked write-back, as an allocation failure
+// there would. testsuite/hostile/hostile_rank_throw_under_lock.sh shows that slurmctld's locks are
+// released and the next round runs. 0 (unset): never.
+uint64_t g_throw_in_round = 0;
+
+// Takes the settings reconfigure published (a new engine: every fit starts afresh).
+void sync_settings(Ranker& r) {
+    std::lock_guard<std::mutex> lock(g_state.mutex);
+    if (r.generation == g_state.generation && r.engine) return;
+    auto engine = Engine::create(g_state.settings.engine, {}, &g_log);
+    if (!engine) {  // read_settings checked them: not expected
+        g_log.write(LogLevel::error, "PriorityParameters: " + engine.error().message);
+        return;
+    }
+    r.engine.emplace(std::move(engine).value());
+    r.settings = g_state.settings;
+    r.generation = g_state.generation;
+    r.curves.set_max_points(r.settings.max_curve_points);
+}
+
+// Adds the store's reports committed since the last round (a bounded chunk) to their instances'
+// curves, on explschedd's clock (a client cannot pick it). Answers the rows read.
+std::size_t read_reports(Ranker& r) {
+    ReportCatchUp::Batch batch = r.feed.poll(r.settings.report_db, r.settings.feed_chunk);
+    if (batch.reset) {
+        r.curves.clear();
+        r.settled = false;
+    }
+    for (const StoredReport& rep : batch.rows)
+        r.curves.add(rep.job_id, rep.job_submit, curve_point(rep, ReportClock::server));
+    if (!r.feed.caught_up()) r.settled = false;
+    return batch.rows.size();
+}
+
+// Step 2, under slurmctld's read locks: a view of every pending (not held) and running job, with
+// its instance and entry, in job_list order; and the list of every job instance slurmctld knows.
+// The list first (its nodes only), then the records with software prefetching: each job costs
+// several dependent cache misses (record, details, entry) that would otherwise be taken one after
+// another.
+void walk_jobs(Ranker& r) {
+    r.snaps.clear();
+    r.views.clear();
+    r.live.clear();
+    std::lock_guard<std::mutex> guard(g_state.mutex);
+    std::vector<job_record_t*>& all = g_state.all;
+    all.clear();
     ListIterator it = list_iterator_create(job_list);
-    while (auto* job = static_cast<job_record_t*>(list_next(it))) g_state.all.push_back(job);
+    while (auto* job = static_cast<job_record_t*>(list_next(it))) all.push_back(job);
     list_iterator_destroy(it);
-    const std::vector<job_record_t*>& all = g_state.all;
     std::vector<std::pair<const job_record_t*, JobEntry*>>& last = g_state.last_walk;
     g_state.walk.assign(all.size(), {nullptr, nullptr});
+    r.live.reserve(all.size());
     constexpr std::size_t kAhead = 8;
     for (std::size_t i = 0; i < all.size(); ++i) {
         if (i + 2 * kAhead < all.size()) prefetch_record(all[i + 2 * kAhead]);
@@ -300,49 +383,96 @@ void walk_jobs(uint64_t round) {
                 __builtin_prefetch(last[i + kAhead].second);
         }
         job_record_t* job = all[i];
+        r.live.push_back(LiveJob{job->job_id, submit_of(job), job->user_id, job->restart_cnt > 0});
         const bool pending = IS_JOB_PENDING(job) && job->priority != 0;  // 0: held, not competing
         if (!pending && !IS_JOB_RUNNING(job)) continue;
         // Where it sat last round (the list keeps its order): the same record with the same id.
         JobEntry* known = i < last.size() && last[i].first == job && last[i].second->job_id == job->job_id
                               ? last[i].second
                               : nullptr;
-        g_state.views.emplace_back();
-        const std::string* trial = nullptr;
-        JobEntry* entry = job_view(job, g_state.views.back(), &trial, known);
+        r.views.emplace_back();
+        JobEntry* entry = job_view(job, r.views.back(), r.settings.engine, known);
         if (entry == nullptr) {
-            g_state.views.pop_back();
+            r.views.pop_back();
             continue;
         }
-        entry->seen_round = round;
+        entry->seen_round = r.round;
         g_state.walk[i] = {job, entry};
-        g_state.records.push_back(job);
-        g_state.entries.push_back(entry);
-        g_state.trials.push_back(trial);
+        r.snaps.push_back(
+            JobSnap{job->job_id, submit_of(job), job->user_id, job->restart_cnt, IS_JOB_RUNNING(job), entry});
     }
     g_state.last_walk.swap(g_state.walk);
+    std::sort(r.live.begin(), r.live.end());
 }
 
-// Writes the engine's answers into the records: sprio's factors, trials' SystemComment, pending
-// jobs' priority; collects the hopeless decisions not yet carried out. True when a priority changed.
-bool write_back(time_t now, std::vector<HopelessAct>& acts) {
-    const double load = g_state.engine->last_round().utilisation;
+const LiveJob* find_live(const Ranker& r, uint32_t job_id) {
+    auto it = std::lower_bound(r.live.begin(), r.live.end(), LiveJob{job_id, 0, 0, false});
+    return it != r.live.end() && it->job_id == job_id ? &*it : nullptr;
+}
+
+// Forgets the curves and ledger entries of job instances slurmctld no longer knows (as of the
+// walk), outside the locks. Every kPrunePeriod, or when curves outnumber the walk's jobs.
+void prune(Ranker& r, time_t now) {
+    const bool crowded = r.curves.instances() > 2 * r.snaps.size() + 1024;
+    if (!crowded && now - r.last_prune < kPrunePeriod) return;
+    r.last_prune = now;
+    r.curves.retain([&](uint32_t job_id, int64_t submit) {
+        const LiveJob* j = find_live(r, job_id);
+        // legacy rows (0), this instance, or one before a requeue of it
+        return j != nullptr && (submit == 0 || submit == j->submit || (j->requeued && submit < j->submit));
+    });
+    const bool dropped = r.ledger.retain([&](const JobInstance& job, const LedgerEntry& e) {
+        const LiveJob* j = find_live(r, job.job_id);
+        return j != nullptr && j->uid == e.uid && j->submit >= job.submit;
+    });
+    if (dropped && !r.ledger_path.empty()) {
+        if (Status st = r.ledger.save(r.ledger_path); !st) g_log.write(LogLevel::error, st.error().message);
+    }
+}
+
+// Step 3: each view gets its instance's curve (a requeued job's earlier runs included).
+void attach_curves(Ranker& r) {
+    for (std::size_t i = 0; i < r.snaps.size(); ++i) {
+        const JobSnap& s = r.snaps[i];
+        if (r.views[i].group.empty()) continue;
+        if (s.restarts > 0) r.curves.adopt_earlier(s.job_id, s.submit);
+    }
+    for (std::size_t i = 0; i < r.snaps.size(); ++i) {
+        if (r.views[i].group.empty()) continue;
+        r.views[i].points = r.curves.curve(r.snaps[i].job_id, r.snaps[i].submit);
+    }
+}
+
+struct HopelessAct {
+    JobSnap job;
+    Decision decision;
+    std::string reason;
+};
+
+// Step 4, under the job write lock: the engine's answers into the records that are still the
+// instance the walk saw, in the state it saw; collects the hopeless decisions to carry out.
+// Answers whether a priority changed, and counts the jobs skipped.
+bool write_back(Ranker& r, time_t now, std::vector<HopelessAct>& acts, std::size_t& skipped) {
+    std::lock_guard<std::mutex> guard(g_state.mutex);
+    const double load = r.engine->last_round().utilisation;
     bool changed = false;
-    for (size_t i = 0; i < g_state.records.size(); ++i) {
-        if (i + 16 < g_state.records.size()) __builtin_prefetch(&g_state.records[i + 16]->prio_factors);
-        if (i + 8 < g_state.records.size()) {
-            __builtin_prefetch(g_state.entries[i + 8]);
-            if (g_state.records[i + 8]->prio_factors != nullptr)
-                __builtin_prefetch(g_state.records[i + 8]->prio_factors, 1);
+    for (std::size_t i = 0; i < r.snaps.size(); ++i) {
+        const JobSnap& s = r.snaps[i];
+        job_record_t* job = find_job_record(s.job_id);
+        if (job == nullptr || submit_of(job) != s.submit || IS_JOB_RUNNING(job) != s.running ||
+            (!IS_JOB_RUNNING(job) && (!IS_JOB_PENDING(job) || job->priority == 0))) {
+            ++skipped;  // ended, requeued, held, started or replaced since the walk
+            continue;
         }
-        job_record_t* job = g_state.records[i];
-        const JobView& view = g_state.views[i];
-        const Assessment& a = g_state.out[i];
-        write_factors(job, view, a, static_cast<double>(now));
+        const JobView& view = r.views[i];
+        const Assessment& a = r.out[i];
+        write_factors(job, view, a, static_cast<double>(now), r.settings.engine);
+        s.entry->priority = a.priority;
         if (a.exploratory) {
-            CommentMark& mark = g_state.entries[i]->mark;
+            CommentMark& mark = s.entry->mark;
             if (comment_due(mark, a.state, a.decision, view.points.size, now, job->job_id,
                             job->system_comment != nullptr)) {
-                shim::set_system_comment(job, summary_line(a, load, *g_state.trials[i]));
+                shim::set_system_comment(job, summary_line(a, load, s.entry->st.trial));
                 mark = CommentMark{now, a.state, a.decision, view.points.size};
             }
         }
@@ -350,107 +480,145 @@ bool write_back(time_t now, std::vector<HopelessAct>& acts) {
             job->priority = a.priority;
             changed = true;
         }
-        if ((a.decision == Decision::terminate || a.decision == Decision::requeue_hold) &&
-            g_state.acted.insert(job->job_id).second)
-            acts.push_back({job->job_id, a.decision, explain(a)});
+        if ((a.decision == Decision::terminate || a.decision == Decision::requeue_hold) && r.settled &&
+            !r.ledger.acted(JobInstance{s.job_id, s.submit}, s.uid, s.restarts))
+            acts.push_back({s, a.decision, explain(a)});
     }
     return changed;
 }
 
-// Carries out the engine's hopeless decisions, as scontrol cancel/requeue would. True when a job
-// was acted on.
-bool act_on_hopeless(const std::vector<HopelessAct>& acts) {
+// Step 5: every act is first recorded in the ledger on disk (a crash after it leaves the job
+// un-acted-on, never acted on twice), then carried out as scontrol cancel/requeue/hold would,
+// on the record looked up again by id and instance. True when a job was acted on.
+bool act_on_hopeless(Ranker& r, const std::vector<HopelessAct>& acts, time_t now) {
+    for (const HopelessAct& act : acts) {
+        const LedgerAction what = act.decision == Decision::terminate ? LedgerAction::cancelled
+                                  : act.job.running                   ? LedgerAction::requeued_held
+                                                                      : LedgerAction::held;
+        r.ledger.record(JobInstance{act.job.job_id, act.job.submit},
+                        LedgerEntry{what, static_cast<int64_t>(now), act.job.uid, act.job.restarts});
+    }
+    if (!r.ledger_path.empty()) {
+        if (Status st = r.ledger.save(r.ledger_path); !st) {
+            // Without the record a restart could act again on a job whose owner undid it.
+            g_log.write(LogLevel::error, st.error().message + " (no hopeless trial acted on this round)");
+            return false;
+        }
+    }
+    shim::SlurmctldLocks locks(slurmctld_lock_t{READ_LOCK, WRITE_LOCK, WRITE_LOCK, READ_LOCK, READ_LOCK});
     bool changed = false;
     for (const HopelessAct& act : acts) {
-        job_record_t* job = find_job_record(act.job_id);
-        if (job == nullptr) continue;
+        job_record_t* job = find_job_record(act.job.job_id);
+        if (job == nullptr || submit_of(job) != act.job.submit || IS_JOB_RUNNING(job) != act.job.running ||
+            (!IS_JOB_RUNNING(job) && (!IS_JOB_PENDING(job) || job->priority == 0)))
+            continue;
+        const uint32_t id = act.job.job_id;
         int rc = SLURM_SUCCESS;
         if (act.decision == Decision::terminate) {
-            info("%s: cancelling hopeless job %u: %s", plugin_type, act.job_id, act.reason.c_str());
+            info("%s: cancelling hopeless job %u: %s", plugin_type, id, act.reason.c_str());
             rc = job_signal(job, SIGKILL, 0, 0, false);
         } else if (IS_JOB_RUNNING(job)) {
-            info("%s: requeueing and holding hopeless job %u: %s", plugin_type, act.job_id,
-                 act.reason.c_str());
-            rc = job_requeue(0, act.job_id, nullptr, false, JOB_REQUEUE_HOLD);
+            info("%s: requeueing and holding hopeless job %u: %s", plugin_type, id, act.reason.c_str());
+            rc = job_requeue(0, id, nullptr, false, JOB_REQUEUE_HOLD);
         } else {
-            info("%s: holding hopeless job %u: %s", plugin_type, act.job_id, act.reason.c_str());
+            info("%s: holding hopeless job %u: %s", plugin_type, id, act.reason.c_str());
             job->priority = 0;
             job->state_reason = WAIT_HELD;
             xfree(job->state_desc);
         }
         if (rc != SLURM_SUCCESS)
-            error("%s: acting on hopeless job %u failed: %s", plugin_type, act.job_id, slurm_strerror(rc));
+            error("%s: acting on hopeless job %u failed: %s", plugin_type, id, slurm_strerror(rc));
         changed = true;
     }
+    if (changed) last_job_update = now;
     return changed;
 }
 
-// Forgets the entries and actions of jobs slurmctld no longer knows. A job this round's walk
-// visited is known; only the others (held, finished, reported but not queued) are looked up.
-// Walking every entry costs a cache miss each, so stale entries are let to accumulate: the walk
-// runs when they outnumber the visited ones (plus some slack), or every kPrunePeriod.
-void prune_entries(time_t now, uint64_t round) {
-    const bool crowded = g_state.jobs.size() > 2 * g_state.entries.size() + 1024;
-    if (g_state.jobs.size() <= g_state.entries.size() ||
-        (!crowded && now - g_state.last_prune < kPrunePeriod))
-        return;
-    g_state.last_prune = now;
-    for (auto e = g_state.jobs.begin(); e != g_state.jobs.end();)
-        e = e->second.seen_round != round && find_job_record(e->first) == nullptr ? g_state.jobs.erase(e)
-                                                                                  : std::next(e);
-    for (auto a = g_state.acted.begin(); a != g_state.acted.end();)
-        a = find_job_record(*a) == nullptr ? g_state.acted.erase(a) : std::next(a);
-}
-
-double ms_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
-    return std::chrono::duration<double, std::milli>(b - a).count();
+// Forgets the entries of jobs slurmctld no longer knows (as of the walk). Under slurmctld's
+// locks at write-back (priority_p_set uses the entries), only every kPrunePeriod or when stale
+// entries outnumber the walked ones.
+void prune_entries(Ranker& r, time_t now) {
+    std::lock_guard<std::mutex> guard(g_state.mutex);
+    static time_t last = 0;
+    const bool crowded = g_state.jobs.size() > 2 * r.snaps.size() + 1024;
+    if (g_state.jobs.size() <= r.snaps.size() || (!crowded && now - last < kPrunePeriod)) return;
+    last = now;
+    for (auto e = g_state.jobs.begin(); e != g_state.jobs.end();) {
+        const bool known = e->second.seen_round == r.round || find_live(r, e->first) != nullptr;
+        e = known ? std::next(e) : g_state.jobs.erase(e);
+    }
+    // the walk hints may point at erased entries
+    g_state.last_walk.clear();
 }
 
 void rerank_all() {
-    std::string db;
-    {
-        std::lock_guard<std::mutex> lock(g_state.mutex);
-        db = g_state.settings.report_db;
-    }
-    std::vector<StoredReport> fresh = g_feed.poll(db);
-
-    // As scontrol requeue/cancel take them: they are what the hopeless actions need.
-    shim::SlurmctldLocks locks(slurmctld_lock_t{READ_LOCK, WRITE_LOCK, WRITE_LOCK, READ_LOCK, READ_LOCK});
-    // Time spent holding slurmctld's locks: what the rest of slurmctld waits for.
-    const auto started = std::chrono::steady_clock::now();
-    const double cpu_started = thread_cpu_ms();
-    std::lock_guard<std::mutex> guard(g_state.mutex);
-    add_reports(fresh);
-    const uint64_t round = ++g_state.round;
-    if (round == g_throw_in_round) throw std::bad_alloc();
+    Ranker& r = g_ranker;
+    sync_settings(r);
+    if (!r.engine) return;
+    const std::size_t fresh = read_reports(r);
+    const uint64_t round = ++r.round;
     const time_t now = time(nullptr);
-    walk_jobs(round);
 
-    const auto walked = std::chrono::steady_clock::now();
+    // 2. the walk, under read locks (the job list, node GPUs, partitions)
+    auto t0 = std::chrono::steady_clock::now();
+    double cpu0 = thread_cpu_ms();
     ClusterView cluster;
     cluster.now = static_cast<double>(now);
-    cluster.total_gpus = cluster_gpus();
-    if (Status st = g_state.engine->evaluate(g_state.views, cluster, g_state.out); !st) {
+    {
+        shim::SlurmctldLocks locks(slurmctld_lock_t{READ_LOCK, READ_LOCK, READ_LOCK, READ_LOCK, NO_LOCK});
+        walk_jobs(r);
+        cluster.total_gpus = cluster_gpus();
+    }
+    const double walk_ms = ms_between(t0, std::chrono::steady_clock::now());
+    const double walk_cpu = thread_cpu_ms() - cpu0;
+
+    // 3. the engine, on the snapshot, without slurmctld's locks
+    const auto t1 = std::chrono::steady_clock::now();
+    prune(r, now);
+    attach_curves(r);
+    if (Status st = r.engine->evaluate(r.views, cluster, r.out); !st) {
         g_log.write(LogLevel::error, "ranking round failed: " + st.error().message);
         return;
     }
-    const auto evaluated = std::chrono::steady_clock::now();
+    const RoundSummary& summary = r.engine->last_round();
+    const bool was_settled = r.settled;
+    // settled: caught up with the store, and no changed curve left waiting for its refit
+    r.settled = r.feed.caught_up() && (r.settings.engine.max_refits_per_round == 0 ||
+                                       summary.fitted < r.settings.engine.max_refits_per_round);
+    r.settled = r.settled || (was_settled && r.feed.caught_up());
+    if (r.settled && !r.said_settled)
+        info(
+            "%s: caught up with the report store (%lld reports, %zu trial curves); hopeless trials may now "
+            "be "
+            "acted on",
+            plugin_type, static_cast<long long>(r.feed.cursor()), r.curves.instances());
+    r.said_settled = r.said_settled || r.settled;
+    const double engine_ms = ms_between(t1, std::chrono::steady_clock::now());
+
+    // 4. the answers, under the job write lock
     std::vector<HopelessAct> acts;
-    bool changed = write_back(now, acts);
-    changed = act_on_hopeless(acts) || changed;
-    prune_entries(now, round);
-    if (changed) last_job_update = now;
-    const double ms = ms_between(started, std::chrono::steady_clock::now());
-    const double cpu_ms = thread_cpu_ms() - cpu_started;
-    const RoundSummary& summary = g_state.engine->last_round();
-    locks.unlock();
+    std::size_t skipped = 0;
+    const auto t2 = std::chrono::steady_clock::now();
+    cpu0 = thread_cpu_ms();
+    {
+        shim::SlurmctldLocks locks(slurmctld_lock_t{READ_LOCK, WRITE_LOCK, NO_LOCK, READ_LOCK, NO_LOCK});
+        if (round == g_throw_in_round) throw std::bad_alloc();
+        if (write_back(r, now, acts, skipped)) last_job_update = now;
+        prune_entries(r, now);
+    }
+    const double back_ms = ms_between(t2, std::chrono::steady_clock::now());
+    const double back_cpu = thread_cpu_ms() - cpu0;
+
+    // 5. hopeless trials (rare): recorded on disk, then acted on under the job write lock
+    if (!acts.empty()) act_on_hopeless(r, acts, now);
+
     verbose(
         "%s: ranked %zu jobs (%zu trials, %zu refitted) in %.2f ms under the job lock (%.2f ms CPU; "
-        "walk %.2f, engine %.2f, write-back %.2f); "
-        "%zu new reports; load %.2f, price %.3g",
-        plugin_type, g_state.views.size(), summary.trials, summary.fitted, ms, cpu_ms,
-        ms_between(started, walked), ms_between(walked, evaluated), ms - ms_between(started, evaluated),
-        fresh.size(), summary.utilisation, summary.price_now);
+        "walk %.2f, write-back %.2f; engine %.2f without locks); "
+        "%zu new reports%s; %zu skipped at write-back; load %.2f, price %.3g",
+        plugin_type, r.views.size(), summary.trials, summary.fitted, walk_ms + back_ms, walk_cpu + back_cpu,
+        walk_ms, back_ms, engine_ms, fresh, r.feed.caught_up() ? "" : " (catching up with the store)",
+        skipped, summary.utilisation, summary.price_now);
 }
 
 // --- the re-ranking thread -----------------------------------------------------------------------
@@ -494,20 +662,33 @@ void rerank_loop() {
 
 bool in_slurmctld() { return &job_list != nullptr && job_list != nullptr; }
 
-// At submit or requeue, before any round has seen the job: the engine's last answer if it has one,
-// else the rank of a job with no curve yet.
+// At submit or requeue: the last round's answer for this instance if it had one, else the rank of
+// a job with no curve yet. Never waits for a round (the engine runs without our mutex).
 uint32_t provisional_priority(job_record_t* job) {
     JobView view;
-    const std::string* trial = nullptr;
-    if (!job_view(job, view, &trial)) return 1;
-    if (g_state.engine) {
-        if (const Assessment* a = g_state.engine->find(view.key)) return a->priority;
-    }
     const EngineSettings& es = g_state.settings.engine;
+    JobEntry* entry = job_view(job, view, es);
+    if (entry == nullptr) return 1;
+    if (entry->priority != 0) return entry->priority;
     const double value = view.group.empty() ? es.nonexploratory_value : es.unknown_value;
     Assessment a = provisional_assessment(view, value, es);
-    if (!view.group.empty() && trial != nullptr) shim::set_system_comment(job, summary_line(a, 0.0, *trial));
+    if (!view.group.empty()) shim::set_system_comment(job, summary_line(a, 0.0, entry->st.trial));
     return a.priority;
+}
+
+// The action ledger's file under StateSaveLocation; empty when slurmctld has none.
+std::string ledger_path() {
+    const char* dir = slurm_conf.state_save_location;
+    if (dir == nullptr || *dir == '\0') return {};
+    return std::string(dir) + "/explsched_actions";
+}
+
+// PrivateData=jobs: a user sees only their own jobs' factors, unless an operator or a
+// coordinator of the job's account (as priority/multifactor decides).
+bool factors_visible(const job_record_t* job, uid_t uid) {
+    if (!(slurm_conf.private_data & PRIVATE_DATA_JOBS) || job->user_id == uid) return true;
+    if (&validate_operator != nullptr && validate_operator(uid)) return true;
+    return assoc_mgr_is_user_acct_coord(&acct_db_conn != nullptr ? acct_db_conn : nullptr, uid, job->account);
 }
 
 }  // namespace
@@ -523,9 +704,21 @@ EXPLSCHED_EXPORT int init(void) {
         }
         {
             std::lock_guard<std::mutex> lock(g_state.mutex);
-            if (Status st = apply_settings(std::move(settings).value()); !st) {
-                error("%s: %s", plugin_type, st.error().message.c_str());
-                return SLURM_ERROR;
+            apply_settings(std::move(settings).value());
+        }
+        if (in_slurmctld()) {
+            // The thread is not running yet: the ranker is ours here.
+            g_ranker.ledger_path = ledger_path();
+            if (!g_ranker.ledger_path.empty()) {
+                auto ledger = ActionLedger::load(g_ranker.ledger_path);
+                if (!ledger) {
+                    // Acting without it could hold again a job its owner released: refuse to start.
+                    error("%s: action ledger: %s", plugin_type, ledger.error().message.c_str());
+                    return SLURM_ERROR;
+                }
+                g_ranker.ledger = std::move(ledger).value();
+                verbose("%s: action ledger %s: %zu job instances acted on", plugin_type,
+                        g_ranker.ledger_path.c_str(), g_ranker.ledger.size());
             }
         }
         if (const char* n = std::getenv("EXPLSCHED_TEST_THROW_IN_ROUND"); n != nullptr)
@@ -573,9 +766,12 @@ EXPLSCHED_EXPORT void priority_p_reconfig(bool assoc_clear) {
     (void)assoc_clear;
     try {
         auto settings = read_settings();
+        if (!settings) {
+            error("%s: %s (keeping the previous settings)", plugin_type, settings.error().message.c_str());
+            return;
+        }
         std::lock_guard<std::mutex> lock(g_state.mutex);
-        Status st = settings ? apply_settings(std::move(settings).value()) : Status(settings.error());
-        if (!st) error("%s: %s (keeping the previous settings)", plugin_type, st.error().message.c_str());
+        apply_settings(std::move(settings).value());
     } catch (...) {
     }
 }
@@ -590,7 +786,6 @@ EXPLSCHED_EXPORT double priority_p_calc_fs_factor(long double usage_efctv, long 
 
 EXPLSCHED_EXPORT List priority_p_get_priority_factors_list(priority_factors_request_msg_t* req_msg,
                                                            uid_t uid) {
-    (void)uid;
     try {
         List ret = list_create(slurm_destroy_priority_factors_object);
         auto matches = [](List wanted, uint32_t id) {
@@ -607,6 +802,7 @@ EXPLSCHED_EXPORT List priority_p_get_priority_factors_list(priority_factors_requ
         while (auto* job = static_cast<job_record_t*>(list_next(it))) {
             if (!IS_JOB_PENDING(job) || job->priority == 0 || job->prio_factors == nullptr) continue;
             if (job->part_ptr == nullptr) continue;
+            if (!factors_visible(job, uid)) continue;
             if (req_msg != nullptr && !matches(req_msg->job_id_list, job->job_id)) continue;
             if (req_msg != nullptr && !matches(req_msg->uid_list, job->user_id)) continue;
             auto* obj = static_cast<priority_factors_object_t*>(xmalloc(sizeof(priority_factors_object_t)));

@@ -1,9 +1,11 @@
 #!/bin/bash
-# An exception inside the re-ranking round's locked section releases slurmctld's locks. The test
-# hook EXPLSCHED_TEST_THROW_IN_ROUND=3 (slurmctld's environment) makes round 3 throw
-# std::bad_alloc under the job and node write locks, as an allocation failure in the walk or the
-# engine would. Then: the failure is logged, RPCs that need the job lock (sbatch, squeue) answer,
-# and later rounds run. Before the locks were scoped, slurmctld deadlocked here.
+# Attack: make the re-rank throw under slurmctld's lock (a user cannot inject the throw, but a
+# report that makes an allocation fail would). An exception inside the re-ranking round's locked
+# section releases slurmctld's locks. The test hook EXPLSCHED_TEST_THROW_IN_ROUND=3 (slurmctld's
+# environment) makes round 3 throw std::bad_alloc under the job write lock, inside the
+# write-back, as an allocation failure there would. Then: the failure is logged, RPCs that need
+# the job lock (sbatch, squeue) answer, and later rounds run. Before the locks were scoped,
+# slurmctld deadlocked here. (Was testsuite/integration/test_rerank_throw.sh.)
 set -u
 . "$(dirname "$0")/lib.sh"
 require_cluster

@@ -1,0 +1,142 @@
+#include "core/sched/action_ledger.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <sstream>
+
+#include "core/base/errno_text.hpp"
+#include "core/base/fd.hpp"
+
+namespace explsched {
+
+namespace {
+
+constexpr const char* kHeader = "explsched-actions 1";
+// One line per entry: <job id> <submit> <action> <time> <uid> <restarts>
+
+Result<LedgerAction> parse_action(const std::string& word) {
+    if (word == "held") return LedgerAction::held;
+    if (word == "requeued_held") return LedgerAction::requeued_held;
+    if (word == "cancelled") return LedgerAction::cancelled;
+    return make_error("unknown action '" + word + "'");
+}
+
+Status write_all(int fd, const std::string& text, const std::string& path) {
+    std::size_t done = 0;
+    while (done < text.size()) {
+        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return make_error("writing " + path + ": " + errno_text(errno));
+        done += static_cast<std::size_t>(n);
+    }
+    return {};
+}
+
+std::string dir_of(const std::string& path) {
+    const auto slash = path.rfind('/');
+    if (slash == std::string::npos) return ".";
+    return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+}  // namespace
+
+const char* to_string(LedgerAction action) {
+    switch (action) {
+        case LedgerAction::held:
+            return "held";
+        case LedgerAction::requeued_held:
+            return "requeued_held";
+        case LedgerAction::cancelled:
+            return "cancelled";
+    }
+    return "?";
+}
+
+bool ActionLedger::acted(const JobInstance& job, std::uint32_t uid, std::uint32_t restarts) const {
+    for (auto it = entries_.lower_bound(JobInstance{job.job_id, INT64_MIN});
+         it != entries_.end() && it->first.job_id == job.job_id; ++it) {
+        if (it->second.uid != uid) continue;
+        if (it->first.submit == job.submit) return true;
+        if (it->first.submit < job.submit && restarts > it->second.restarts) return true;
+    }
+    return false;
+}
+
+bool ActionLedger::record(const JobInstance& job, const LedgerEntry& entry) {
+    return entries_.emplace(job, entry).second;
+}
+
+std::string ActionLedger::serialize() const {
+    std::ostringstream out;
+    out << kHeader << "\n";
+    for (const auto& [job, e] : entries_)
+        out << job.job_id << ' ' << job.submit << ' ' << to_string(e.action) << ' ' << e.when << ' ' << e.uid
+            << ' ' << e.restarts << '\n';
+    return out.str();
+}
+
+Result<ActionLedger> ActionLedger::parse(const std::string& text, const std::string& origin) {
+    std::istringstream in(text);
+    std::string line;
+    if (!std::getline(in, line) || line != kHeader)
+        return make_error(origin + ":1: not an ExplSched action ledger (expected '" + kHeader + "')");
+    ActionLedger ledger;
+    for (int n = 2; std::getline(in, line); ++n) {
+        if (line.empty()) continue;
+        std::istringstream fields(line);
+        JobInstance job;
+        std::string action;
+        LedgerEntry e;
+        std::string rest;
+        if (!(fields >> job.job_id >> job.submit >> action >> e.when >> e.uid >> e.restarts) ||
+            (fields >> rest))
+            return make_error(origin + ":" + std::to_string(n) +
+                              ": expected '<job id> <submit> <action> <time> <uid> <restarts>'");
+        auto a = parse_action(action);
+        if (!a) return make_error(origin + ":" + std::to_string(n) + ": " + a.error().message);
+        e.action = *a;
+        ledger.record(job, e);
+    }
+    return ledger;
+}
+
+Result<ActionLedger> ActionLedger::load(const std::string& path) {
+    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    if (!fd.valid()) {
+        if (errno == ENOENT) return ActionLedger{};
+        return make_error("cannot open " + path + ": " + errno_text(errno));
+    }
+    std::string text;
+    char buf[8192];
+    for (;;) {
+        const ssize_t n = ::read(fd.get(), buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return make_error("reading " + path + ": " + errno_text(errno));
+        if (n == 0) break;
+        text.append(buf, static_cast<std::size_t>(n));
+        if (text.size() > (64u << 20)) return make_error(path + ": larger than 64 MiB, not a ledger");
+    }
+    return parse(text, path);
+}
+
+Status ActionLedger::save(const std::string& path) const {
+    const std::string tmp = path + ".new";
+    {
+        Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));
+        if (!fd.valid()) return make_error("cannot create " + tmp + ": " + errno_text(errno));
+        if (Status st = write_all(fd.get(), serialize(), tmp); !st) return st;
+        if (::fsync(fd.get()) != 0) return make_error("fsync " + tmp + ": " + errno_text(errno));
+    }
+    if (::rename(tmp.c_str(), path.c_str()) != 0)
+        return make_error("cannot rename " + tmp + " to " + path + ": " + errno_text(errno));
+    const std::string dir = dir_of(path);
+    Fd d(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (d.valid()) (void)::fsync(d.get());  // the rename itself; best effort
+    return {};
+}
+
+}  // namespace explsched

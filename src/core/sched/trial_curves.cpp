@@ -1,0 +1,81 @@
+#include "core/sched/trial_curves.hpp"
+
+#include <algorithm>
+
+namespace explsched {
+
+void TrialCurves::add(std::uint32_t job_id, std::int64_t job_submit, const CurvePoint& point) {
+    auto& v = by_id_[job_id];
+    auto it = std::find_if(v.begin(), v.end(), [&](const Instance& i) { return i.submit == job_submit; });
+    if (it == v.end()) {
+        v.push_back(Instance{job_submit, BoundedCurve(max_points_)});
+        it = std::prev(v.end());
+    }
+    it->curve.push_back(point);
+}
+
+PointSpan TrialCurves::curve(std::uint32_t job_id, std::int64_t submit) const {
+    auto found = by_id_.find(job_id);
+    if (found == by_id_.end()) return {};
+    const Instance* legacy = nullptr;
+    for (const Instance& i : found->second) {
+        if (submit != 0 && i.submit == submit) return PointSpan(i.curve.points());
+        if (i.submit == 0) legacy = &i;
+    }
+    // Legacy rows only while no real instance of this id has reported.
+    if (legacy == nullptr || found->second.size() > 1) return {};
+    const auto& pts = legacy->curve.points();
+    const double since = static_cast<double>(submit);
+    auto first =
+        std::find_if(pts.begin(), pts.end(), [&](const CurvePoint& p) { return p.wall_time >= since; });
+    return PointSpan(pts.data() + (first - pts.begin()), static_cast<std::size_t>(pts.end() - first));
+}
+
+void TrialCurves::adopt_earlier(std::uint32_t job_id, std::int64_t submit) {
+    auto found = by_id_.find(job_id);
+    if (found == by_id_.end() || found->second.size() < 2 || submit == 0) return;
+    auto& v = found->second;
+    std::sort(v.begin(), v.end(), [](const Instance& a, const Instance& b) { return a.submit < b.submit; });
+    BoundedCurve merged(max_points_);
+    double last_step = -1.0;
+    auto take = [&](const BoundedCurve& c) {
+        for (const CurvePoint& p : c.points()) {
+            if (p.step < last_step) continue;  // a late report of an earlier run
+            merged.push_back(p);
+            last_step = p.step;
+        }
+    };
+    std::vector<Instance> keep;
+    for (Instance& i : v) {
+        if (i.submit != 0 && i.submit < submit) {
+            take(i.curve);
+        } else if (i.submit == submit) {
+            take(i.curve);
+        } else {
+            keep.push_back(std::move(i));
+        }
+    }
+    keep.push_back(Instance{submit, std::move(merged)});
+    v = std::move(keep);
+}
+
+void TrialCurves::set_max_points(std::size_t max_points) {
+    max_points_ = max_points;
+    for (auto& [id, v] : by_id_)
+        for (Instance& i : v) i.curve.set_max_points(max_points);
+}
+
+std::size_t TrialCurves::instances() const {
+    std::size_t n = 0;
+    for (const auto& [id, v] : by_id_) n += v.size();
+    return n;
+}
+
+std::size_t TrialCurves::points() const {
+    std::size_t n = 0;
+    for (const auto& [id, v] : by_id_)
+        for (const Instance& i : v) n += i.curve.size();
+    return n;
+}
+
+}  // namespace explsched

@@ -1,0 +1,61 @@
+#define BOOST_TEST_MODULE test_sched_action_ledger
+#include <boost/test/unit_test.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/sched/action_ledger.hpp"
+#include "temp_dir.hpp"
+
+using namespace explsched;
+
+BOOST_AUTO_TEST_SUITE(action_ledger)
+
+BOOST_AUTO_TEST_CASE(an_instance_is_acted_on_once_and_a_reused_id_is_another_job) {
+    ActionLedger l;
+    BOOST_TEST(l.record({42, 1000}, {LedgerAction::held, 5, 1001, 0}));
+    BOOST_TEST(!l.record({42, 1000}, {LedgerAction::cancelled, 6, 1001, 0}));
+    BOOST_TEST(l.acted({42, 1000}, 1001, 0));
+    // requeued since (new submit time, more restarts): the same job
+    BOOST_TEST(l.acted({42, 2000}, 1001, 1));
+    // a reused id: fresh submission (no restarts), or another owner
+    BOOST_TEST(!l.acted({42, 2000}, 1001, 0));
+    BOOST_TEST(!l.acted({42, 1000}, 1002, 0));
+    BOOST_TEST(!l.acted({43, 1000}, 1001, 0));
+}
+
+BOOST_AUTO_TEST_CASE(saved_atomically_and_loaded_back) {
+    TempDir dir;
+    const std::string path = (dir.path / "explsched_actions").string();
+    auto empty = ActionLedger::load(path);
+    BOOST_REQUIRE(empty);
+    BOOST_TEST(empty->size() == 0u);
+    ActionLedger l;
+    l.record({7, 100}, {LedgerAction::requeued_held, 9, 1001, 2});
+    l.record({8, 200}, {LedgerAction::cancelled, 10, 1002, 0});
+    BOOST_REQUIRE(l.save(path));
+    BOOST_TEST(!std::filesystem::exists(path + ".new"));
+    auto back = ActionLedger::load(path);
+    BOOST_REQUIRE(back);
+    BOOST_TEST(back->size() == 2u);
+    BOOST_TEST(back->acted({7, 100}, 1001, 2));
+    BOOST_TEST(back->serialize() == l.serialize());
+    BOOST_TEST(((std::filesystem::status(path).permissions() & std::filesystem::perms::others_read) ==
+                std::filesystem::perms::none));
+    l.retain([](const JobInstance& j, const LedgerEntry&) { return j.job_id == 8; });
+    BOOST_REQUIRE(l.save(path));
+    BOOST_TEST(ActionLedger::load(path)->size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_damaged_file_is_an_error_naming_the_line) {
+    TempDir dir;
+    const std::string path = (dir.path / "explsched_actions").string();
+    std::ofstream(path) << "explsched-actions 1\n7 100 held 9 1001 0\n8 200 vanished 9 1001 0\n";
+    auto r = ActionLedger::load(path);
+    BOOST_REQUIRE(!r);
+    BOOST_TEST(r.error().message.find(":3:") != std::string::npos);
+    std::ofstream(path) << "something else\n";
+    BOOST_TEST(!ActionLedger::load(path));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

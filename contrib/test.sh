@@ -80,6 +80,11 @@ if [ $sanitizers = yes ]; then
         check_tests="test_daemon_committer test_daemon_daemon_util test_report_report_store \
 test_kernel_sched_ksched_shm test_kernel_sched_kerneld test_kernel_sched_step_setup" \
             run_check tsan "$top/_build-tsan" testsuite/unit
+        # The intercept, kerneld, the fake driver and its test programs, all instrumented
+        # (tsan_check.sh fails a test on any ThreadSanitizer report).
+        tsan_start=$SECONDS
+        run_check tsan-ksched "$top/_build-tsan" testsuite/kernel_sched
+        echo "tsan: fake-driver tests (build and run) took $((SECONDS - tsan_start)) s"
     else
         overall=1; summaries+=("tsan: BUILD FAILED")
     fi

@@ -48,8 +48,9 @@ int cmd_kstat(int argc, char** argv) {
     int status = 0;
     nlohmann::json out = nlohmann::json::array();
     if (!json)
-        std::printf("%-4s %-8s %-5s %-24s %9s %10s %10s %8s %12s %12s %8s\n", "GPU", "daemon", "state", "job",
-                    "priority", "launches", "admitted", "held", "wait_us_avg", "wait_us_max", "dropped");
+        std::printf("%-4s %-8s %-5s %-24s %9s %10s %10s %8s %12s %12s %8s %8s\n", "GPU", "daemon", "state",
+                    "job", "priority", "launches", "admitted", "held", "wait_us_avg", "wait_us_max",
+                    "dropped", "refused");
     for (const std::string& e : endpoints) {
         auto g = ksched::read_kstat(e);
         if (!g) {
@@ -73,14 +74,15 @@ int cmd_kstat(int argc, char** argv) {
                                {"completed", j.completed},
                                {"wait_us_total", static_cast<double>(j.wait_ns_total) / 1e3},
                                {"wait_us_max", static_cast<double>(j.wait_ns_max) / 1e3},
-                               {"dropped", j.dropped}});
+                               {"dropped", j.dropped},
+                               {"refused", j.refused}});
             } else {
                 std::printf(
-                    "%-4u %-8d %-5s %-24s %9.3g %10llu %10llu %8llu %12.1f %12.1f %8llu\n", g->gpu_index,
-                    g->daemon_pid, g->alive ? "up" : "stale", j.job.c_str(), j.priority,
+                    "%-4u %-8d %-5s %-24s %9.3g %10llu %10llu %8llu %12.1f %12.1f %8llu %8llu\n",
+                    g->gpu_index, g->daemon_pid, g->alive ? "up" : "stale", j.job.c_str(), j.priority,
                     static_cast<unsigned long long>(j.launches), static_cast<unsigned long long>(j.admitted),
                     static_cast<unsigned long long>(j.held), avg, static_cast<double>(j.wait_ns_max) / 1e3,
-                    static_cast<unsigned long long>(j.dropped));
+                    static_cast<unsigned long long>(j.dropped), static_cast<unsigned long long>(j.refused));
             }
         }
         if (!json && g->jobs.empty())

@@ -33,24 +33,31 @@ void* const kHookAddress[kHookCount] = {
 };
 
 using dlsym_fn = void* (*)(void*, const char*);
-std::atomic<dlsym_fn> g_real_dlsym{nullptr};
-std::once_flag g_dlsym_once;
+dlsym_fn g_real_dlsym = nullptr;  // __atomic builtins: std::atomic's members are instrumented
 std::once_flag g_resolve_once;
 std::atomic<unsigned> g_warned{0};
 
-dlsym_fn real_dlsym() {
-    dlsym_fn f = g_real_dlsym.load(std::memory_order_acquire);
+// ThreadSanitizer's runtime resolves the functions it intercepts with dlsym(RTLD_NEXT, ...)
+// while it initialises, before any instrumented code may run: in the TSan tree the path from our
+// dlsym to the C library's is left uninstrumented (it touches only one atomic pointer).
+#if defined(__SANITIZE_THREAD__)
+#define ES_NO_TSAN __attribute__((no_sanitize_thread))
+#else
+#define ES_NO_TSAN
+#endif
+
+ES_NO_TSAN dlsym_fn real_dlsym() {
+    dlsym_fn f = __atomic_load_n(&g_real_dlsym, __ATOMIC_ACQUIRE);
     if (f != nullptr) return f;
-    std::call_once(g_dlsym_once, [] {
-        // dlvsym is not overridden, so this cannot recurse into our dlsym.
-        void* p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
-        if (p == nullptr) p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
-        g_real_dlsym.store(reinterpret_cast<dlsym_fn>(p), std::memory_order_release);
-    });
-    return g_real_dlsym.load(std::memory_order_acquire);
+    // dlvsym is not overridden, so this cannot recurse into our dlsym. Threads racing here all
+    // find and store the same pointer.
+    void* p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+    if (p == nullptr) p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+    __atomic_store_n(&g_real_dlsym, reinterpret_cast<dlsym_fn>(p), __ATOMIC_RELEASE);
+    return reinterpret_cast<dlsym_fn>(p);
 }
 
-bool is_driver_symbol(const char* s) {
+ES_NO_TSAN bool is_driver_symbol(const char* s) {
     return s != nullptr && s[0] == 'c' && s[1] == 'u' && s[2] >= 'A' && s[2] <= 'Z';
 }
 
@@ -151,7 +158,7 @@ namespace ei = explsched::intercept;
 
 // dlsym override. Anything that is not a driver symbol goes straight to the C library's dlsym
 // as a tail call, so the caller's return address (which RTLD_NEXT is relative to) is kept.
-extern "C" void* dlsym(void* handle, const char* symbol) noexcept {
+extern "C" ES_NO_TSAN void* dlsym(void* handle, const char* symbol) noexcept {
     if (!ei::is_driver_symbol(symbol)) {
         const auto real = ei::real_dlsym();
         return real != nullptr ? real(handle, symbol) : nullptr;

@@ -29,6 +29,8 @@ namespace {
 
 std::string printable(const char* src, std::size_t size) {
     std::string s = read_field(src, size);
+    // A field without its terminating NUL: keep what fits with one (at most size - 1 bytes).
+    if (size > 0 && s.size() >= size) s.resize(size - 1);
     for (char& c : s)
         if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7e) c = '?';
     return s;

@@ -92,6 +92,7 @@ ksched::StepRegistration registration(spank_t sp, const DeviceStep& d, const Set
     if (spank_get_item(sp, S_JOB_UID, &uid) == ESPANK_SUCCESS) reg.uid = uid;
     reg.cuda_visible_devices = d.visible_devices;
     reg.runtime_dir = ksched_runtime(settings);
+    reg.kerneld_user = settings.kerneld_user;
     reg.owner_pid = getpid();  // slurmstepd: the step is live while it is
     return reg;
 }

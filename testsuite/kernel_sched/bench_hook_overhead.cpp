@@ -7,8 +7,10 @@
 //   --batches B    batches per side (default 2000); the per-launch figure is the median batch
 //   --pause-us P   pause after each hooked batch so the daemon drains the ring (default 500)
 //   --only direct|hooked   run one loop only (for callgrind --toggle-collect)
-//   --rtt          fork a high-priority helper first, so this (low-priority, enforce) process
-//                  waits for an admission grant on every launch
+//   --rtt          fork a helper in step bench-helper.0 first, so this (low-priority, enforce)
+//                  process waits for an admission grant on every launch; the caller registers
+//                  bench-helper.0 with kerneld at a higher priority than this process's step
+//                  (`explsched-kerneld register SOCKET bench-helper.0 UID 100`, as root)
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -84,8 +86,8 @@ int main(int argc, char** argv) {
     if (rtt) {
         helper = fork();
         if (helper == 0) {
-            // The protected job: registers with one launch, then stays idle.
-            setenv("EXPLSCHED_KSCHED_PRIORITY", "100", 1);
+            // The protected job (its priority from the registration of bench-helper.0): attaches
+            // with one launch, then stays idle.
             setenv("EXPLSCHED_KSCHED_JOB", "bench-helper.0", 1);
             cuLaunchKernel(g_func, 8, 1, 1, 256, 1, 1, 0, nullptr, nullptr, nullptr);
             pause();

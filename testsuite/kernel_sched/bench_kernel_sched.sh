@@ -20,6 +20,7 @@ ks_stop_daemon
 
 echo "== admission round trip (each launch waits for a grant; budget large so all are admitted)"
 ks_start_daemon --budget-us 100000000 --default-kernel-us 1
+ks_register bench-helper.0 100  # the --rtt helper's step: protected, above bench.1
 printf "enforce, best effort:      "; EXPLSCHED_KSCHED_TRACK=0 ks_run enforce bench.1 1 "$BENCH" --rtt --batches 300 --pause-us 0
 ks_stop_daemon
 

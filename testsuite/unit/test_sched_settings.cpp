@@ -55,6 +55,21 @@ BOOST_AUTO_TEST_CASE(plugstack_args) {
     BOOST_TEST((s->kernel_sched == KernelSchedMode::observe));
     BOOST_TEST(s->runtime_dir == "/tmp/x");
     BOOST_TEST(s->report_port == 7000);
+    BOOST_TEST(s->kerneld_user == "explsched");  // the default
+}
+
+BOOST_AUTO_TEST_CASE(kerneld_user_is_a_user_name) {
+    auto s = parse_settings_args({"kerneld_user=gpu-sched_1"});
+    BOOST_REQUIRE(s.ok());
+    BOOST_TEST(s->kerneld_user == "gpu-sched_1");
+    for (const char* bad : {"kerneld_user=", "kerneld_user=-x", "kerneld_user=a b", "kerneld_user=../root",
+                            "kerneld_user=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}) {
+        auto b = parse_settings_args({bad});
+        BOOST_TEST_CONTEXT(bad) {
+            BOOST_REQUIRE(!b.ok());
+            BOOST_TEST(b.error().message.find("is not a user name") != std::string::npos, b.error().message);
+        }
+    }
 }
 
 BOOST_AUTO_TEST_CASE(unknown_key_is_an_error_naming_it) {

@@ -169,6 +169,19 @@ Status set_host(Settings& s, std::string_view v) {
     return {};
 }
 
+// A POSIX portable user name (letters, digits, '.', '_', '-'; not starting with '-').
+Status set_user_name(Settings& s, std::string_view v) {
+    if (v.empty() || v.size() > 32 || v.front() == '-')
+        return make_error("'" + std::string(v) + "' is not a user name");
+    for (char c : v) {
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                        c == '.' || c == '_' || c == '-';
+        if (!ok) return make_error("'" + std::string(v) + "' is not a user name");
+    }
+    s.kerneld_user = std::string(v);
+    return {};
+}
+
 Status set_hopeless(Settings& s, std::string_view v) {
     auto a = parse_on_hopeless(v);
     if (!a) return a.error();
@@ -308,6 +321,8 @@ const Row kRows[] = {
      set_path<&Settings::runtime_dir>, [](const Settings& s) { return s.runtime_dir; }},
     {"libexec_dir", "directory holding libexplsched_intercept.so and explsched-kerneld",
      set_path<&Settings::libexec_dir, true>, [](const Settings& s) { return s.libexec_dir; }},
+    {"kerneld_user", "user explsched-kerneld runs as (owner of its per-GPU directory and socket)",
+     set_user_name, [](const Settings& s) { return s.kerneld_user; }},
 };
 
 const Row* find_row(std::string_view key) {

@@ -58,6 +58,9 @@ struct Settings {
     bool mps = false;
     std::string runtime_dir = "/run/explsched";
     std::string libexec_dir = "";  // empty: the directory the installation put our helpers in
+    // The user explsched-kerneld runs as: the SPANK plugin trusts a GPU directory and socket owned
+    // by root or this user only.
+    std::string kerneld_user = "explsched";
 };
 
 // Description of one key, for `explsched config --list`, man pages and error hints.

@@ -114,22 +114,25 @@ struct SlowPathGuard {
 };
 
 // Slow path: first launch of a function. Describes it in every endpoint's function table.
-// Slow path: first launch of a function. Describes it in every endpoint's function table.
 __attribute__((noinline)) std::uint32_t register_function(es_CUfunction f) {
     const auto key = reinterpret_cast<std::uintptr_t>(f);
     const SlowPathGuard guard;
     if (!guard.entered) return es::kUnknownFunc;
+    // Ask the driver before taking g_func_mutex: holding our lock while the driver takes its own
+    // would order our lock before the driver's, and our fork handler (which takes g_func_mutex)
+    // may run after a driver's fork handler took the driver's lock: a deadlock if a thread
+    // forks while another registers a function. Two threads racing here both ask; one writes.
+    const char* name = nullptr;
+    auto get_name = real_fn<FuncGetName>(kId_cuFuncGetName);
+    if (get_name == nullptr || get_name(&name, f) != cu::kSuccess) name = nullptr;
+    const std::uint32_t regs = func_attribute(f, cu::kFuncNumRegs);
+    const std::uint32_t smem = func_attribute(f, cu::kFuncSharedSizeBytes);
+    const std::uint32_t threads = func_attribute(f, cu::kFuncMaxThreadsPerBlock);
     std::lock_guard<std::mutex> lock(g_func_mutex);
     std::uint32_t index = 0;
     if (cache_find(key, index)) return index;
     index = g_func_next < es::kMaxFuncs ? g_func_next++ : es::kUnknownFunc;
     if (index != es::kUnknownFunc) {
-        const char* name = nullptr;
-        auto get_name = real_fn<FuncGetName>(kId_cuFuncGetName);
-        if (get_name == nullptr || get_name(&name, f) != cu::kSuccess) name = nullptr;
-        const std::uint32_t regs = func_attribute(f, cu::kFuncNumRegs);
-        const std::uint32_t smem = func_attribute(f, cu::kFuncSharedSizeBytes);
-        const std::uint32_t threads = func_attribute(f, cu::kFuncMaxThreadsPerBlock);
         for (int e = 0; e < g_endpoint_count; ++e) {
             es::Channel* ch = g_endpoints[e].ch;
             if (ch == nullptr) continue;

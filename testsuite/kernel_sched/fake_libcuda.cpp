@@ -131,7 +131,10 @@ void ensure_worker() {
 void atfork_prepare() { g_gpu->mu.lock(); }
 void atfork_parent() { g_gpu->mu.unlock(); }
 void atfork_child() {
-    // The child has no driver thread and its own (empty) device state.
+    // The child has no driver thread and its own (empty) device state. Release the parent's lock
+    // first (this thread took it in prepare): a mutex abandoned while held reads, to
+    // ThreadSanitizer, as held forever, and every later lock in the child as an inversion.
+    g_gpu->mu.unlock();
     g_gpu = new Gpu;
 }
 __attribute__((constructor)) void install_atfork() {

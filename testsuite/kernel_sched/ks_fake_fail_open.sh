@@ -27,6 +27,9 @@ wait $be || ks_fail "best-effort job failed after the daemon died"
 end=$(date +%s%N)
 ms=$(( (end - start) / 1000000 ))
 echo "best-effort job finished ${ms} ms after the daemon was killed"
-[ $ms -lt 1000 ] || ks_fail "fail-open took ${ms} ms (limit 1000)"
+# Under ThreadSanitizer (tsan_check.sh sets KS_SLOWDOWN) every process runs several times slower,
+# its exit included: the bound is scaled, the one-warning checks below are not.
+limit=$((1000 * ${KS_SLOWDOWN:-1}))
+[ $ms -lt $limit ] || ks_fail "fail-open took ${ms} ms (limit $limit)"
 [ "$(grep -c "explsched:" "$KS_TMP/be.err")" = 1 ] || ks_fail "expected one warning, got: $(cat "$KS_TMP/be.err")"
 grep -q "stopped responding" "$KS_TMP/be.err" || ks_fail "warning does not say the daemon stopped: $(cat "$KS_TMP/be.err")"

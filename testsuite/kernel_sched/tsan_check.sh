@@ -7,8 +7,13 @@
 here=$(cd "$(dirname "$0")" && pwd)
 reports=$(mktemp -d "${TMPDIR:-/tmp}/explsched-tsan.XXXXXX")
 chmod 1777 "$reports"
-TSAN_OPTIONS="log_path=$reports/tsan halt_on_error=0 exitcode=66 second_deadlock_stack=1 suppressions=$here/tsan.supp ${TSAN_OPTIONS:-}"
-export TSAN_OPTIONS
+# die_after_fork=0: ks_fake_launch_paths forks while other threads run, and the child (a new
+# client) starts the fake driver's callback thread; TSan refuses threads after such a fork unless
+# told to go on (it may then miss races in that child, never invent them).
+TSAN_OPTIONS="log_path=$reports/tsan die_after_fork=0 halt_on_error=0 exitcode=66 second_deadlock_stack=1 suppressions=$here/tsan.supp ${TSAN_OPTIONS:-}"
+# Instrumented processes run several times slower: timing bounds in the scripts scale by this.
+KS_SLOWDOWN=${KS_SLOWDOWN:-3}
+export TSAN_OPTIONS KS_SLOWDOWN
 start=$(date +%s)
 sh "$@"
 rc=$?

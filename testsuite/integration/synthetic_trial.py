@@ -44,7 +44,7 @@ while step < args.steps and not stop:
     step += args.stride
     loss = args.a + args.b * step ** (-args.c)
     try:
-        explsched.report(step, loss, throughput=args.stride / args.every)
+        explsched.report(step, loss, throughput=args.stride / args.every, strict=True)
         if args.acks:
             with open(args.acks, "a") as f:
                 f.write("%d\n" % step)

@@ -18,7 +18,8 @@ the munge socket from ``EXPLSCHED_MUNGE_SOCKET``; otherwise from the settings fi
 src/core/report/report_wire.hpp.
 
 ``report()`` never raises into the training loop by default: when explschedd is down, slow or
-busy it retries with backoff for at most ``timeout`` seconds (default 5), then drops the point,
+busy it retries with backoff for at most ``timeout`` seconds (default 5, or
+``EXPLSCHED_REPORT_TIMEOUT``), then drops the point,
 warns once per process (``warnings.warn``) and returns ``"dropped"``; for a while after a failure
 (backoff growing to a minute) further points are dropped at once, so a dead server costs the
 loop nothing. A refusal returns ``"refused"`` (warned once as well). It returns ``"stored"`` or
@@ -193,6 +194,15 @@ def _report_uid():
     return int(value) if value.isdigit() else None
 
 
+def _env_timeout():
+    """$EXPLSCHED_REPORT_TIMEOUT (seconds one report() may take), else DEFAULT_TIMEOUT."""
+    try:
+        value = float(os.environ.get("EXPLSCHED_REPORT_TIMEOUT", ""))
+        return value if 0 < value <= 3600 else DEFAULT_TIMEOUT
+    except ValueError:
+        return DEFAULT_TIMEOUT
+
+
 _warned = set()
 _warned_lock = threading.Lock()
 
@@ -213,8 +223,10 @@ class Reporter:
     default) drops a point that cannot be stored (see the module docstring); strict=True raises.
     """
 
-    def __init__(self, address=None, munge_socket=None, timeout=DEFAULT_TIMEOUT, munge_command="munge",
+    def __init__(self, address=None, munge_socket=None, timeout=None, munge_command="munge",
                  strict=False, report_uid=None):
+        if timeout is None:
+            timeout = _env_timeout()
         settings = None
         if address is None:
             address = os.environ.get("EXPLSCHED_REPORT_ADDR")

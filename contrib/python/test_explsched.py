@@ -317,7 +317,7 @@ class FailOpenTests(unittest.TestCase):
 class RealDaemonTests(unittest.TestCase):
     def test_real_report_cycle(self):
         job = int(os.environ.get("EXPLSCHED_TEST_JOB", "4000000000"))
-        r = explsched.Reporter(address=os.environ["EXPLSCHED_TEST_ADDR"])
+        r = explsched.Reporter(address=os.environ["EXPLSCHED_TEST_ADDR"], strict=True)
         self.assertEqual(r.report(10, 0.9, throughput=100.0, job=job), "stored")
         self.assertEqual(r.report(20, 0.8, job=job), "stored")
         self.assertEqual(r.report(20, 0.8, job=job), "duplicate")

@@ -1,5 +1,7 @@
 #include "daemon/authenticator.hpp"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <cstring>
 
@@ -7,13 +9,13 @@ namespace explsched::daemon {
 
 namespace {
 
-wire::Reply refusal(const wire::ReportRequest& req, wire::ReplyStatus status, wire::Code code,
+wire::Reply refusal(const wire::ReportBody& body, wire::ReplyStatus status, wire::Code code,
                     std::string message) {
     wire::Reply r;
     r.status = status;
     r.code = code;
-    r.job_id = req.body.job_id;
-    r.step = req.body.step;
+    r.job_id = body.job_id;
+    r.step = body.step;
     r.message = std::move(message);
     return r;
 }
@@ -23,9 +25,23 @@ struct FreeDeleter {
     void operator()(void* p) const { std::free(p); }
 };
 
+std::string rate_text(double v) {
+    return v == static_cast<double>(static_cast<int64_t>(v)) ? std::to_string(static_cast<int64_t>(v))
+                                                             : std::to_string(v);
+}
+
 }  // namespace
 
-Authenticator::Authenticator(const std::string& munge_socket, JobOwners& owners) : owners_(owners) {
+wire::Reply rate_limited_reply(const wire::ReportBody& body, const DaemonLimits& limits) {
+    return refusal(body, wire::ReplyStatus::retry, wire::Code::rate_limited,
+                   "too many reports from this user: the limit is user_rate=" + rate_text(limits.user_rate) +
+                       " reports/s (user_burst=" + rate_text(limits.user_burst) +
+                       "); not stored, send it later");
+}
+
+Authenticator::Authenticator(const std::string& munge_socket, JobOwners& owners, const DaemonLimits& limits,
+                             RateLimiter& rates)
+    : owners_(owners), limits_(limits), rates_(rates), self_uid_(static_cast<uint32_t>(geteuid())) {
     ctx_ = munge_ctx_create();
     if (ctx_ != nullptr && !munge_socket.empty()) munge_ctx_set(ctx_, MUNGE_OPT_SOCKET, munge_socket.c_str());
 }
@@ -34,13 +50,14 @@ Authenticator::~Authenticator() {
     if (ctx_ != nullptr) munge_ctx_destroy(ctx_);
 }
 
-AuthResult Authenticator::check(const wire::ReportRequest& req) {
+AuthResult Authenticator::check(const wire::ReportRequest& req, bool rate_charged) {
     using wire::Code;
     using wire::ReplyStatus;
     AuthResult out;
+    const wire::ReportBody& body = req.body;
     if (ctx_ == nullptr) {
         out.refusal =
-            refusal(req, ReplyStatus::retry, Code::unavailable, "explschedd: munge context: out of memory");
+            refusal(body, ReplyStatus::retry, Code::unavailable, "explschedd: munge context: out of memory");
         return out;
     }
     void* raw = nullptr;
@@ -55,41 +72,79 @@ AuthResult Authenticator::check(const wire::ReportRequest& req) {
         // munged unreachable or overloaded: not the client's fault, it may send the report again.
         if (err == EMUNGE_SOCKET || err == EMUNGE_TIMEOUT || err == EMUNGE_NO_MEMORY || err == EMUNGE_SNAFU)
             out.refusal =
-                refusal(req, ReplyStatus::retry, Code::unavailable, "cannot check the credential: " + text);
+                refusal(body, ReplyStatus::retry, Code::unavailable, "cannot check the credential: " + text);
         else
             out.refusal =
-                refusal(req, ReplyStatus::refused, Code::bad_credential, "credential refused: " + text);
+                refusal(body, ReplyStatus::refused, Code::bad_credential, "credential refused: " + text);
         return out;
     }
     // The credential must sign this very report, or a captured credential could carry any body.
     if (len < 0 || static_cast<std::size_t>(len) != req.signed_text.size() ||
         std::memcmp(raw, req.signed_text.data(), req.signed_text.size()) != 0) {
-        out.refusal = refusal(req, ReplyStatus::refused, Code::bad_credential,
+        out.refusal = refusal(body, ReplyStatus::refused, Code::bad_credential,
                               "credential refused: its payload does not match the report it came with");
         return out;
     }
     out.uid = static_cast<uint32_t>(uid);
-    if (owners_.privileged(out.uid)) {
-        out.ok = true;
+    const bool privileged = owners_.privileged(out.uid);
+
+    int ttl = 0;
+    if (munge_ctx_get(ctx_, MUNGE_OPT_TTL, &ttl) == EMUNGE_SUCCESS &&
+        (ttl < 0 || static_cast<uint32_t>(ttl) > limits_.max_credential_ttl)) {
+        out.refusal =
+            refusal(body, ReplyStatus::refused, Code::bad_credential,
+                    "credential refused: its TTL of " + std::to_string(ttl) +
+                        " s exceeds max_credential_ttl=" + std::to_string(limits_.max_credential_ttl) +
+                        " s (encode with MUNGE_OPT_TTL or munge --ttl)");
         return out;
     }
-    const JobOwners::Answer owner = owners_.lookup(req.body.job_id);
+    uid_t restriction = static_cast<uid_t>(MUNGE_UID_ANY);
+    if (munge_ctx_get(ctx_, MUNGE_OPT_UID_RESTRICTION, &restriction) != EMUNGE_SUCCESS)
+        restriction = static_cast<uid_t>(MUNGE_UID_ANY);
+    const bool unrestricted = restriction == static_cast<uid_t>(MUNGE_UID_ANY);
+    if ((unrestricted && limits_.require_uid_restriction && !privileged) ||
+        (!unrestricted && static_cast<uint32_t>(restriction) != self_uid_)) {
+        out.refusal = refusal(body, ReplyStatus::refused, Code::bad_credential,
+                              "credential refused: it must be restricted to explschedd's uid " +
+                                  std::to_string(self_uid_) +
+                                  " (MUNGE_OPT_UID_RESTRICTION or munge --restrict-uid; the SPANK plugin "
+                                  "sets EXPLSCHED_REPORT_UID in every step)");
+        return out;
+    }
+    out.authenticated = true;
+
+    if (!rate_charged && !privileged &&
+        !rates_.take("uid=" + std::to_string(out.uid), limits_.user_rate, limits_.user_burst)) {
+        out.refusal = rate_limited_reply(body, limits_);
+        return out;
+    }
+
+    JobOwners::Answer owner = owners_.lookup(body.job_id);
+    // A cached owner that is not the reporter may be stale (the id was reused since): ask again.
+    if (owner.kind == JobOwners::Kind::owner && owner.cached && owner.uid != out.uid && !privileged)
+        owner = owners_.lookup(body.job_id, true);
+    if (privileged) {
+        // Root and SlurmUser may report for any job; the instance is named when slurmctld knows it.
+        out.ok = true;
+        out.job_submit = owner.kind == JobOwners::Kind::owner ? owner.submit_time : 0;
+        return out;
+    }
     switch (owner.kind) {
         case JobOwners::Kind::owner:
             if (owner.uid == out.uid) {
                 out.ok = true;
+                out.job_submit = owner.submit_time;
             } else {
-                out.refusal = refusal(req, ReplyStatus::refused, Code::forbidden,
-                                      "uid " + std::to_string(out.uid) + " may not report for job " +
-                                          std::to_string(req.body.job_id) + " (owned by uid " +
-                                          std::to_string(owner.uid) + ")");
+                out.refusal = refusal(
+                    body, ReplyStatus::refused, Code::forbidden,
+                    "job " + std::to_string(body.job_id) + " is not yours: only its owner may report for it");
             }
             break;
         case JobOwners::Kind::unknown_job:
-            out.refusal = refusal(req, ReplyStatus::refused, Code::unknown_job, owner.error);
+            out.refusal = refusal(body, ReplyStatus::refused, Code::unknown_job, owner.error);
             break;
         case JobOwners::Kind::unavailable:
-            out.refusal = refusal(req, ReplyStatus::retry, Code::unavailable, owner.error);
+            out.refusal = refusal(body, ReplyStatus::retry, Code::unavailable, owner.error);
             break;
     }
     return out;

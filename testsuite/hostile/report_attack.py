@@ -83,7 +83,7 @@ def victim(addr, munge, job, seconds, interval):
     s = connect(addr)
     f = s.makefile("rb")
     end = time.monotonic() + seconds
-    step = int(time.time() * 10)  # increasing across runs
+    step = int(time.time() * 1000)  # increasing across runs
     while time.monotonic() < end:
         step += 1
         line = request(munge, job, step, 1.0 / step)

@@ -35,9 +35,10 @@ CONF
     chmod 755 "$CLUSTER_DIR" "$CLUSTER_DIR/tmp" 2>/dev/null || true
 }
 
-# start_daemon [explschedd options...]
+# start_daemon [explschedd options...]; $EXPLSCHEDD names another binary (to run an attack against
+# an older explschedd for comparison).
 start_daemon() {
-    "$b/src/daemon/explschedd" -D -f "$EXPLSCHED_CONF" --pid-file "$CLUSTER_DIR/run/explschedd.pid" \
+    "${EXPLSCHEDD:-$b/src/daemon/explschedd}" -D -f "$EXPLSCHED_CONF" --pid-file "$CLUSTER_DIR/run/explschedd.pid" \
         --slurm-conf "$SLURM_CONF" -v "$@" >>"$log" 2>&1 &
     DAEMON=$!
     wait_until 20 "(exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null" "explschedd listening on $port"

@@ -14,7 +14,7 @@ import explsched  # noqa: E402
 
 # One short attempt per point, as the fault tests expect: a point sent while explschedd is down is
 # lost (and printed), not retried across the outage.
-os.environ.setdefault("EXPLSCHED_REPORT_TIMEOUT", "0.3")
+os.environ.setdefault("EXPLSCHED_REPORT_TIMEOUT", "1")
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--a", type=float, required=True)

@@ -174,10 +174,12 @@ def flood(addr, munge, job, rate, seconds, conns):
 
 
 def idle(addr, n, hold):
-    socks, refused_connect = [], 0
+    socks, refused_connect, born = [], 0, {}
     for _ in range(n):
         try:
-            socks.append(connect(addr, timeout=5))
+            s = connect(addr, timeout=5)
+            socks.append(s)
+            born[s] = time.monotonic()
         except OSError:
             refused_connect += 1
     opened = time.monotonic()
@@ -201,7 +203,7 @@ def idle(addr, n, hold):
             sel.unregister(s)
             open_socks.discard(s)
             if not data or b"busy" not in data:
-                closed_at.append(time.monotonic() - opened)
+                closed_at.append(time.monotonic() - born[s])  # since this connection opened
     closed_at.sort()
     median = "%.1f" % closed_at[len(closed_at) // 2] if closed_at else "-"
     print("idle asked=%d connect_failed=%d turned_away_busy=%d closed_by_server=%d median_close_s=%s "

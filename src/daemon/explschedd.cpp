@@ -16,6 +16,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "core/base/strings.hpp"
 #include "core/report/report_store.hpp"
@@ -255,7 +256,18 @@ int serve(const Options& o, const Settings& settings, DaemonLogger& log) {
         if (!o.syslog) log.use_syslog();  // stderr is about to become /dev/null
         detach->ready();
     }
+    // Clients restrict their credentials to SlurmUser's uid (the SPANK plugin's EXPLSCHED_REPORT_UID):
+    // a daemon running as anyone else cannot decode them. Checked beside the loop, which must not wait
+    // for a slow slurmctld.
+    std::thread user_check([&owners, &log] {
+        if (const auto slurm_user = owners.slurm_user(); slurm_user && *slurm_user != geteuid())
+            log.write(LogLevel::error, "explschedd runs as uid " + std::to_string(geteuid()) +
+                                           " but SlurmUser is uid " + std::to_string(*slurm_user) +
+                                           ": jobs restrict their credentials to SlurmUser and their reports "
+                                           "will be refused; run explschedd as SlurmUser");
+    });
     Status st = (*server)->run(sfd);
+    user_check.join();
     server->reset();    // workers joined: nothing new reaches the committer
     retention.reset();  // no prune runs while the committer drains
     committer.reset();  // drains and commits what is queued

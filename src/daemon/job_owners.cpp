@@ -90,6 +90,12 @@ bool JobOwners::privileged(uint32_t uid) {
     return uid == *slurm_user_;
 }
 
+std::optional<uint32_t> JobOwners::slurm_user() {
+    privileged(static_cast<uint32_t>(-1));  // fills slurm_user_ when slurmctld answers
+    std::lock_guard<std::mutex> lock(mutex_);
+    return slurm_user_;
+}
+
 JobOwners::Answer JobOwners::ask_slurmctld(uint32_t job_id) {
     {
         std::lock_guard<std::mutex> lock(mutex_);

@@ -47,6 +47,8 @@ public:
 
     // Root always; SlurmUser once slurmctld told us who that is (asked lazily, retried).
     bool privileged(uint32_t uid);
+    // SlurmUser's uid, when slurmctld told it (asks if not yet known; may block on slurmctld).
+    std::optional<uint32_t> slurm_user();
     // Thread-safe; blocks on slurmctld for an uncached job (without holding the cache lock).
     // fresh: ignore a cached owner (the reporter is not the cached owner: the id may have been
     // reused since).

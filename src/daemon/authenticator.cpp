@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/report/curve_wire.hpp"
+
 namespace explsched::daemon {
 
 namespace {
@@ -40,8 +42,12 @@ wire::Reply rate_limited_reply(const wire::ReportBody& body, const DaemonLimits&
 }
 
 Authenticator::Authenticator(const std::string& munge_socket, JobOwners& owners, const DaemonLimits& limits,
-                             RateLimiter& rates)
-    : owners_(owners), limits_(limits), rates_(rates), self_uid_(static_cast<uint32_t>(geteuid())) {
+                             RateLimiter& rates, std::string db_path)
+    : owners_(owners),
+      limits_(limits),
+      rates_(rates),
+      self_uid_(static_cast<uint32_t>(geteuid())),
+      db_path_(std::move(db_path)) {
     ctx_ = munge_ctx_create();
     if (ctx_ != nullptr && !munge_socket.empty()) munge_ctx_set(ctx_, MUNGE_OPT_SOCKET, munge_socket.c_str());
 }
@@ -50,15 +56,15 @@ Authenticator::~Authenticator() {
     if (ctx_ != nullptr) munge_ctx_destroy(ctx_);
 }
 
-AuthResult Authenticator::check(const wire::ReportRequest& req, bool rate_charged) {
+bool Authenticator::verify(const wire::ReportRequest& req, bool rate_charged, AuthResult& out,
+                           bool& privileged) {
     using wire::Code;
     using wire::ReplyStatus;
-    AuthResult out;
     const wire::ReportBody& body = req.body;
     if (ctx_ == nullptr) {
         out.refusal =
             refusal(body, ReplyStatus::retry, Code::unavailable, "explschedd: munge context: out of memory");
-        return out;
+        return false;
     }
     void* raw = nullptr;
     int len = 0;
@@ -76,17 +82,17 @@ AuthResult Authenticator::check(const wire::ReportRequest& req, bool rate_charge
         else
             out.refusal =
                 refusal(body, ReplyStatus::refused, Code::bad_credential, "credential refused: " + text);
-        return out;
+        return false;
     }
-    // The credential must sign this very report, or a captured credential could carry any body.
+    // The credential must sign this very request, or a captured credential could carry any body.
     if (len < 0 || static_cast<std::size_t>(len) != req.signed_text.size() ||
         std::memcmp(raw, req.signed_text.data(), req.signed_text.size()) != 0) {
         out.refusal = refusal(body, ReplyStatus::refused, Code::bad_credential,
                               "credential refused: its payload does not match the report it came with");
-        return out;
+        return false;
     }
     out.uid = static_cast<uint32_t>(uid);
-    const bool privileged = owners_.privileged(out.uid);
+    privileged = owners_.privileged(out.uid);
 
     int ttl = 0;
     if (munge_ctx_get(ctx_, MUNGE_OPT_TTL, &ttl) == EMUNGE_SUCCESS &&
@@ -96,7 +102,7 @@ AuthResult Authenticator::check(const wire::ReportRequest& req, bool rate_charge
                     "credential refused: its TTL of " + std::to_string(ttl) +
                         " s exceeds max_credential_ttl=" + std::to_string(limits_.max_credential_ttl) +
                         " s (encode with MUNGE_OPT_TTL or munge --ttl)");
-        return out;
+        return false;
     }
     uid_t restriction = static_cast<uid_t>(MUNGE_UID_ANY);
     if (munge_ctx_get(ctx_, MUNGE_OPT_UID_RESTRICTION, &restriction) != EMUNGE_SUCCESS)
@@ -109,15 +115,26 @@ AuthResult Authenticator::check(const wire::ReportRequest& req, bool rate_charge
                                   std::to_string(self_uid_) +
                                   " (MUNGE_OPT_UID_RESTRICTION or munge --restrict-uid; the SPANK plugin "
                                   "sets EXPLSCHED_REPORT_UID in every step)");
-        return out;
+        return false;
     }
     out.authenticated = true;
 
     if (!rate_charged && !privileged &&
-        !rates_.take("uid=" + std::to_string(out.uid), limits_.user_rate, limits_.user_burst)) {
+        !rates_.take("uid=" + std::to_string(out.uid), limits_.user_rate, limits_.user_burst,
+                     RateLimiter::Clock::now(), req.curve ? kCurveReadCost : 1.0)) {
         out.refusal = rate_limited_reply(body, limits_);
-        return out;
+        return false;
     }
+    return true;
+}
+
+AuthResult Authenticator::check(const wire::ReportRequest& req, bool rate_charged) {
+    using wire::Code;
+    using wire::ReplyStatus;
+    AuthResult out;
+    const wire::ReportBody& body = req.body;
+    bool privileged = false;
+    if (!verify(req, rate_charged, out, privileged)) return out;
 
     JobOwners::Answer owner = owners_.lookup(body.job_id);
     // A cached owner that is not the reporter may be stale (the id was reused since): ask again.
@@ -148,6 +165,61 @@ AuthResult Authenticator::check(const wire::ReportRequest& req, bool rate_charge
             break;
     }
     return out;
+}
+
+std::string Authenticator::read_curve(const wire::ReportRequest& req, bool rate_charged,
+                                      bool& authenticated) {
+    using wire::Code;
+    using wire::ReplyStatus;
+    AuthResult out;
+    const wire::ReportBody& body = req.body;
+    bool privileged = false;
+    const bool ok = verify(req, rate_charged, out, privileged);
+    authenticated = out.authenticated;
+    if (!ok) return wire::format_reply(out.refusal);
+    auto fail = [&](ReplyStatus status, Code code, std::string message) {
+        wire::Reply r = refusal(body, status, code, std::move(message));
+        r.step.reset();
+        return wire::format_reply(r);
+    };
+    if (db_path_.empty())
+        return fail(ReplyStatus::refused, Code::bad_request, "this explschedd serves no curves");
+    if (!reader_) {
+        auto r = ReportReader::open(db_path_);
+        if (!r)
+            return fail(ReplyStatus::retry, Code::unavailable,
+                        "cannot read the reports: " + r.error().message);
+        reader_ = std::move(r).value();
+    }
+    auto rows = reader_->latest_job_curve(body.job_id);
+    if (!rows) {
+        reader_.reset();  // reopened next time
+        return fail(ReplyStatus::retry, Code::unavailable,
+                    "cannot read the reports: " + rows.error().message);
+    }
+    // Reports for an instance are accepted from its owner (and root/SlurmUser) only, so a row the
+    // caller reported proves the instance is the caller's; without one, slurmctld says.
+    bool allowed = privileged;
+    for (const StoredReport& r : *rows) allowed = allowed || r.uid == out.uid;
+    if (!allowed) {
+        const JobOwners::Answer owner = owners_.lookup(body.job_id, true);
+        if (owner.kind == JobOwners::Kind::unavailable)
+            return fail(ReplyStatus::retry, Code::unavailable, owner.error);
+        allowed = owner.kind == JobOwners::Kind::owner && owner.uid == out.uid &&
+                  (rows->empty() || rows->front().job_submit == owner.submit_time);
+    }
+    if (!allowed)
+        return fail(
+            ReplyStatus::refused, Code::forbidden,
+            "job " + std::to_string(body.job_id) + " is not yours: only its owner may read its curve");
+    const std::size_t skip = rows->size() > wire::kMaxCurvePoints ? rows->size() - wire::kMaxCurvePoints : 0;
+    std::vector<wire::CurveRow> out_rows;
+    out_rows.reserve(rows->size() - skip);
+    for (std::size_t i = skip; i < rows->size(); ++i) {
+        const StoredReport& r = (*rows)[i];
+        out_rows.push_back({r.id, r.step, r.metric, r.throughput, r.client_time, r.server_time});
+    }
+    return wire::format_curve_reply(body.job_id, rows->empty() ? 0 : rows->front().job_submit, out_rows);
 }
 
 }  // namespace explsched::daemon

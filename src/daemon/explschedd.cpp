@@ -239,6 +239,7 @@ int serve(const Options& o, const Settings& settings, DaemonLogger& log) {
     server_options.host = settings.report_host;
     server_options.port = settings.report_port;
     server_options.munge_socket = settings.munge_socket;
+    server_options.db_path = settings.report_db;
     auto server = ReportServer::create(server_options, owners, *committer, done, log);
     if (!server) {
         log.write(LogLevel::error, server.error().message);

@@ -53,6 +53,7 @@ struct Completion {
     int64_t job_submit = 0;
     bool authenticated = false;
     std::optional<wire::Reply> reply;
+    std::optional<std::string> text;  // a complete answer of several lines (a curve read)
 };
 
 // A FIFO that worker threads block on; close() wakes them all to exit once it is drained.

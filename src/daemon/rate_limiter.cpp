@@ -4,7 +4,8 @@
 
 namespace explsched::daemon {
 
-bool RateLimiter::take(const std::string& key, double rate, double burst, Clock::time_point now) {
+bool RateLimiter::take(const std::string& key, double rate, double burst, Clock::time_point now,
+                       double cost) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto [it, fresh] = buckets_.try_emplace(key);
     Bucket& b = it->second;
@@ -15,8 +16,8 @@ bool RateLimiter::take(const std::string& key, double rate, double burst, Clock:
         if (dt > 0.0) b.tokens = std::min(burst, b.tokens + dt * rate);
     }
     b.updated = std::max(b.updated, now);
-    if (b.tokens < 1.0) return false;
-    b.tokens -= 1.0;
+    if (b.tokens < cost) return false;
+    b.tokens -= cost;
     return true;
 }
 

@@ -15,8 +15,10 @@ class RateLimiter {
 public:
     using Clock = std::chrono::steady_clock;
 
-    // Takes one token from the bucket of `key` (created full); false when it is empty.
-    bool take(const std::string& key, double rate, double burst, Clock::time_point now = Clock::now());
+    // Takes `cost` tokens from the bucket of `key` (created full); false (taking nothing) when it
+    // holds fewer.
+    bool take(const std::string& key, double rate, double burst, Clock::time_point now = Clock::now(),
+              double cost = 1.0);
     // Forgets buckets that have refilled completely by `now`.
     void prune(double rate, double burst, Clock::time_point now = Clock::now());
     std::size_t size() const;

@@ -16,6 +16,7 @@
 #include <cstring>
 
 #include "core/base/errno_text.hpp"
+#include "core/report/curve_wire.hpp"
 #include "daemon/authenticator.hpp"
 
 namespace explsched::daemon {
@@ -117,17 +118,22 @@ Result<std::unique_ptr<ReportServer>> ReportServer::create(const ServerOptions& 
 }
 
 void ReportServer::auth_worker() {
-    Authenticator auth(options_.munge_socket, owners_, options_.limits, rates_);
+    Authenticator auth(options_.munge_socket, owners_, options_.limits, rates_, options_.db_path);
     for (;;) {
         auto tasks = auth_queue_.pop(4);
         if (tasks.empty()) return;
         std::vector<Completion> out;
         out.reserve(tasks.size());
         for (const auto& t : tasks) {
-            AuthResult r = auth.check(t.request, t.rate_charged);
             Completion c;
             c.stage = Completion::Stage::auth;
             c.ticket = t.ticket;
+            if (t.request.curve) {
+                c.text = auth.read_curve(t.request, t.rate_charged, c.authenticated);
+                out.push_back(std::move(c));
+                continue;
+            }
+            AuthResult r = auth.check(t.request, t.rate_charged);
             c.uid = r.uid;
             c.job_submit = r.job_submit;
             c.authenticated = r.authenticated;
@@ -345,7 +351,7 @@ void ReportServer::on_readable(Connection& c) {
 void ReportServer::process_lines(Connection& c) {
     std::string line;
     while (c.slots.size() < options_.max_inflight_per_conn && inflight_ < options_.max_inflight_total &&
-           c.out.size() - c.out_off < options_.max_output_bytes) {
+           c.out.size() - c.out_off < options_.max_output_bytes && !c.curve_pending) {
         const auto next = c.framer.next(line);
         if (next == wire::LineFramer::Next::need_more) break;
         if (next == wire::LineFramer::Next::too_long) {
@@ -368,7 +374,8 @@ void ReportServer::process_lines(Connection& c) {
 void ReportServer::handle_line(Connection& c, const std::string& line) {
     ++lines_;
     wire::Code code = wire::Code::none;
-    auto req = wire::parse_request(line, &code);
+    const bool curve = wire::is_curve_request(line);
+    auto req = curve ? wire::parse_curve_request(line, &code) : wire::parse_request(line, &code);
     if (!req) {
         ++refused_early_;
         wire::Reply r;
@@ -385,14 +392,16 @@ void ReportServer::handle_line(Connection& c, const std::string& line) {
     bool charged = false;
     if (c.who.uid) {
         if (!exempt(c.who)) {
-            if (!rates_.take("uid=" + std::to_string(*c.who.uid), limits.user_rate, limits.user_burst)) {
+            if (!rates_.take("uid=" + std::to_string(*c.who.uid), limits.user_rate, limits.user_burst,
+                             RateLimiter::Clock::now(), curve ? kCurveReadCost : 1.0)) {
                 ++rate_limited_;
                 add_done_slot(c, rate_limited_reply(req->body, limits));
                 return;
             }
             charged = true;
         }
-    } else if (!rates_.take("host=" + c.who.address, limits.host_rate, limits.host_burst)) {
+    } else if (!rates_.take("host=" + c.who.address, limits.host_rate, limits.host_burst,
+                            RateLimiter::Clock::now(), curve ? kCurveReadCost : 1.0)) {
         ++rate_limited_;
         wire::Reply r = rate_limited_reply(req->body, limits);
         r.message = "too many reports from " + c.who.address +
@@ -407,6 +416,8 @@ void ReportServer::handle_line(Connection& c, const std::string& line) {
     slot.input.body = req->body;
     c.slots.push_back(std::move(slot));
     ++inflight_;
+    // One curve at a time per connection: its answer may be large (wire::kMaxCurvePoints lines).
+    if (curve) c.curve_pending = true;
     auth_queue_.push(c.peer_key, AuthTask{Ticket{c.id, c.slots.back().seq}, std::move(req).value(), charged});
 }
 
@@ -438,7 +449,12 @@ void ReportServer::on_completions() {
         }
         Slot& slot = c.slots[comp.ticket.seq - c.slots.front().seq];
         if (comp.authenticated) c.authenticated = true;
-        if (comp.reply) {
+        if (comp.text) {
+            --inflight_;
+            slot.state = Slot::State::done;
+            slot.reply = std::move(*comp.text);
+            c.curve_pending = false;
+        } else if (comp.reply) {
             --inflight_;
             slot.state = Slot::State::done;
             slot.reply = wire::format_reply(*comp.reply);

@@ -50,6 +50,7 @@ struct ServerOptions {
     std::string host = "127.0.0.1";
     uint16_t port = 6828;
     std::string munge_socket;
+    std::string db_path;  // read for curve requests (curve_wire.hpp)
     DaemonLimits limits;
     std::size_t max_inflight_per_conn = 64;
     std::size_t max_inflight_total = 16384;
@@ -91,6 +92,7 @@ private:
         std::string peer_key;  // who.key(): what connection limits and fair queueing count by
         bool limited = true;   // counted against the per-peer limit (not root's or our own uid)
         bool authenticated = false;
+        bool curve_pending = false;  // a curve read is in flight: read no further requests
         time_t accepted_at = 0;
         wire::LineFramer framer;
         std::deque<Slot> slots;

@@ -2,7 +2,8 @@
 # Attack: user B (attacker) reports for user A's (victim's) job, with every trick a client can
 # play: its own credential on A's job id, a credential of A's moved onto another body, a replay
 # of A's credential, a credential any uid may decode, a long-lived one. Each is refused; A's curve
-# is unchanged; no refusal names A (uid or user name).
+# is unchanged; no refusal names A (uid or user name). Reading: neither user can read the report
+# database; `explsched show` asks explschedd, which gives A its own curve and refuses B.
 set -u
 . "$(dirname "$0")/report_lib.sh"
 report_setup
@@ -70,6 +71,23 @@ after=$(db_query "select step, metric, uid from reports where job_id=? and step<
 [ "$before" = "$after" ] || dfail "victim's curve changed: before '$before' after '$after'"
 [ -z "$(db_query "select 1 from reports where uid=? " "$(id -u $ATTACKER)")" ] || dfail "an attacker row was stored"
 pass "victim's curve unchanged; nothing of the attacker's stored"
+
+# Reading curves: the database is SlurmUser's (root here) and mode 0600.
+mode=$(stat -c %a "$db")
+[ "$mode" = 600 ] || dfail "the report database has mode $mode, expected 600"
+out=$(as $VICTIM "$b/src/cli/explsched" show "$vjob" --db "$db" 2>&1) || dfail "victim cannot see its own curve: $out"
+echo "$out" | grep -q "explschedd at" || dfail "explsched show did not go through explschedd: $out"
+echo "$out" | grep -q "3 points" || dfail "victim's curve through explschedd: $out"
+pass "the victim reads its own curve through explschedd: $(echo "$out" | grep -m1 "points")"
+# Without EXPLSCHED_REPORT_UID (a login shell) the command learns SlurmUser from scontrol.
+out=$(as_user $VICTIM env EXPLSCHED_CONF="$EXPLSCHED_CONF" SLURM_CONF="$SLURM_CONF" PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+    "$b/src/cli/explsched" show "$vjob" --db "$db" 2>&1) || dfail "show without EXPLSCHED_REPORT_UID: $out"
+echo "$out" | grep -q "3 points" || dfail "show without EXPLSCHED_REPORT_UID: $out"
+out=$(as $ATTACKER "$b/src/cli/explsched" show "$vjob" --db "$db" 2>&1) && dfail "the attacker read the victim's curve: $out"
+echo "attacker's explsched show $vjob: $out"
+echo "$out" | grep -q "forbidden.*not yours" || dfail "attacker's read not refused as forbidden: $out"
+msgs="$msgs
+$out"
 
 # No refusal reveals who owns the job.
 if echo "$msgs" | grep -E -q "uid[ =]?$vuid\b|$VICTIM|owned by"; then

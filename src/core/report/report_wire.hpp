@@ -57,6 +57,7 @@ struct ReportBody {
 
 struct ReportRequest {
     int version = kProtocolVersion;
+    bool curve = false;  // a request to read the job's curve (curve_wire.hpp), not a report
     ReportBody body;
     std::string signed_text;  // the bytes the credential must sign (everything before " cred=")
     std::string credential;

@@ -14,7 +14,9 @@ import stat
 import sys
 import tempfile
 import threading
+import time
 import unittest
+import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import explsched  # noqa: E402
@@ -70,9 +72,9 @@ class FakeServerTests(unittest.TestCase):
     def tearDown(self):
         self.tmp.cleanup()
 
-    def reporter(self, server):
+    def reporter(self, server, strict=True, timeout=5):
         return explsched.Reporter(address=server.address, munge_socket="/nonexistent/sock",
-                                  munge_command=self.munge, timeout=5)
+                                  munge_command=self.munge, timeout=timeout, strict=strict)
 
     def test_fake_request_line_follows_the_wire_format(self):
         server = FakeServer(["EXPLSCHED-REPLY/1 stored job=42 step=7"])
@@ -99,11 +101,16 @@ class FakeServerTests(unittest.TestCase):
     def test_fake_retry_and_duplicate(self):
         server = FakeServer(["EXPLSCHED-REPLY/1 retry code=busy msg=too many connections",
                              "EXPLSCHED-REPLY/1 duplicate job=3 step=5"])
-        r = self.reporter(server)
+        r = self.reporter(server)  # strict: a retry reply is retried within the timeout
+        self.assertEqual(r.report(5, 1.0, job=3), "duplicate")
+        self.assertEqual(len(server.lines), 2)
+        r.close()
+        server.close()
+        server = FakeServer(["EXPLSCHED-REPLY/1 retry code=busy msg=too many connections"] * 100)
+        r = self.reporter(server, timeout=0.3)
         with self.assertRaises(explsched.ReportRetry) as ctx:
             r.report(5, 1.0, job=3)
         self.assertEqual(ctx.exception.code, "busy")
-        self.assertEqual(r.report(5, 1.0, job=3), "duplicate")
         r.close()
         server.close()
 
@@ -148,10 +155,165 @@ class FakeServerTests(unittest.TestCase):
 
     def test_fake_munge_failure_is_a_clear_error(self):
         server = FakeServer(["EXPLSCHED-REPLY/1 stored job=1 step=1"])
-        r = explsched.Reporter(address=server.address, munge_command="/bin/false")
+        r = explsched.Reporter(address=server.address, munge_command="/bin/false", strict=True)
         with self.assertRaises(explsched.ReportError) as ctx:
             r.report(1, 1.0, job=1)
         self.assertIn("munge", str(ctx.exception))
+        server.close()
+
+
+class SilentServer:
+    """Accepts connections and reads requests but never answers (a hung or swamped explschedd)."""
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.address = "127.0.0.1:%d" % self.sock.getsockname()[1]
+        self.conns = []
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.conns.append(conn)
+
+    def close(self):
+        self.sock.close()
+        for c in self.conns:
+            c.close()
+
+
+def closed_port():
+    """An address where nothing listens (connection refused)."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    address = "127.0.0.1:%d" % s.getsockname()[1]
+    s.close()
+    return address
+
+
+def recording_munge(directory):
+    """A fake munge command that records its arguments, one call per line."""
+    path = os.path.join(directory, "rec-munge")
+    log = os.path.join(directory, "munge-args")
+    with open(path, "w", encoding="ascii") as f:
+        f.write("#!/bin/sh\necho \"$*\" >> %s\ncat >/dev/null\necho 'MUNGE:fake:'\n" % log)
+    os.chmod(path, stat.S_IRWXU)
+    return path, log
+
+
+class FailOpenTests(unittest.TestCase):
+    """report() in a training loop: a down, slow or busy explschedd costs a bounded time, one warning
+    per process, and never an exception (unless strict=True)."""
+
+    TIMEOUT = 0.5
+    SLACK = 2.5  # generous: the bound checked is "not unbounded", not a benchmark
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.munge = fake_munge(self.tmp.name)
+        explsched._warned.clear()
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def reporter(self, address, strict=False):
+        return explsched.Reporter(address=address, munge_command=self.munge, timeout=self.TIMEOUT,
+                                  strict=strict)
+
+    def timed_reports(self, r, count):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            started = time.monotonic()
+            results = [r.report(step, 1.0 / step, job=5) for step in range(1, count + 1)]
+            elapsed = time.monotonic() - started
+        return results, elapsed, [w for w in caught if issubclass(w.category, RuntimeWarning)]
+
+    def test_server_down_drops_points_with_one_warning(self):
+        r = self.reporter(closed_port())
+        results, elapsed, warned = self.timed_reports(r, 20)
+        self.assertEqual(results, ["dropped"] * 20)
+        self.assertEqual(len(warned), 1, [str(w.message) for w in warned])
+        self.assertIn("cannot connect", str(warned[0].message))
+        # The first call retries for at most TIMEOUT; the backoff makes the others immediate.
+        self.assertLess(elapsed, self.TIMEOUT + self.SLACK)
+
+    def test_slow_server_costs_at_most_the_timeout(self):
+        server = SilentServer()
+        r = self.reporter(server.address)
+        results, elapsed, warned = self.timed_reports(r, 3)
+        self.assertEqual(results, ["dropped"] * 3)
+        self.assertEqual(len(warned), 1)
+        self.assertLess(elapsed, self.TIMEOUT + self.SLACK)
+        server.close()
+
+    def test_busy_server_is_retried_with_backoff(self):
+        server = FakeServer(["EXPLSCHED-REPLY/1 retry code=busy msg=busy",
+                             "EXPLSCHED-REPLY/1 retry code=rate_limited msg=slow down",
+                             "EXPLSCHED-REPLY/1 stored job=5 step=1"])
+        r = explsched.Reporter(address=server.address, munge_command=self.munge, timeout=5)
+        self.assertEqual(r.report(1, 1.0, job=5), "stored")
+        self.assertEqual(len(server.lines), 3)
+        server.close()
+
+    def test_busy_server_forever_drops_the_point(self):
+        server = FakeServer(["EXPLSCHED-REPLY/1 retry code=busy msg=busy"] * 100)
+        r = self.reporter(server.address)
+        results, elapsed, warned = self.timed_reports(r, 5)
+        self.assertEqual(results, ["dropped"] * 5)
+        self.assertEqual(len(warned), 1)
+        self.assertIn("busy", str(warned[0].message))
+        self.assertLess(elapsed, self.TIMEOUT + self.SLACK)
+        server.close()
+
+    def test_strict_raises_each_time(self):
+        r = self.reporter(closed_port(), strict=True)
+        for _ in range(2):
+            with self.assertRaises(explsched.ReportError):
+                r.report(1, 1.0, job=5)
+
+    def test_refusal_is_returned_not_raised(self):
+        server = FakeServer(["EXPLSCHED-REPLY/1 refused code=too_many_points job=5 step=1 msg=cap"])
+        r = self.reporter(server.address)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            self.assertEqual(r.report(1, 1.0, job=5), "refused")
+            self.assertEqual(r.report(float("nan"), 1.0, job=5), "refused")
+        self.assertEqual(len(caught), 2)  # one per kind of refusal
+        server.close()
+
+    def test_module_report_without_a_job_does_not_raise(self):
+        saved = dict(os.environ)
+        try:
+            for name in ("EXPLSCHED_JOB_ID", "SLURM_JOB_ID"):
+                os.environ.pop(name, None)
+            os.environ["EXPLSCHED_REPORT_ADDR"] = closed_port()
+            explsched._default = None
+            with warnings.catch_warnings(record=True):
+                warnings.simplefilter("always")
+                self.assertEqual(explsched.report(1, 0.5), "dropped")
+            with self.assertRaises(explsched.ReportError):
+                explsched.report(1, 0.5, strict=True)
+        finally:
+            explsched._default = None
+            os.environ.clear()
+            os.environ.update(saved)
+
+    def test_credentials_are_restricted_and_short_lived(self):
+        munge, log = recording_munge(self.tmp.name)
+        server = FakeServer(["EXPLSCHED-REPLY/1 stored job=5 step=1"])
+        r = explsched.Reporter(address=server.address, munge_command=munge, report_uid=4242, strict=True)
+        self.assertEqual(r.report(1, 1.0, job=5), "stored")
+        with open(log, encoding="ascii") as f:
+            args = f.read().split()
+        self.assertIn("--restrict-uid", args)
+        self.assertEqual(args[args.index("--restrict-uid") + 1], "4242")
+        self.assertEqual(args[args.index("--ttl") + 1], str(explsched.CRED_TTL))
         server.close()
 
 
@@ -160,7 +322,7 @@ class FakeServerTests(unittest.TestCase):
 class RealDaemonTests(unittest.TestCase):
     def test_real_report_cycle(self):
         job = int(os.environ.get("EXPLSCHED_TEST_JOB", "4000000000"))
-        r = explsched.Reporter(address=os.environ["EXPLSCHED_TEST_ADDR"])
+        r = explsched.Reporter(address=os.environ["EXPLSCHED_TEST_ADDR"], strict=True)
         self.assertEqual(r.report(10, 0.9, throughput=100.0, job=job), "stored")
         self.assertEqual(r.report(20, 0.8, job=job), "stored")
         self.assertEqual(r.report(20, 0.8, job=job), "duplicate")

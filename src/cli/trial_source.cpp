@@ -1,5 +1,7 @@
 #include "cli/trial_source.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -9,6 +11,7 @@
 #include <memory>
 #include <sstream>
 
+#include "cli/daemon_curve.hpp"
 #include "core/base/strings.hpp"
 #include "core/curves/curve_csv.hpp"
 #include "core/curves/curve_ensemble.hpp"
@@ -253,15 +256,28 @@ Result<TrialInfo> load_live(const std::string& job, const SourceOptions& options
         if (!site) return make_error(site.error().message);
         db = site->report_db;
     }
-    auto reader = ReportReader::open(db);
-    if (!reader) return make_error("report store: " + reader.error().message);
-    auto rows = (*reader)->latest_job_curve(static_cast<std::uint32_t>(*id));
-    if (!rows) return make_error("report store: " + rows.error().message);
+    std::vector<StoredReport> rows;
+    std::string source = "live (" + db + ")";
+    if (auto reader = ReportReader::open(db)) {
+        auto read = (*reader)->latest_job_curve(static_cast<std::uint32_t>(*id));
+        if (!read) return make_error("report store: " + read.error().message);
+        rows = std::move(read).value();
+    } else if (::access(db.c_str(), R_OK) != 0 && errno == EACCES) {
+        // Only SlurmUser and root may read the store: ask explschedd for the caller's own curve.
+        auto remote = cli::read_curve_from_daemon(static_cast<std::uint32_t>(*id));
+        if (!remote)
+            return make_error("report store: " + reader.error().message +
+                              "; asking explschedd instead: " + remote.error().message);
+        rows = std::move(remote->rows);
+        source = "live (explschedd at " + remote->address + ")";
+    } else {
+        return make_error("report store: " + reader.error().message);
+    }
     TrialInfo t;
     t.name = job;
-    t.source = "live (" + db + ")";
-    const double t0 = rows->empty() ? 0.0 : rows->front().client_time;
-    for (const StoredReport& r : rows.value()) t.points.push_back(curve_point(r, ReportClock::client, t0));
+    t.source = source;
+    const double t0 = rows.empty() ? 0.0 : rows.front().client_time;
+    for (const StoredReport& r : rows) t.points.push_back(curve_point(r, ReportClock::client, t0));
     const auto direction = parse_direction(options.direction);  // checked by parse_source_options
     t.direction = options.direction.empty() || !direction ? infer_direction(t.points) : *direction;
     t.max_steps = options.max_steps;

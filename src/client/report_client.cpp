@@ -185,9 +185,9 @@ struct explsched_reporter {
 
     // One attempt on the current (or a new) connection; `stale` tells whether a failure may be a
     // connection the server closed while idle, which deserves one more try.
-    Result<wire::Reply> attempt(const wire::ReportBody& body, bool& stale) {
-        const auto deadline =
-            Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+    // `deadline` is the whole call's: a retry on a fresh connection shares it, so one report never
+    // holds a training step longer than the timeout.
+    Result<wire::Reply> attempt(const wire::ReportBody& body, bool& stale, Clock::time_point deadline) {
         stale = fd.valid();
         if (!fd.valid()) {
             if (auto s = connect_to(deadline); !s) return s.error();
@@ -245,9 +245,11 @@ struct explsched_reporter {
                               "explsched: " + s.error().message);
 
         std::lock_guard<std::mutex> lock(mutex);
+        const auto deadline =
+            Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
         bool stale = false;
-        auto reply = attempt(body, stale);
-        if (!reply && stale) reply = attempt(body, stale);
+        auto reply = attempt(body, stale, deadline);
+        if (!reply && stale && Clock::now() < deadline) reply = attempt(body, stale, deadline);
         if (!reply) return set_result(res, EXPLSCHED_REPORT_ERROR, "", "explsched: " + reply.error().message);
         const wire::Reply& r = *reply;
         const std::string code = r.code == wire::Code::none ? "" : std::string(wire::to_string(r.code));
@@ -307,6 +309,17 @@ explsched_reporter* open_reporter(const char* address, const char* munge_socket,
     // the credential protects nothing; the MAC still binds it. Skipping the cipher makes every
     // encode and decode cheaper (about 30 % more credentials per second through munged).
     munge_ctx_set(r->ctx, MUNGE_OPT_CIPHER_TYPE, MUNGE_CIPHER_NONE);
+    // Only explschedd's uid may decode the credential, and only for a short while: one seen on the
+    // network is worth nothing to another user, and soon to no one (explschedd refuses longer TTLs).
+    munge_ctx_set(r->ctx, MUNGE_OPT_TTL, static_cast<int>(wire::kCredentialTtlSeconds));
+    if (const char* e = env("EXPLSCHED_REPORT_UID")) {
+        auto uid = parse_uint64(e);
+        if (!uid || *uid >= 0xffffffffU) {
+            error = "explsched: EXPLSCHED_REPORT_UID='" + std::string(e) + "' is not a uid";
+            return nullptr;
+        }
+        munge_ctx_set(r->ctx, MUNGE_OPT_UID_RESTRICTION, static_cast<uid_t>(*uid));
+    }
     if (!r->munge_socket.empty() &&
         munge_ctx_set(r->ctx, MUNGE_OPT_SOCKET, r->munge_socket.c_str()) != EMUNGE_SUCCESS) {
         error = "explsched: munge socket " + r->munge_socket + ": " + munge_ctx_strerror(r->ctx);

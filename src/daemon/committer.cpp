@@ -12,6 +12,11 @@ Committer::~Committer() {
     if (thread_.joinable()) thread_.join();
 }
 
+Result<uint64_t> Committer::prune(uint32_t job_id, int64_t job_submit, uint64_t max_rows) {
+    std::lock_guard<std::mutex> lock(store_mutex_);
+    return store_.prune_instance(job_id, job_submit, max_rows);
+}
+
 void Committer::run() {
     for (;;) {
         std::vector<CommitTask> tasks = queue_.pop(max_batch_);
@@ -20,7 +25,10 @@ void Committer::run() {
         inputs.reserve(tasks.size());
         for (const auto& t : tasks) inputs.push_back(t.input);
 
-        auto outcomes = store_.submit(inputs);
+        auto outcomes = [&] {
+            std::lock_guard<std::mutex> lock(store_mutex_);
+            return store_.submit(inputs);
+        }();
         std::vector<Completion> replies(tasks.size());
         for (std::size_t i = 0; i < tasks.size(); ++i) {
             Completion& c = replies[i];

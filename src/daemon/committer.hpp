@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <thread>
 
 #include "core/base/log.hpp"
@@ -30,12 +31,16 @@ public:
     Committer& operator=(const Committer&) = delete;
 
     void push(const CommitTask& task) { queue_.push(task); }
+    // One bounded delete for retention, between two batches (the store is one connection, used
+    // by one thread at a time).
+    Result<uint64_t> prune(uint32_t job_id, int64_t job_submit, uint64_t max_rows);
     const CommitStats& stats() const { return stats_; }
 
 private:
     void run();
 
     ReportStore& store_;
+    std::mutex store_mutex_;
     std::size_t max_batch_;
     CompletionQueue& done_;
     Logger& log_;

@@ -1,16 +1,22 @@
 // explschedd: receives training-curve reports from ExplSched jobs, checks their munge credential
 // and job ownership, and stores them in SQLite for priority/explsched. See explschedd(8).
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "core/base/strings.hpp"
 #include "core/report/report_store.hpp"
@@ -19,6 +25,7 @@
 #include "daemon/daemon_util.hpp"
 #include "daemon/job_owners.hpp"
 #include "daemon/report_server.hpp"
+#include "daemon/retention.hpp"
 #include "explsched_config.h"
 
 namespace {
@@ -57,9 +64,12 @@ void usage(FILE* out) {
                  "                          one commit per report)\n"
                  "  --sync full|normal      fsync each commit (full, default) or rely on the OS\n"
                  "  --auth-threads N        munge-checking threads (default 4)\n"
-                 "  --max-connections N     concurrent clients (default 1024)\n"
+                 "  --limit KEY=VALUE       a limit or retention setting (repeatable; see\n"
+                 "                          --list-limits), e.g. --limit user_rate=200\n"
+                 "  --list-limits           print every limit with its default and meaning\n"
+                 "  --max-connections N     same as --limit max_connections=N\n"
                  "  --max-inflight N        unanswered reports per connection (default 64)\n"
-                 "  --idle-timeout SECONDS  close idle connections (default 600)\n"
+                 "  --idle-timeout SECONDS  same as --limit idle_timeout=SECONDS\n"
                  "  -V, --version           print the version\n",
                  kDefaultConfig, kDefaultPidFile);
 }
@@ -132,18 +142,28 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
             auto n = number(1, 64);
             if (!n) return 2;
             o.server.auth_threads = static_cast<int>(*n);
-        } else if (arg == "--max-connections") {
-            auto n = number(1, 1000000);
-            if (!n) return 2;
-            o.server.max_connections = *n;
+        } else if (arg == "--limit" || arg == "--max-connections" || arg == "--idle-timeout") {
+            const char* v = value();
+            if (v == nullptr) return 2;
+            const std::string item = arg == "--limit"             ? std::string(v)
+                                     : arg == "--max-connections" ? "max_connections=" + std::string(v)
+                                                                  : "idle_timeout=" + std::string(v);
+            auto l = apply_limit(o.server.limits, item);
+            if (!l) {
+                std::fprintf(stderr, "explschedd: option %s: %s\n", arg.c_str(), l.error().message.c_str());
+                return 2;
+            }
+            o.server.limits = *l;
+        } else if (arg == "--list-limits") {
+            const auto values = describe_limits(DaemonLimits{});
+            const auto& keys = limit_keys();
+            for (std::size_t k = 0; k < keys.size(); ++k)
+                std::printf("%-36s %s\n", values[k].c_str(), std::string(keys[k].help).c_str());
+            return 0;
         } else if (arg == "--max-inflight") {
             auto n = number(1, 100000);
             if (!n) return 2;
             o.server.max_inflight_per_conn = *n;
-        } else if (arg == "--idle-timeout") {
-            auto n = number(1, uint64_t{86400} * 7);
-            if (!n) return 2;
-            o.server.idle_timeout_s = static_cast<int>(*n);
         } else {
             std::fprintf(stderr, "explschedd: unknown option '%s' (see --help)\n", arg.c_str());
             return 2;
@@ -201,23 +221,34 @@ int serve(const Options& o, const Settings& settings, DaemonLogger& log) {
 
     StoreOptions store_options;
     store_options.synchronous_full = o.sync_full;
+    store_options.max_points_per_job = o.server.limits.max_points_per_job;
     auto store = ReportStore::open(settings.report_db, store_options);
     if (!store) {
         log.write(LogLevel::error, store.error().message);
         return 1;
     }
-    JobOwners owners(o.slurm_conf, log);
+    const DaemonLimits& limits = o.server.limits;
+    OwnerCacheOptions cache;
+    cache.owner_ttl = std::chrono::seconds(limits.owner_cache_ttl);
+    cache.unknown_ttl = std::chrono::seconds(limits.unknown_job_ttl);
+    cache.capacity = limits.owner_cache_entries;
+    JobOwners owners(o.slurm_conf, log, cache);
     CompletionQueue done;
     auto committer = std::make_unique<Committer>(**store, o.max_batch, done, log);
     ServerOptions server_options = o.server;
     server_options.host = settings.report_host;
     server_options.port = settings.report_port;
     server_options.munge_socket = settings.munge_socket;
+    server_options.db_path = settings.report_db;
     auto server = ReportServer::create(server_options, owners, *committer, done, log);
     if (!server) {
         log.write(LogLevel::error, server.error().message);
         return 1;
     }
+    auto retention = std::make_unique<Retention>(settings.report_db, *committer, owners, limits, log);
+    std::string limit_text;
+    for (const auto& kv : describe_limits(limits)) limit_text += " " + kv;
+    log.write(LogLevel::info, "limits:" + limit_text);
     log.write(LogLevel::info, "explschedd " PACKAGE_VERSION " on " + (*server)->address() + ", database " +
                                   settings.report_db + ", munge socket " +
                                   (settings.munge_socket.empty() ? "default" : settings.munge_socket) + ", " +
@@ -226,8 +257,20 @@ int serve(const Options& o, const Settings& settings, DaemonLogger& log) {
         if (!o.syslog) log.use_syslog();  // stderr is about to become /dev/null
         detach->ready();
     }
+    // Clients restrict their credentials to SlurmUser's uid (the SPANK plugin's EXPLSCHED_REPORT_UID):
+    // a daemon running as anyone else cannot decode them. Checked beside the loop, which must not wait
+    // for a slow slurmctld.
+    std::thread user_check([&owners, &log] {
+        if (const auto slurm_user = owners.slurm_user(); slurm_user && *slurm_user != geteuid())
+            log.write(LogLevel::error, "explschedd runs as uid " + std::to_string(geteuid()) +
+                                           " but SlurmUser is uid " + std::to_string(*slurm_user) +
+                                           ": jobs restrict their credentials to SlurmUser and their reports "
+                                           "will be refused; run explschedd as SlurmUser");
+    });
     Status st = (*server)->run(sfd);
+    user_check.join();
     server->reset();    // workers joined: nothing new reaches the committer
+    retention.reset();  // no prune runs while the committer drains
     committer.reset();  // drains and commits what is queued
     ::close(sfd);
     if (!st) {
@@ -248,6 +291,16 @@ int main(int argc, char** argv) {
                                               : LogLevel::info;
     DaemonLogger log(level);
     if (o.syslog) log.use_syslog();
+    // The database, its -wal and -shm hold every user's curves: nothing explschedd creates is for
+    // anyone else (report_store.cpp also creates the database 0600 explicitly).
+    umask(077);
+    // Each client holds a descriptor: allow max_connections of them (up to the hard limit).
+    rlimit nofile{};
+    const auto wanted = static_cast<rlim_t>(o.server.limits.max_connections) + 256;
+    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < wanted) {
+        nofile.rlim_cur = std::min<rlim_t>(nofile.rlim_max, wanted);
+        setrlimit(RLIMIT_NOFILE, &nofile);
+    }
     try {
         auto settings = load_settings(o);
         if (!settings) {

@@ -17,6 +17,8 @@
 #include <deque>
 #include <mutex>
 #include <optional>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/base/fd.hpp"
@@ -33,6 +35,7 @@ struct Ticket {
 struct AuthTask {
     Ticket ticket;
     wire::ReportRequest request;
+    bool rate_charged = false;  // the per-uid rate was charged before munge (a peer on this host)
 };
 
 struct CommitTask {
@@ -40,13 +43,17 @@ struct CommitTask {
     ReportInput input;
 };
 
-// A stage's answer for one ticket: `uid` when authentication passed (reply unset), or the final
-// reply (refusal, or the commit's verdict).
+// A stage's answer for one ticket: `uid` and `job_submit` when authentication passed (reply
+// unset), or the final reply (refusal, or the commit's verdict). `authenticated`: the credential
+// was valid, whatever happened next (the connection has passed its authentication deadline).
 struct Completion {
     enum class Stage { auth, commit } stage = Stage::auth;
     Ticket ticket;
     uint32_t uid = 0;
+    int64_t job_submit = 0;
+    bool authenticated = false;
     std::optional<wire::Reply> reply;
+    std::optional<std::string> text;  // a complete answer of several lines (a curve read)
 };
 
 // A FIFO that worker threads block on; close() wakes them all to exit once it is drained.
@@ -84,6 +91,54 @@ private:
     std::mutex mutex_;
     std::condition_variable cv_;
     std::deque<T> items_;
+    bool closed_ = false;
+};
+
+// A WorkQueue that serves its clients in turn: items are queued per key (the reporting peer), and
+// pop() takes one item of each key round-robin, so one user's thousand queued reports delay another
+// user's report by one munge check, not a thousand.
+template <typename T>
+class FairQueue {
+public:
+    void push(const std::string& key, T item) {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            auto& q = per_key_[key];
+            if (q.empty()) order_.push_back(key);
+            q.push_back(std::move(item));
+        }
+        cv_.notify_one();
+    }
+    std::vector<T> pop(std::size_t max) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        cv_.wait(lock, [&] { return closed_ || !order_.empty(); });
+        std::vector<T> out;
+        while (!order_.empty() && out.size() < max) {
+            std::string key = std::move(order_.front());
+            order_.pop_front();
+            auto it = per_key_.find(key);
+            out.push_back(std::move(it->second.front()));
+            it->second.pop_front();
+            if (it->second.empty())
+                per_key_.erase(it);
+            else
+                order_.push_back(std::move(key));
+        }
+        return out;
+    }
+    void close() {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            closed_ = true;
+        }
+        cv_.notify_all();
+    }
+
+private:
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    std::unordered_map<std::string, std::deque<T>> per_key_;
+    std::deque<std::string> order_;  // keys with queued items, in serving order
     bool closed_ = false;
 };
 

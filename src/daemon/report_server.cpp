@@ -16,6 +16,7 @@
 #include <cstring>
 
 #include "core/base/errno_text.hpp"
+#include "core/report/curve_wire.hpp"
 #include "daemon/authenticator.hpp"
 
 namespace explsched::daemon {
@@ -57,7 +58,12 @@ wire::Reply busy_reply(std::string message) {
 
 ReportServer::ReportServer(const ServerOptions& options, JobOwners& owners, Committer& committer,
                            CompletionQueue& done, Logger& log)
-    : options_(options), owners_(owners), committer_(committer), done_(done), log_(log) {}
+    : options_(options),
+      owners_(owners),
+      committer_(committer),
+      done_(done),
+      log_(log),
+      self_uid_(static_cast<uint32_t>(geteuid())) {}
 
 ReportServer::~ReportServer() {
     auth_queue_.close();
@@ -112,18 +118,25 @@ Result<std::unique_ptr<ReportServer>> ReportServer::create(const ServerOptions& 
 }
 
 void ReportServer::auth_worker() {
-    Authenticator auth(options_.munge_socket, owners_);
+    Authenticator auth(options_.munge_socket, owners_, options_.limits, rates_, options_.db_path);
     for (;;) {
-        auto tasks = auth_queue_.pop(8);
+        auto tasks = auth_queue_.pop(4);
         if (tasks.empty()) return;
         std::vector<Completion> out;
         out.reserve(tasks.size());
         for (const auto& t : tasks) {
-            AuthResult r = auth.check(t.request);
             Completion c;
             c.stage = Completion::Stage::auth;
             c.ticket = t.ticket;
+            if (t.request.curve) {
+                c.text = auth.read_curve(t.request, t.rate_charged, c.authenticated);
+                out.push_back(std::move(c));
+                continue;
+            }
+            AuthResult r = auth.check(t.request, t.rate_charged);
             c.uid = r.uid;
+            c.job_submit = r.job_submit;
+            c.authenticated = r.authenticated;
             if (!r.ok) c.reply = std::move(r.refusal);
             out.push_back(std::move(c));
         }
@@ -226,15 +239,28 @@ void ReportServer::accept_clients() {
                 log(LogLevel::error, "accept: " + errno_text(errno));
             return;
         }
-        if (conns_.size() >= options_.max_connections) {
-            // Tell the client why, then hang up; a blocking write of one short line would be
-            // fine, but a non-blocking one never stalls the loop.
-            const std::string text = wire::format_reply(busy_reply(
-                "explschedd: too many connections (" + std::to_string(options_.max_connections) + ")"));
-            [[maybe_unused]] const ssize_t w =
-                ::send(fd.get(), text.data(), text.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+        const DaemonLimits& limits = options_.limits;
+        if (conns_.size() >= limits.max_connections) {
+            refuse_connection(fd, "explschedd: too many connections in all (max_connections=" +
+                                      std::to_string(limits.max_connections) + ")");
             ++rejected_busy_;
             continue;
+        }
+        PeerIdentity who = identifier_.identify(fd.get());
+        const bool limited = !exempt(who);
+        const std::string key = who.key();
+        if (limited) {
+            const std::size_t cap = who.uid ? limits.max_conns_per_user : limits.max_conns_per_host;
+            if (conns_per_peer_[key] >= cap) {
+                refuse_connection(fd, who.uid ? "explschedd: too many connections from this user on " +
+                                                    who.address +
+                                                    " (max_conns_per_user=" + std::to_string(cap) + ")"
+                                              : "explschedd: too many connections from " + who.address +
+                                                    " (max_conns_per_host=" + std::to_string(cap) + ")");
+                ++rejected_peer_;
+                continue;
+            }
+            ++conns_per_peer_[key];
         }
         const int one = 1;
         setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -243,15 +269,33 @@ void ReportServer::accept_clients() {
         c.fd = std::move(fd);
         c.id = id;
         c.peer = peer_name(addr);
+        c.who = std::move(who);
+        c.peer_key = key;
+        c.limited = limited;
         c.last_activity = time(nullptr);
+        c.accepted_at = c.last_activity;
         ++accepted_;
         epoll_event ev{};
         ev.events = 0;
         ev.data.u64 = id;
         epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, c.fd.get(), &ev);
         update_interest(c);
-        log(LogLevel::debug, "connection " + std::to_string(id) + " from " + c.peer);
+        log(LogLevel::debug,
+            "connection " + std::to_string(id) + " from " + c.peer + " (" + c.peer_key + ")");
     }
+}
+
+bool ReportServer::exempt(const PeerIdentity& who) const {
+    return who.uid && (*who.uid == 0 || *who.uid == self_uid_);
+}
+
+void ReportServer::refuse_connection(const Fd& fd, const std::string& message) {
+    // Tell the client why, then hang up (the Fd closes with its owner); a non-blocking write of
+    // one short line never stalls the loop.
+    const std::string text = wire::format_reply(busy_reply(message));
+    [[maybe_unused]] const ssize_t w =
+        ::send(fd.get(), text.data(), text.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    log(LogLevel::verbose, message);
 }
 
 bool ReportServer::want_read(const Connection& c) const {
@@ -307,7 +351,7 @@ void ReportServer::on_readable(Connection& c) {
 void ReportServer::process_lines(Connection& c) {
     std::string line;
     while (c.slots.size() < options_.max_inflight_per_conn && inflight_ < options_.max_inflight_total &&
-           c.out.size() - c.out_off < options_.max_output_bytes) {
+           c.out.size() - c.out_off < options_.max_output_bytes && !c.curve_pending) {
         const auto next = c.framer.next(line);
         if (next == wire::LineFramer::Next::need_more) break;
         if (next == wire::LineFramer::Next::too_long) {
@@ -330,7 +374,8 @@ void ReportServer::process_lines(Connection& c) {
 void ReportServer::handle_line(Connection& c, const std::string& line) {
     ++lines_;
     wire::Code code = wire::Code::none;
-    auto req = wire::parse_request(line, &code);
+    const bool curve = wire::is_curve_request(line);
+    auto req = curve ? wire::parse_curve_request(line, &code) : wire::parse_request(line, &code);
     if (!req) {
         ++refused_early_;
         wire::Reply r;
@@ -341,13 +386,39 @@ void ReportServer::handle_line(Connection& c, const std::string& line) {
         log(LogLevel::verbose, "refused from " + c.peer + ": " + r.message);
         return;
     }
+    // Charge the rate before munge where the kernel told who the peer is: a flood is answered here,
+    // at the cost of parsing a line, and never reaches munged or slurmctld.
+    const DaemonLimits& limits = options_.limits;
+    bool charged = false;
+    if (c.who.uid) {
+        if (!exempt(c.who)) {
+            if (!rates_.take("uid=" + std::to_string(*c.who.uid), limits.user_rate, limits.user_burst,
+                             RateLimiter::Clock::now(), curve ? kCurveReadCost : 1.0)) {
+                ++rate_limited_;
+                add_done_slot(c, rate_limited_reply(req->body, limits));
+                return;
+            }
+            charged = true;
+        }
+    } else if (!rates_.take("host=" + c.who.address, limits.host_rate, limits.host_burst,
+                            RateLimiter::Clock::now(), curve ? kCurveReadCost : 1.0)) {
+        ++rate_limited_;
+        wire::Reply r = rate_limited_reply(req->body, limits);
+        r.message = "too many reports from " + c.who.address +
+                    ": the limit is host_rate=" + std::to_string(static_cast<int64_t>(limits.host_rate)) +
+                    " reports/s; not stored, send it later";
+        add_done_slot(c, r);
+        return;
+    }
     Slot slot;
     slot.seq = c.next_seq++;
     slot.state = Slot::State::authing;
     slot.input.body = req->body;
     c.slots.push_back(std::move(slot));
     ++inflight_;
-    auth_queue_.push(AuthTask{Ticket{c.id, c.slots.back().seq}, std::move(req).value()});
+    // One curve at a time per connection: its answer may be large (wire::kMaxCurvePoints lines).
+    if (curve) c.curve_pending = true;
+    auth_queue_.push(c.peer_key, AuthTask{Ticket{c.id, c.slots.back().seq}, std::move(req).value(), charged});
 }
 
 void ReportServer::add_done_slot(Connection& c, const wire::Reply& reply) {
@@ -377,7 +448,13 @@ void ReportServer::on_completions() {
             continue;
         }
         Slot& slot = c.slots[comp.ticket.seq - c.slots.front().seq];
-        if (comp.reply) {
+        if (comp.authenticated) c.authenticated = true;
+        if (comp.text) {
+            --inflight_;
+            slot.state = Slot::State::done;
+            slot.reply = std::move(*comp.text);
+            c.curve_pending = false;
+        } else if (comp.reply) {
             --inflight_;
             slot.state = Slot::State::done;
             slot.reply = wire::format_reply(*comp.reply);
@@ -386,6 +463,7 @@ void ReportServer::on_completions() {
         } else {
             slot.state = Slot::State::authed;
             slot.input.uid = comp.uid;
+            slot.input.job_submit = comp.job_submit;
         }
         if (touched.empty() || touched.back() != c.id) touched.push_back(c.id);
     }
@@ -459,15 +537,40 @@ void ReportServer::close_connection(uint64_t id) {
         if (s.state == Slot::State::authed) --inflight_;
     epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, c.fd.get(), nullptr);
     c.fd.reset();
+    if (c.limited) {
+        auto counted = conns_per_peer_.find(c.peer_key);
+        if (counted != conns_per_peer_.end() && --counted->second == 0) conns_per_peer_.erase(counted);
+    }
     log(LogLevel::debug, "connection " + std::to_string(id) + " from " + c.peer + " closed");
     conns_.erase(it);
 }
 
 void ReportServer::check_idle(time_t now) {
-    std::vector<uint64_t> idle;
-    for (auto& [id, c] : conns_)
-        if (c.slots.empty() && now - c.last_activity > options_.idle_timeout_s) idle.push_back(id);
+    const DaemonLimits& limits = options_.limits;
+    std::vector<uint64_t> late, idle;
+    for (auto& [id, c] : conns_) {
+        // Unauthenticated past the deadline: closed even with reports in flight (whose replies,
+        // refusals all so far, are dropped), or a stream of garbage would keep it open.
+        if (!c.authenticated && now - c.accepted_at >= static_cast<time_t>(limits.auth_deadline))
+            late.push_back(id);
+        else if (c.slots.empty() && now - c.last_activity > static_cast<time_t>(limits.idle_timeout))
+            idle.push_back(id);
+    }
+    for (uint64_t id : late) {
+        auto it = conns_.find(id);
+        log(LogLevel::verbose, "connection " + std::to_string(id) + " from " + it->second.peer +
+                                   ": nothing authenticated within auth_deadline=" +
+                                   std::to_string(limits.auth_deadline) + "s; closed");
+        close_connection(id);
+    }
     for (uint64_t id : idle) close_connection(id);
+    auth_deadline_closed_ += late.size();
+    idle_closed_ += idle.size();
+    if (now - last_prune_ >= 60) {
+        last_prune_ = now;
+        rates_.prune(std::min(limits.user_rate, limits.host_rate),
+                     std::max(limits.user_burst, limits.host_burst));
+    }
 }
 
 void ReportServer::resume_paused() {
@@ -486,9 +589,12 @@ void ReportServer::log_stats() {
     log(LogLevel::info,
         "stats: connections open=" + std::to_string(conns_.size()) +
             " accepted=" + std::to_string(accepted_) + " turned_away=" + std::to_string(rejected_busy_) +
-            " lines=" + std::to_string(lines_) + " refused_unparsed=" + std::to_string(refused_early_) +
-            " stored=" + std::to_string(s.stored.load()) + " duplicate=" +
-            std::to_string(s.duplicates.load()) + " refused_by_store=" + std::to_string(s.refused.load()) +
+            " turned_away_per_peer=" + std::to_string(rejected_peer_) + " closed_unauthenticated=" +
+            std::to_string(auth_deadline_closed_) + " closed_idle=" + std::to_string(idle_closed_) +
+            " rate_limited=" + std::to_string(rate_limited_) + " lines=" + std::to_string(lines_) +
+            " refused_unparsed=" + std::to_string(refused_early_) + " stored=" +
+            std::to_string(s.stored.load()) + " duplicate=" + std::to_string(s.duplicates.load()) +
+            " refused_by_store=" + std::to_string(s.refused.load()) +
             " failed=" + std::to_string(s.failed.load()) + " commits=" + std::to_string(s.batches.load()));
 }
 

@@ -18,6 +18,7 @@
 extern "C" {
 #include <slurm/slurm.h>
 }
+extern "C" slurm_conf_t slurm_conf;  // slurmstepd's (libslurmfull): SlurmUser is explschedd's uid
 
 #ifndef EXPLSCHED_INTERCEPT_PATH
 #define EXPLSCHED_INTERCEPT_PATH "/usr/lib/libexplsched_intercept.so"
@@ -155,6 +156,8 @@ int remote_user_init(spank_t sp, const Settings& settings) {
         if (int rc = set_env(sp, "EXPLSCHED_JOB_ID", std::to_string(job_id)); rc != 0) return rc;
     if (!settings.munge_socket.empty())
         if (int rc = set_env(sp, "EXPLSCHED_MUNGE_SOCKET", settings.munge_socket); rc != 0) return rc;
+    if (int rc = set_env(sp, "EXPLSCHED_REPORT_UID", std::to_string(slurm_conf.slurm_user_id)); rc != 0)
+        return rc;
     return set_env(sp, "EXPLSCHED_REPORT_ADDR",
                    settings.report_host + ":" + std::to_string(settings.report_port));
 }

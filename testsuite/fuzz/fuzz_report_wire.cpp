@@ -5,7 +5,9 @@
 //  - the framer never yields a line longer than the limit and never holds more than its capacity;
 //  - a parsed request's signed text is exactly the bytes before " cred=" of its line;
 //  - a parsed request passes validate_body, and formatting it again parses to the same values;
-//  - a parsed reply formats and parses back to the same status, code and numbers.
+//  - a parsed reply formats and parses back to the same status, code and numbers;
+//  - a parsed curve request (curve_wire.hpp) signs exactly the bytes before " cred=" and formats
+//    back to itself; a parsed curve header or point formats and parses back to the same values.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -14,6 +16,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/report/curve_wire.hpp"
 #include "core/report/report_wire.hpp"
 
 using namespace explsched::wire;
@@ -69,6 +72,40 @@ void check_reply(std::string_view line) {
     require(again->last_step == reply->last_step);
 }
 
+void check_curve(std::string_view line) {
+    Code code = Code::none;
+    auto req = parse_curve_request(line, &code);
+    if (!req) {
+        require(code != Code::none);
+        require(req.error().message.size() < 1024);
+    } else {
+        require(req->curve);
+        std::string_view bare = line;
+        if (!bare.empty() && bare.back() == '\r') bare.remove_suffix(1);
+        require(bare.substr(0, req->signed_text.size()) == req->signed_text);
+        const std::string again =
+            format_curve_request(req->body.job_id, req->body.client_time, req->credential);
+        auto req2 = parse_curve_request(std::string_view(again).substr(0, again.size() - 1));
+        require(req2.ok());
+        require(req2->body.job_id == req->body.job_id);
+        require(same_double(req2->body.client_time, req->body.client_time));
+    }
+    if (auto h = parse_curve_header(line)) {
+        const std::string text = format_curve_reply(h->job_id, h->submit, {});
+        auto h2 = parse_curve_header(std::string_view(text).substr(0, text.find('\n')));
+        require(h2.ok() && h2->job_id == h->job_id && h2->submit == h->submit && h2->points == 0);
+    }
+    if (auto p = parse_curve_point(line)) {
+        const std::string text = format_curve_reply(1, 0, {*p});
+        const std::string_view point_line = std::string_view(text).substr(text.find('\n') + 1);
+        auto p2 = parse_curve_point(point_line.substr(0, point_line.size() - 1));
+        require(p2.ok() && p2->id == p->id && p2->step == p->step && same_double(p2->metric, p->metric) &&
+                same_double(p2->client_time, p->client_time) &&
+                same_double(p2->server_time, p->server_time) &&
+                p2->throughput.has_value() == p->throughput.has_value());
+    }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -94,6 +131,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             require(line.find('\n') == std::string::npos);
             check_request(line);
             check_reply(line);
+            check_curve(line);
         }
         require(framer.room() <= 4 * kMaxLine);
     }
@@ -101,6 +139,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (input.find('\n') == std::string_view::npos) {
         check_request(input);
         check_reply(input);
+        check_curve(input);
         (void)parse_host_port(input);
     }
     return 0;

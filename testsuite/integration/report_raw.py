@@ -24,8 +24,11 @@ import time
 
 
 def credential(munge_socket, signed):
-    done = subprocess.run(["munge", "--socket", munge_socket, "--cipher", "none"], input=signed.encode(),
-                          capture_output=True, check=True)
+    # As the real clients do: short-lived, and restricted to explschedd's uid when it is known.
+    cmd = ["munge", "--socket", munge_socket, "--cipher", "none", "--ttl", "60"]
+    if os.environ.get("EXPLSCHED_REPORT_UID", "").isdigit():
+        cmd += ["--restrict-uid", os.environ["EXPLSCHED_REPORT_UID"]]
+    done = subprocess.run(cmd, input=signed.encode(), capture_output=True, check=True)
     return done.stdout.decode().strip()
 
 

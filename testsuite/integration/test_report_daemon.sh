@@ -46,7 +46,8 @@ start_daemon() {
     wait_until 20 "(exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null" "explschedd listening on $port"
 }
 raw() { $PY "$s/testsuite/integration/report_raw.py" "$addr" "$EXPLSCHED_MUNGE_SOCKET" "$@"; }
-as_user() { runuser -u $TEST_USER -- env EXPLSCHED_CONF="$EXPLSCHED_CONF" SLURM_CONF="$SLURM_CONF" "$@"; }
+# Outside a job nothing sets EXPLSCHED_REPORT_UID (explschedd runs as root here): say it.
+as_user() { runuser -u $TEST_USER -- env EXPLSCHED_CONF="$EXPLSCHED_CONF" SLURM_CONF="$SLURM_CONF" EXPLSCHED_REPORT_UID=0 "$@"; }
 report() { "$b/src/cli/explsched" report --address "$addr" --retries 0 "$@"; }
 rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$DAEMON/status"; }
 db_query() { $PY -c 'import sqlite3,sys; c=sqlite3.connect("file:"+sys.argv[1]+"?mode=ro",uri=True)
@@ -113,8 +114,8 @@ done
 # A credential signs one body: moved onto another body it is refused; used twice, munged refuses
 # the replay.
 text="EXPLSCHED-REPORT/1 job=$rjob step=300 metric=1 time=1"
-cred1=$(printf '%s' "$text" | munge --socket "$EXPLSCHED_MUNGE_SOCKET" --cipher none)
-cred2=$(printf '%s' "$text" | munge --socket "$EXPLSCHED_MUNGE_SOCKET" --cipher none)
+cred1=$(printf '%s' "$text" | munge --socket "$EXPLSCHED_MUNGE_SOCKET" --cipher none --ttl 60)
+cred2=$(printf '%s' "$text" | munge --socket "$EXPLSCHED_MUNGE_SOCKET" --cipher none --ttl 60)
 replies=$(raw lines <<EOF
 RAW EXPLSCHED-REPORT/1 job=$rjob step=300 metric=0.001 time=1 cred=$cred1
 RAW $text cred=$cred2

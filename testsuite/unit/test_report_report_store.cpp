@@ -3,6 +3,7 @@
 
 #include <signal.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -416,6 +417,140 @@ BOOST_AUTO_TEST_CASE(hostile_input_leaves_the_database_intact) {
     for (const auto& out : *r) BOOST_TEST_REQUIRE((out.verdict != StoreVerdict::stored));
     BOOST_TEST(dump(dir.db()) == before);
     BOOST_TEST(sql_text(dir.db(), "PRAGMA integrity_check") == "ok");
+}
+
+BOOST_AUTO_TEST_CASE(the_point_cap_refuses_past_the_limit_per_instance_and_stores_nothing_half_way) {
+    TempDir dir;
+    StoreOptions opt;
+    opt.max_points_per_job = 3;
+    auto st = ReportStore::open(dir.db(), opt);
+    BOOST_TEST_REQUIRE(st.ok(), why(st));
+    auto& store = **st;
+    // Two steps committed, then a batch that crosses the cap: later inputs see earlier ones.
+    BOOST_TEST((submit(store, input(5, 1, 1.0)).verdict == StoreVerdict::stored));
+    BOOST_TEST((submit(store, input(5, 2, 0.9)).verdict == StoreVerdict::stored));
+    auto batch = store.submit({input(5, 3, 0.8), input(5, 4, 0.7), input(5, 3, 0.8)});
+    BOOST_TEST_REQUIRE(batch.ok(), why(batch));
+    BOOST_TEST(((*batch)[0].verdict == StoreVerdict::stored));
+    BOOST_TEST(((*batch)[1].verdict == StoreVerdict::refused));
+    BOOST_TEST(((*batch)[1].code == wire::Code::too_many_points));
+    BOOST_TEST(contains((*batch)[1].message, "max_points_per_job=3"), (*batch)[1].message);
+    BOOST_TEST(((*batch)[2].verdict == StoreVerdict::duplicate));  // a re-ack is not a new point
+    const std::string before = dump(dir.db());
+    BOOST_TEST((submit(store, input(5, 9, 0.1)).code == wire::Code::too_many_points));
+    BOOST_TEST(dump(dir.db()) == before);
+    // Another instance of the same id, and another job, have their own count.
+    ReportInput other = input(5, 1, 1.0);
+    other.job_submit = 1700000500;
+    BOOST_TEST((submit(store, other).verdict == StoreVerdict::stored));
+    BOOST_TEST((submit(store, input(6, 1, 1.0)).verdict == StoreVerdict::stored));
+    // A reopened store counts what is on disk.
+    st->reset();
+    auto again = ReportStore::open(dir.db(), opt);
+    BOOST_TEST_REQUIRE(again.ok(), why(again));
+    BOOST_TEST((submit(**again, input(5, 10, 0.05)).code == wire::Code::too_many_points));
+}
+
+BOOST_AUTO_TEST_CASE(the_database_is_created_0600_and_foreign_or_writable_files_are_refused) {
+    TempDir dir;
+    {
+        auto store = open_store(dir.db());
+        submit(*store, input(1, 1, 1.0));
+        struct stat st;
+        BOOST_TEST_REQUIRE(stat(dir.db().c_str(), &st) == 0);
+        BOOST_TEST((st.st_mode & 07777) == 0600u);
+        for (const char* side : {"-wal", "-shm"}) {
+            const std::string p = dir.db() + side;
+            if (stat(p.c_str(), &st) == 0) BOOST_TEST((st.st_mode & 077) == 0u, p);
+        }
+    }
+    // A group-writable database is refused, naming the mode.
+    BOOST_TEST_REQUIRE(chmod(dir.db().c_str(), 0660) == 0);
+    auto s = ReportStore::open(dir.db());
+    BOOST_TEST_REQUIRE(!s.ok());
+    BOOST_TEST(contains(s.error().message, "0660"), s.error().message);
+    // A readable-by-others one is tightened to 0600.
+    BOOST_TEST_REQUIRE(chmod(dir.db().c_str(), 0644) == 0);
+    BOOST_TEST_REQUIRE(ReportStore::open(dir.db()).ok());
+    struct stat st;
+    BOOST_TEST_REQUIRE(stat(dir.db().c_str(), &st) == 0);
+    BOOST_TEST((st.st_mode & 07777) == 0600u);
+    // A symbolic link is refused.
+    const std::string link = dir.db("link.db");
+    BOOST_TEST_REQUIRE(symlink(dir.db().c_str(), link.c_str()) == 0);
+    auto l = ReportStore::open(link);
+    BOOST_TEST_REQUIRE(!l.ok());
+    BOOST_TEST(contains(l.error().message, "symbolic link"), l.error().message);
+    // Another user's file is refused (needs root to chown).
+    if (geteuid() == 0) {
+        BOOST_TEST_REQUIRE(chown(dir.db().c_str(), 65534, 65534) == 0);
+        auto o = ReportStore::open(dir.db());
+        BOOST_TEST_REQUIRE(!o.ok());
+        BOOST_TEST(contains(o.error().message, "owned by uid 65534"), o.error().message);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(pruning_deletes_one_instance_in_bounded_batches_and_keeps_cursors_valid) {
+    TempDir dir;
+    auto store = open_store(dir.db());
+    for (uint64_t step = 1; step <= 25; ++step)
+        submit(*store, input(7, step, 1.0 / static_cast<double>(step)));
+    ReportInput newer = input(8, 1, 0.5);
+    newer.server_time = 1800000000.0;
+    submit(*store, newer);
+    auto reader = open_reader(dir.db());
+    auto all = reader->read_since(0);
+    BOOST_TEST_REQUIRE(all.ok());
+    const int64_t cursor = all->back().id;
+
+    auto old = reader->instances_before(1750000000.0, 100);
+    BOOST_TEST_REQUIRE(old.ok(), why(old));
+    BOOST_TEST_REQUIRE(old->size() == 1u);
+    BOOST_TEST((*old)[0].job_id == 7u);
+    BOOST_TEST((*old)[0].rows == 25u);
+
+    std::vector<uint64_t> batches;
+    for (;;) {
+        auto n = store->prune_instance(7, 0, 10);
+        BOOST_TEST_REQUIRE(n.ok(), why(n));
+        batches.push_back(*n);
+        if (*n < 10) break;
+    }
+    BOOST_TEST((batches == std::vector<uint64_t>{10, 10, 5}));
+    auto curve = reader->job_curve(7, 0);
+    BOOST_TEST_REQUIRE(curve.ok());
+    BOOST_TEST(curve->empty());
+    // Ids are never reused: a reader's cursor still yields exactly the rows after it.
+    submit(*store, input(9, 1, 0.5));
+    auto after = reader->read_since(cursor);
+    BOOST_TEST_REQUIRE(after.ok());
+    BOOST_TEST_REQUIRE(after->size() == 1u);
+    BOOST_TEST((*after)[0].job_id == 9u);
+    BOOST_TEST((*after)[0].id > cursor);
+    // The pruned job's count starts over.
+    StoreOptions opt;
+    opt.max_points_per_job = 2;
+    store.reset();
+    auto capped = ReportStore::open(dir.db(), opt);
+    BOOST_TEST_REQUIRE(capped.ok());
+    BOOST_TEST((submit(**capped, input(7, 100, 0.1)).verdict == StoreVerdict::stored));
+}
+
+BOOST_AUTO_TEST_CASE(a_reader_without_permission_is_told_who_may_read) {
+    TempDir dir;
+    open_store(dir.db());
+    if (geteuid() != 0) return;  // root reads anything; the check below needs an ordinary uid
+    const pid_t pid = fork();
+    BOOST_TEST_REQUIRE(pid >= 0);
+    if (pid == 0) {
+        if (setgid(65534) != 0 || setuid(65534) != 0) _exit(3);
+        auto r = ReportReader::open(dir.db());
+        _exit(!r.ok() && contains(r.error().message, "SlurmUser") ? 0 : 1);
+    }
+    int status = 0;
+    BOOST_TEST_REQUIRE(waitpid(pid, &status, 0) == pid);
+    BOOST_TEST(WIFEXITED(status));
+    BOOST_TEST(WEXITSTATUS(status) == 0);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -203,7 +203,8 @@ BOOST_AUTO_TEST_CASE(replies_round_trip) {
     BOOST_TEST(!parse_reply("EXPLSCHED-REPLY/3 stored").ok());
     BOOST_TEST(!parse_reply("EXPLSCHED-REPLY/1 refused code=nonsense").ok());
     BOOST_TEST(parse_reply("EXPLSCHED-REPLY/1 duplicate job=1 step=2 future=field")->accepted());
-    for (Code c : {Code::bad_request, Code::unknown_job, Code::unavailable})
+    for (Code c :
+         {Code::bad_request, Code::unknown_job, Code::unavailable, Code::rate_limited, Code::too_many_points})
         BOOST_TEST((parse_code(to_string(c)) == c));
 }
 

@@ -51,12 +51,18 @@ typedef struct explsched_reporter explsched_reporter;
  *   settings file ($EXPLSCHED_CONF, default /etc/slurm/explschedd.conf), else 127.0.0.1:6828.
  * munge_socket: NULL: $EXPLSCHED_MUNGE_SOCKET, else munge_socket of that settings file, else
  *   libmunge's default socket.
+ * Credentials live 60 s and, when $EXPLSCHED_REPORT_UID is set (the SPANK plugin sets it to
+ * explschedd's uid, SlurmUser), only that uid may decode them.
  * Returns NULL and writes why into errbuf (if not NULL) on failure.
  */
 explsched_reporter* explsched_reporter_open(const char* address, const char* munge_socket, char* errbuf,
                                             size_t errlen);
 
-/* Seconds to wait for connecting, sending and the reply (default 10). */
+/*
+ * The most seconds one send may take: connecting, sending, the reply and a reconnection together
+ * (default 10). Past it the call returns EXPLSCHED_REPORT_ERROR and the training step goes on.
+ * (Getting the credential from munged is bounded by libmunge's own timeout.)
+ */
 void explsched_reporter_set_timeout(explsched_reporter* reporter, double seconds);
 
 /*

@@ -1,6 +1,12 @@
 #include "core/report/report_store.hpp"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <algorithm>
 #include <charconv>
@@ -133,13 +139,67 @@ std::string format_metric(double v) {
     return std::string(buf, res.ptr);
 }
 
+std::string mode_text(mode_t mode) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(mode & 07777));
+    return buf;
+}
+
+// The checks a file the writer trusts must pass: a regular file (not a link), ours, and writable
+// by no one else. fd: open on it.
+Status check_owned(const std::string& path, int fd) {
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return make_error("report database " + path + ": fstat: " + std::strerror(errno));
+    if (!S_ISREG(st.st_mode)) return make_error("report database " + path + ": not a regular file");
+    if (st.st_uid != geteuid())
+        return make_error(
+            "report database " + path + " is owned by uid " + std::to_string(st.st_uid) +
+            ", not by explschedd's uid " + std::to_string(geteuid()) +
+            ": refusing to use it (run explschedd as the file's owner, SlurmUser, or chown it)");
+    if (st.st_mode & (S_IWGRP | S_IWOTH))
+        return make_error("report database " + path + " has mode " + mode_text(st.st_mode) +
+                          ": writable by group or others, so anyone could have altered it; refusing to use "
+                          "it (check its contents, then chmod 0600)");
+    if ((st.st_mode & 07777) != 0600 && fchmod(fd, 0600) != 0)
+        return make_error("report database " + path + ": chmod 0600: " + std::strerror(errno));
+    return {};
+}
+
+// Creates the database file (mode 0600) or checks the existing one, and its -wal/-shm, before
+// SQLite opens them: SQLite creates files with the default mode (0644 less the umask) and gives
+// -wal/-shm the database file's mode.
+Status secure_database_file(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return make_error("report database " + path + ": cannot open: " + std::strerror(errno) +
+                          (errno == ELOOP ? " (a symbolic link: refused)" : ""));
+    Status st = check_owned(path, fd);
+    ::close(fd);
+    if (!st) return st;
+    for (const char* suffix : {"-wal", "-shm"}) {
+        const std::string side = path + suffix;
+        const int sfd = ::open(side.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+        if (sfd < 0) {
+            if (errno == ENOENT) continue;
+            return make_error("report database " + side + ": cannot open: " + std::strerror(errno));
+        }
+        Status s2 = check_owned(side, sfd);
+        ::close(sfd);
+        if (!s2) return s2;
+    }
+    return {};
+}
+
 }  // namespace
 
 Result<std::unique_ptr<ReportStore>> ReportStore::open(const std::string& path, const StoreOptions& options) {
+    if (auto s = secure_database_file(path); !s) return s.error();
     auto db = open_db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, options.busy_timeout_ms);
     if (!db) return db.error();
     std::unique_ptr<ReportStore> store(new ReportStore());
     store->path_ = path;
+    store->max_points_ = options.max_points_per_job;
     store->db_ = std::move(db).value();
     sqlite3* raw = store->db_.get();
 
@@ -195,6 +255,10 @@ Result<std::unique_ptr<ReportStore>> ReportStore::open(const std::string& path, 
         {&store->insert_,
          "INSERT INTO reports (job_id, step, metric, throughput, client_time, server_time, uid, job_submit) "
          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"},
+        {&store->count_, "SELECT COUNT(*) FROM reports WHERE job_id = ?1 AND job_submit = ?2"},
+        {&store->prune_,
+         "DELETE FROM reports WHERE id IN (SELECT id FROM reports WHERE job_id = ?1 AND job_submit = ?2 "
+         "LIMIT ?3)"},
     };
     for (auto& s : stmts) {
         auto p = prepare(path, raw, s.sql);
@@ -270,6 +334,20 @@ Result<StoreOutcome> ReportStore::apply(const ReportInput& input) {
         if (rc != SQLITE_DONE) return make_error(db_error(path_, db, "cannot look up the last step"));
     }
 
+    if (max_points_ > 0) {
+        auto n = points(b.job_id, input.job_submit);
+        if (!n) return n.error();
+        if (*n >= max_points_) {
+            out.verdict = StoreVerdict::refused;
+            out.code = wire::Code::too_many_points;
+            out.message =
+                "job " + std::to_string(b.job_id) + " has " + std::to_string(*n) +
+                " stored points, the cap per job (max_points_per_job=" + std::to_string(max_points_) +
+                "); report less often";
+            return out;
+        }
+    }
+
     sqlite3_stmt* ins = insert_.get();
     sqlite3_bind_int64(ins, 1, job);
     sqlite3_bind_int64(ins, 2, step);
@@ -285,7 +363,47 @@ Result<StoreOutcome> ReportStore::apply(const ReportInput& input) {
     if (auto s = step_done(path_, db, ins, "cannot insert a report"); !s) return s.error();
     out.verdict = StoreVerdict::stored;
     out.id = sqlite3_last_insert_rowid(db);
+    ++pending_[InstanceKey{b.job_id, input.job_submit}];
     return out;
+}
+
+Result<uint64_t> ReportStore::points(uint32_t job_id, int64_t job_submit) {
+    const InstanceKey key{job_id, job_submit};
+    uint64_t added = 0;
+    if (auto p = pending_.find(key); p != pending_.end()) added = p->second;
+    if (auto c = counts_.find(key); c != counts_.end()) return c->second + added;
+    sqlite3_stmt* stmt = count_.get();
+    sqlite3_bind_int64(stmt, 1, static_cast<sqlite3_int64>(job_id));
+    sqlite3_bind_int64(stmt, 2, job_submit);
+    const int rc = sqlite3_step(stmt);
+    const uint64_t n = rc == SQLITE_ROW ? static_cast<uint64_t>(sqlite3_column_int64(stmt, 0)) : 0;
+    sqlite3_reset(stmt);
+    if (rc != SQLITE_ROW) return make_error(db_error(path_, db_.get(), "cannot count a job's reports"));
+    // Inside the open transaction the COUNT already sees its own inserts.
+    const uint64_t committed = n >= added ? n - added : 0;
+    if (counts_.size() >= 200000) counts_.clear();  // bounded; recounted on demand
+    counts_[key] = committed;
+    return n;
+}
+
+Result<uint64_t> ReportStore::prune_instance(uint32_t job_id, int64_t job_submit, uint64_t max_rows) {
+    sqlite3* db = db_.get();
+    if (auto s = step_done(path_, db, begin_.get(), "cannot begin a transaction"); !s) return s.error();
+    sqlite3_stmt* stmt = prune_.get();
+    sqlite3_bind_int64(stmt, 1, static_cast<sqlite3_int64>(job_id));
+    sqlite3_bind_int64(stmt, 2, job_submit);
+    sqlite3_bind_int64(stmt, 3, static_cast<sqlite3_int64>(std::min<uint64_t>(max_rows, INT64_MAX)));
+    if (auto s = step_done(path_, db, stmt, "cannot delete reports"); !s) {
+        (void)step_done(path_, db, rollback_.get(), "cannot roll back");
+        return s.error();
+    }
+    const auto deleted = static_cast<uint64_t>(sqlite3_changes(db));
+    if (auto s = step_done(path_, db, commit_.get(), "cannot commit"); !s) {
+        if (sqlite3_get_autocommit(db) == 0) (void)step_done(path_, db, rollback_.get(), "cannot roll back");
+        return s.error();
+    }
+    counts_.erase(InstanceKey{job_id, job_submit});
+    return deleted;
 }
 
 Result<std::vector<StoreOutcome>> ReportStore::submit(const std::vector<ReportInput>& batch) {
@@ -294,10 +412,12 @@ Result<std::vector<StoreOutcome>> ReportStore::submit(const std::vector<ReportIn
     outcomes.reserve(batch.size());
     sqlite3* db = db_.get();
     if (auto s = step_done(path_, db, begin_.get(), "cannot begin a transaction"); !s) return s.error();
+    pending_.clear();
     for (const ReportInput& input : batch) {
         auto r = apply(input);
         if (!r) {
             (void)step_done(path_, db, rollback_.get(), "cannot roll back");
+            pending_.clear();
             return r.error();
         }
         outcomes.push_back(std::move(r).value());
@@ -306,8 +426,12 @@ Result<std::vector<StoreOutcome>> ReportStore::submit(const std::vector<ReportIn
         // A failed COMMIT may leave the transaction open (SQLITE_BUSY); end it so the next batch
         // starts clean. Nothing of this batch is stored.
         if (sqlite3_get_autocommit(db) == 0) (void)step_done(path_, db, rollback_.get(), "cannot roll back");
+        pending_.clear();
         return s.error();
     }
+    for (const auto& [key, added] : pending_)
+        if (auto c = counts_.find(key); c != counts_.end()) c->second += added;
+    pending_.clear();
     return outcomes;
 }
 
@@ -318,6 +442,11 @@ Result<StoreOutcome> ReportStore::submit_one(const ReportInput& input) {
 }
 
 Result<std::unique_ptr<ReportReader>> ReportReader::open(const std::string& path, int busy_timeout_ms) {
+    // SQLite says only "unable to open database file": say why, and what to do.
+    if (::access(path.c_str(), R_OK) != 0 && errno == EACCES)
+        return make_error("report database " + path +
+                          ": permission denied: it holds every user's curves and only explschedd's user "
+                          "(SlurmUser) and root may read it; run this as one of them");
     auto db = open_db(path, SQLITE_OPEN_READONLY, busy_timeout_ms);
     if (!db) return db.error();
     std::unique_ptr<ReportReader> reader(new ReportReader());
@@ -386,6 +515,27 @@ Result<std::vector<StoredReport>> ReportReader::job_curve(uint32_t job_id, int64
 Result<std::vector<StoredReport>> ReportReader::latest_job_curve(uint32_t job_id) {
     sqlite3_bind_int64(latest_curve_.get(), 1, static_cast<sqlite3_int64>(job_id));
     return collect(path_, db_.get(), latest_curve_.get());
+}
+
+Result<std::vector<StoredInstance>> ReportReader::instances_before(double before, std::size_t limit) {
+    auto stmt = prepare(path_, db_.get(),
+                        "SELECT job_id, job_submit, MAX(server_time), COUNT(*) FROM reports GROUP BY job_id, "
+                        "job_submit HAVING MAX(server_time) < ?1 LIMIT ?2");
+    if (!stmt) return stmt.error();
+    sqlite3_bind_double(stmt->get(), 1, before);
+    sqlite3_bind_int64(stmt->get(), 2, static_cast<sqlite3_int64>(std::min<std::size_t>(limit, INT64_MAX)));
+    std::vector<StoredInstance> out;
+    int rc;
+    while ((rc = sqlite3_step(stmt->get())) == SQLITE_ROW) {
+        StoredInstance i;
+        i.job_id = static_cast<uint32_t>(sqlite3_column_int64(stmt->get(), 0));
+        i.job_submit = sqlite3_column_int64(stmt->get(), 1);
+        i.last_server_time = sqlite3_column_double(stmt->get(), 2);
+        i.rows = static_cast<uint64_t>(sqlite3_column_int64(stmt->get(), 3));
+        out.push_back(i);
+    }
+    if (rc != SQLITE_DONE) return make_error(db_error(path_, db_.get(), "cannot list job instances"));
+    return out;
 }
 
 Result<int64_t> ReportReader::last_id() {

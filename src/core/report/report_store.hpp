@@ -16,17 +16,27 @@
 //  - a step lower than the job's last stored step is refused (step_behind, last step given) so a
 //    client resuming from a checkpoint learns where to skip to;
 //  - otherwise the report is inserted.
-// Rows are only ever inserted: a refused report changes nothing. A batch is one transaction, and
+//  - a job instance holds at most max_points_per_job rows; more are refused (too_many_points).
+// Rows are inserted by submit() and deleted only by prune_instance() (retention): a refused report
+// changes nothing. A batch is one transaction, and
 // a report counts as stored only once submit() returned after COMMIT.
 //
 // Incremental reading: every row has an id that increases with commit order (AUTOINCREMENT,
-// single writer), so "all rows with id > N" after remembering N is a complete, ordered feed.
+// single writer, ids never reused even after a delete), so "all rows with id > N" after
+// remembering N is a complete, ordered feed; pruning removes whole job instances and leaves every
+// reader's cursor valid.
+//
+// The file holds every user's curves: the writer creates it mode 0600 (its -wal and -shm inherit
+// that mode), tightens an existing one to 0600, and refuses a file owned by another uid, one that
+// is group- or other-writable, or a symbolic link. Readers must therefore run as the writer's user
+// (SlurmUser) or root; a reader without permission gets an error saying so.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/base/result.hpp"
@@ -82,6 +92,15 @@ struct StoreOptions {
     // crash of the writer process only. Group commit makes FULL affordable.
     bool synchronous_full = true;
     int busy_timeout_ms = 5000;
+    uint64_t max_points_per_job = 100000;  // per job instance (0: no cap)
+};
+
+// A job instance and when its last report arrived.
+struct StoredInstance {
+    uint32_t job_id = 0;
+    int64_t job_submit = 0;
+    double last_server_time = 0.0;
+    uint64_t rows = 0;
 };
 
 class ReportStore {
@@ -96,15 +115,37 @@ public:
     Result<std::vector<StoreOutcome>> submit(const std::vector<ReportInput>& batch);
     Result<StoreOutcome> submit_one(const ReportInput& input);
 
+    // Deletes at most `max_rows` rows of one job instance in one short transaction (the write lock
+    // is never held for a whole large job); returns how many went. Call again until 0.
+    Result<uint64_t> prune_instance(uint32_t job_id, int64_t job_submit, uint64_t max_rows);
+
     const std::string& path() const { return path_; }
 
 private:
     ReportStore() = default;
     Result<StoreOutcome> apply(const ReportInput& input);
+    Result<uint64_t> points(uint32_t job_id, int64_t job_submit);
 
     std::string path_;
+    uint64_t max_points_ = 0;
     SqliteDb db_;
-    SqliteStmt begin_, commit_, rollback_, find_step_, last_step_, insert_;
+    SqliteStmt begin_, commit_, rollback_, find_step_, last_step_, insert_, count_, prune_;
+    // Rows per job instance: committed counts (filled lazily with one COUNT), and what the open
+    // transaction added (merged on COMMIT, dropped on ROLLBACK).
+    struct InstanceKey {
+        uint32_t job_id;
+        int64_t job_submit;
+        bool operator==(const InstanceKey& o) const {
+            return job_id == o.job_id && job_submit == o.job_submit;
+        }
+    };
+    struct InstanceHash {
+        std::size_t operator()(const InstanceKey& k) const {
+            return std::hash<uint64_t>()((static_cast<uint64_t>(k.job_id) << 32) ^
+                                         static_cast<uint64_t>(k.job_submit));
+        }
+    };
+    std::unordered_map<InstanceKey, uint64_t, InstanceHash> counts_, pending_;
 };
 
 class ReportReader {
@@ -123,6 +164,8 @@ public:
     Result<std::vector<StoredReport>> latest_job_curve(uint32_t job_id);
     // Highest id stored (0 when empty).
     Result<int64_t> last_id();
+    // Job instances whose last report arrived before `before` (server time), at most `limit`.
+    Result<std::vector<StoredInstance>> instances_before(double before, std::size_t limit);
 
 private:
     ReportReader() = default;

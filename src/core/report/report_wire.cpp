@@ -32,6 +32,8 @@ constexpr CodeName kCodeNames[] = {
     {Code::step_conflict, "step_conflict"},
     {Code::busy, "busy"},
     {Code::unavailable, "unavailable"},
+    {Code::rate_limited, "rate_limited"},
+    {Code::too_many_points, "too_many_points"},
 };
 
 std::string quote(std::string_view text) {

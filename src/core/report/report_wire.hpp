@@ -40,6 +40,9 @@ inline constexpr std::string_view kReplyTag = "EXPLSCHED-REPLY";
 inline constexpr std::size_t kMaxLineBytes = 4096;
 // Longest credential accepted (bounds what munge_decode is asked to chew on).
 inline constexpr std::size_t kMaxCredentialBytes = 2048;
+// Lifetime clients give their credentials (MUNGE_OPT_TTL); explschedd refuses longer-lived ones
+// (a credential travels in clear text beside its report).
+inline constexpr int kCredentialTtlSeconds = 60;
 // Job ids are Slurm's uint32 ids; 0 and Slurm's NO_VAL/INFINITE markers are not jobs.
 inline constexpr uint32_t kMaxJobId = 0xfffffffdU;
 
@@ -54,6 +57,7 @@ struct ReportBody {
 
 struct ReportRequest {
     int version = kProtocolVersion;
+    bool curve = false;  // a request to read the job's curve (curve_wire.hpp), not a report
     ReportBody body;
     std::string signed_text;  // the bytes the credential must sign (everything before " cred=")
     std::string credential;
@@ -61,18 +65,20 @@ struct ReportRequest {
 
 // Why a report was not stored. Stable names on the wire (to_string/parse_code).
 enum class Code {
-    none,            // stored or duplicate
-    bad_request,     // the line does not follow the grammar
-    line_too_long,   // the line exceeded kMaxLineBytes
-    bad_version,     // a protocol version this server does not speak
-    invalid_value,   // NaN/inf, negative or absurd numbers (trial.hpp's point rules)
-    bad_credential,  // munge refused the credential, or it signs another body
-    forbidden,       // the credential's uid neither owns the job nor is root/SlurmUser
-    unknown_job,     // slurmctld does not know the job
-    step_behind,     // lower than the job's last stored step (last_step says which)
-    step_conflict,   // the step is stored with another metric value
-    busy,            // retry: too many connections or requests
-    unavailable,     // retry: database or slurmctld failed; nothing was stored
+    none,             // stored or duplicate
+    bad_request,      // the line does not follow the grammar
+    line_too_long,    // the line exceeded kMaxLineBytes
+    bad_version,      // a protocol version this server does not speak
+    invalid_value,    // NaN/inf, negative or absurd numbers (trial.hpp's point rules)
+    bad_credential,   // munge refused the credential, or it signs another body
+    forbidden,        // the credential's uid neither owns the job nor is root/SlurmUser
+    unknown_job,      // slurmctld does not know the job
+    step_behind,      // lower than the job's last stored step (last_step says which)
+    step_conflict,    // the step is stored with another metric value
+    busy,             // retry: too many connections or requests
+    unavailable,      // retry: database or slurmctld failed; nothing was stored
+    rate_limited,     // retry: the reporting user (or host) exceeded its report rate
+    too_many_points,  // the job instance reached the per-job cap of stored points
 };
 std::string_view to_string(Code code);
 std::optional<Code> parse_code(std::string_view text);

@@ -144,6 +144,7 @@ AuthResult Authenticator::check(const wire::ReportRequest& req, bool rate_charge
         // Root and SlurmUser may report for any job; the instance is named when slurmctld knows it.
         out.ok = true;
         out.job_submit = owner.kind == JobOwners::Kind::owner ? owner.submit_time : 0;
+        out.job_restarts = owner.kind == JobOwners::Kind::owner ? owner.restarts : 0;
         return out;
     }
     switch (owner.kind) {
@@ -151,6 +152,7 @@ AuthResult Authenticator::check(const wire::ReportRequest& req, bool rate_charge
             if (owner.uid == out.uid) {
                 out.ok = true;
                 out.job_submit = owner.submit_time;
+                out.job_restarts = owner.restarts;
             } else {
                 out.refusal = refusal(
                     body, ReplyStatus::refused, Code::forbidden,

@@ -29,8 +29,9 @@ struct AuthResult {
     bool ok = false;
     bool authenticated = false;  // the credential was valid (even if the report was then refused)
     uint32_t uid = 0;
-    int64_t job_submit = 0;  // when ok: the job instance (0 when slurmctld does not know the job)
-    wire::Reply refusal;     // when !ok: refused (or retry when munged/slurmctld is unreachable)
+    int64_t job_submit = 0;     // when ok: the job instance (0 when slurmctld does not know the job)
+    uint32_t job_restarts = 0;  // when ok: slurmctld's restart count (a requeue changes the submit time)
+    wire::Reply refusal;        // when !ok: refused (or retry when munged/slurmctld is unreachable)
 };
 
 class Authenticator {

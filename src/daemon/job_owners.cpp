@@ -123,7 +123,8 @@ JobOwners::Answer JobOwners::ask_slurmctld(uint32_t job_id) {
                   static_cast<int64_t>(job.submit_time),
                   base == JOB_PENDING || base == JOB_RUNNING || base == JOB_SUSPENDED,
                   false,
-                  {}};
+                  {},
+                  job.restart_cnt};
     }
     slurm_free_job_info_msg(msg);
     return answer;

@@ -37,6 +37,7 @@ public:
         bool active = false;      // when kind == owner: pending, running or suspended
         bool cached = false;      // the answer came from the cache
         std::string error;        // when unknown_job/unavailable: "<what failed>: <why>"
+        uint32_t restarts = 0;    // when kind == owner: requeues so far (each gave a new submit time)
     };
 
     // slurm_conf: path of slurm.conf; empty: $SLURM_CONF, else /etc/slurm/slurm.conf.

@@ -51,6 +51,7 @@ struct Completion {
     Ticket ticket;
     uint32_t uid = 0;
     int64_t job_submit = 0;
+    uint32_t job_restarts = 0;
     bool authenticated = false;
     std::optional<wire::Reply> reply;
     std::optional<std::string> text;  // a complete answer of several lines (a curve read)

@@ -136,6 +136,7 @@ void ReportServer::auth_worker() {
             AuthResult r = auth.check(t.request, t.rate_charged);
             c.uid = r.uid;
             c.job_submit = r.job_submit;
+            c.job_restarts = r.job_restarts;
             c.authenticated = r.authenticated;
             if (!r.ok) c.reply = std::move(r.refusal);
             out.push_back(std::move(c));
@@ -464,6 +465,7 @@ void ReportServer::on_completions() {
             slot.state = Slot::State::authed;
             slot.input.uid = comp.uid;
             slot.input.job_submit = comp.job_submit;
+            slot.input.job_restarts = comp.job_restarts;
         }
         if (touched.empty() || touched.back() != c.id) touched.push_back(c.id);
     }

@@ -141,6 +141,44 @@ BOOST_AUTO_TEST_CASE(a_reused_job_id_starts_a_new_curve_with_its_own_owner) {
     BOOST_TEST((*rows)[0].job_submit == 1700000000);
 }
 
+BOOST_AUTO_TEST_CASE(a_requeued_job_goes_on_with_its_curve_and_never_joins_another_users) {
+    TempDir dir;
+    auto store = open_store(dir.db());
+    // User 1002 had job id 42 first (a long-gone instance).
+    ReportInput other = input(42, 500, 0.1, 1002);
+    other.job_submit = 1000;
+    BOOST_TEST((submit(*store, other).verdict == StoreVerdict::stored));
+    // User 1001's job 42, submitted at 2000, reports steps 10 and 20.
+    ReportInput mine = input(42, 10, 0.9, 1001);
+    mine.job_submit = 2000;
+    BOOST_TEST((submit(*store, mine).verdict == StoreVerdict::stored));
+    mine.body.step = 20;
+    BOOST_TEST((submit(*store, mine).verdict == StoreVerdict::stored));
+    // Preempted and requeued: slurmctld now says submit 3000, restart count 1. Its reports go on
+    // in the first run's instance (a step behind the last one is refused as before).
+    ReportInput requeued = input(42, 15, 0.85, 1001);
+    requeued.job_submit = 3000;
+    requeued.job_restarts = 1;
+    auto behind = submit(*store, requeued);
+    BOOST_TEST((behind.code == wire::Code::step_behind));
+    BOOST_TEST(behind.last_step.value_or(0) == 20u);
+    requeued.body.step = 30;
+    BOOST_TEST((submit(*store, requeued).verdict == StoreVerdict::stored));
+    auto reader = open_reader(dir.db());
+    auto curve = reader->job_curve(42, 2000);
+    BOOST_TEST_REQUIRE(curve.ok(), why(curve));
+    BOOST_TEST(curve->size() == 3u);
+    BOOST_TEST(reader->job_curve(42, 3000)->empty());
+    // User 1002's old instance is untouched, and a requeued job of a user with no earlier
+    // instance starts its own.
+    BOOST_TEST(reader->job_curve(42, 1000)->size() == 1u);
+    ReportInput stranger = input(43, 1, 0.5, 1003);
+    stranger.job_submit = 4000;
+    stranger.job_restarts = 2;
+    BOOST_TEST((submit(*store, stranger).verdict == StoreVerdict::stored));
+    BOOST_TEST(reader->job_curve(43, 4000)->size() == 1u);
+}
+
 BOOST_AUTO_TEST_CASE(a_schema_1_database_is_upgraded_keeping_rows_and_ids) {
     TempDir dir;
     {

@@ -16,29 +16,29 @@ BOOST_AUTO_TEST_SUITE(trial_curves)
 
 BOOST_AUTO_TEST_CASE(a_reused_job_id_never_reads_the_old_curve) {
     TrialCurves c;
-    for (int s = 1; s <= 10; ++s) c.add(42, 1000, at(s, 1000 + s));
+    for (int s = 1; s <= 10; ++s) c.add(42, 1000, 1001, at(s, 1000 + s));
     BOOST_TEST(c.curve(42, 1000).size == 10u);
     BOOST_TEST(c.curve(42, 5000).size == 0u);  // another instance with the same id
-    c.add(42, 5000, at(1, 5001));
+    c.add(42, 5000, 1001, at(1, 5001));
     BOOST_TEST(c.curve(42, 5000).size == 1u);
     BOOST_TEST(c.curve(42, 1000).size == 10u);
 }
 
 BOOST_AUTO_TEST_CASE(legacy_rows_only_after_submit_and_only_without_real_instances) {
     TrialCurves c;
-    for (int s = 1; s <= 5; ++s) c.add(7, 0, at(s, 100 + s));   // an old job's rows
-    for (int s = 1; s <= 3; ++s) c.add(7, 0, at(s, 1000 + s));  // the current job's
+    for (int s = 1; s <= 5; ++s) c.add(7, 0, 1001, at(s, 100 + s));   // an old job's rows
+    for (int s = 1; s <= 3; ++s) c.add(7, 0, 1001, at(s, 1000 + s));  // the current job's
     BOOST_TEST(c.curve(7, 1000).size == 3u);
     BOOST_TEST(c.curve(7, 2000).size == 0u);
-    c.add(7, 1000, at(4, 1004));  // the store now names instances: legacy rows are ignored
+    c.add(7, 1000, 1001, at(4, 1004));  // the store now names instances: legacy rows are ignored
     BOOST_TEST(c.curve(7, 1000).size == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(a_requeued_job_keeps_its_curve) {
     TrialCurves c;
-    for (int s = 1; s <= 5; ++s) c.add(9, 1000, at(s, 1000 + s));
-    for (int s = 6; s <= 8; ++s) c.add(9, 2000, at(s, 2000 + s));
-    c.adopt_earlier(9, 2000);
+    for (int s = 1; s <= 5; ++s) c.add(9, 1000, 1001, at(s, 1000 + s));
+    for (int s = 6; s <= 8; ++s) c.add(9, 2000, 1001, at(s, 2000 + s));
+    c.adopt_earlier(9, 2000, 1001);
     const PointSpan p = c.curve(9, 2000);
     BOOST_TEST(p.size == 8u);
     BOOST_TEST(p[0].step == 1.0);
@@ -46,10 +46,25 @@ BOOST_AUTO_TEST_CASE(a_requeued_job_keeps_its_curve) {
     BOOST_TEST(c.instances() == 1u);
 }
 
+BOOST_AUTO_TEST_CASE(a_requeued_job_never_adopts_another_users_earlier_instance) {
+    TrialCurves c;
+    // Job id 9 belonged to user 1002 (a steep curve), then was reused by user 1001's job, which
+    // was requeued: only 1001's own runs make its curve.
+    for (int s = 1; s <= 5; ++s) c.add(9, 500, 1002, at(s * 100, 500 + s));
+    for (int s = 1; s <= 3; ++s) c.add(9, 1000, 1001, at(s, 1000 + s));
+    for (int s = 4; s <= 6; ++s) c.add(9, 2000, 1001, at(s, 2000 + s));
+    c.adopt_earlier(9, 2000, 1001);
+    const PointSpan p = c.curve(9, 2000);
+    BOOST_TEST_REQUIRE(p.size == 6u);
+    BOOST_TEST(p[0].step == 1.0);
+    BOOST_TEST(p[5].step == 6.0);
+    BOOST_TEST(c.curve(9, 500).size == 5u);  // left alone, to be retired when it is gone
+}
+
 BOOST_AUTO_TEST_CASE(retain_drops_dead_instances_and_budget_applies) {
     TrialCurves c(kMinCurvePoints);
-    for (int s = 1; s <= 1000; ++s) c.add(1, 10, at(s, 10 + s));
-    c.add(2, 20, at(1, 21));
+    for (int s = 1; s <= 1000; ++s) c.add(1, 10, 1001, at(s, 10 + s));
+    c.add(2, 20, 1001, at(1, 21));
     BOOST_TEST(c.curve(1, 10).size <= kMinCurvePoints);
     c.retain([](uint32_t id, int64_t) { return id == 2; });
     BOOST_TEST(c.instances() == 1u);

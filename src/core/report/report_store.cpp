@@ -252,6 +252,9 @@ Result<std::unique_ptr<ReportStore>> ReportStore::open(const std::string& path, 
          "SELECT id, metric FROM reports WHERE job_id = ?1 AND job_submit = ?3 AND step = ?2"},
         {&store->last_step_,
          "SELECT step FROM reports WHERE job_id = ?1 AND job_submit = ?2 ORDER BY step DESC LIMIT 1"},
+        {&store->chain_,
+         "SELECT MAX(job_submit) FROM reports WHERE job_id = ?1 AND uid = ?2 AND job_submit > 0 AND "
+         "job_submit < ?3"},
         {&store->insert_,
          "INSERT INTO reports (job_id, step, metric, throughput, client_time, server_time, uid, job_submit) "
          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"},
@@ -286,12 +289,15 @@ Result<StoreOutcome> ReportStore::apply(const ReportInput& input) {
     }
     const auto job = static_cast<sqlite3_int64>(b.job_id);
     const auto step = static_cast<sqlite3_int64>(b.step);
+    auto chained = instance_of(input);
+    if (!chained) return chained.error();
+    const int64_t instance = *chained;
 
     // The same step again: idempotent when the value matches, a conflict otherwise.
     sqlite3_stmt* find = find_step_.get();
     sqlite3_bind_int64(find, 1, job);
     sqlite3_bind_int64(find, 2, step);
-    sqlite3_bind_int64(find, 3, input.job_submit);
+    sqlite3_bind_int64(find, 3, instance);
     int rc = sqlite3_step(find);
     if (rc == SQLITE_ROW) {
         out.id = sqlite3_column_int64(find, 0);
@@ -314,7 +320,7 @@ Result<StoreOutcome> ReportStore::apply(const ReportInput& input) {
 
     sqlite3_stmt* last = last_step_.get();
     sqlite3_bind_int64(last, 1, job);
-    sqlite3_bind_int64(last, 2, input.job_submit);
+    sqlite3_bind_int64(last, 2, instance);
     rc = sqlite3_step(last);
     if (rc == SQLITE_ROW) {
         const auto last_step = static_cast<uint64_t>(sqlite3_column_int64(last, 0));
@@ -335,7 +341,7 @@ Result<StoreOutcome> ReportStore::apply(const ReportInput& input) {
     }
 
     if (max_points_ > 0) {
-        auto n = points(b.job_id, input.job_submit);
+        auto n = points(b.job_id, instance);
         if (!n) return n.error();
         if (*n >= max_points_) {
             out.verdict = StoreVerdict::refused;
@@ -359,12 +365,29 @@ Result<StoreOutcome> ReportStore::apply(const ReportInput& input) {
     sqlite3_bind_double(ins, 5, b.client_time);
     sqlite3_bind_double(ins, 6, input.server_time);
     sqlite3_bind_int64(ins, 7, static_cast<sqlite3_int64>(input.uid));
-    sqlite3_bind_int64(ins, 8, input.job_submit);
+    sqlite3_bind_int64(ins, 8, instance);
     if (auto s = step_done(path_, db, ins, "cannot insert a report"); !s) return s.error();
     out.verdict = StoreVerdict::stored;
     out.id = sqlite3_last_insert_rowid(db);
-    ++pending_[InstanceKey{b.job_id, input.job_submit}];
+    ++pending_[InstanceKey{b.job_id, instance}];
     return out;
+}
+
+Result<int64_t> ReportStore::instance_of(const ReportInput& input) {
+    if (input.job_restarts == 0 || input.job_submit <= 0) return input.job_submit;
+    sqlite3_stmt* stmt = chain_.get();
+    sqlite3_bind_int64(stmt, 1, static_cast<sqlite3_int64>(input.body.job_id));
+    sqlite3_bind_int64(stmt, 2, static_cast<sqlite3_int64>(input.uid));
+    sqlite3_bind_int64(stmt, 3, input.job_submit);
+    const int rc = sqlite3_step(stmt);
+    int64_t instance = input.job_submit;
+    if (rc == SQLITE_ROW && sqlite3_column_type(stmt, 0) != SQLITE_NULL)
+        instance = sqlite3_column_int64(stmt, 0);
+    sqlite3_reset(stmt);
+    sqlite3_clear_bindings(stmt);
+    if (rc != SQLITE_ROW)
+        return make_error(db_error(path_, db_.get(), "cannot look up a requeued job's instance"));
+    return instance;
 }
 
 Result<uint64_t> ReportStore::points(uint32_t job_id, int64_t job_submit) {

@@ -8,6 +8,11 @@
 // gave the job (seconds since the epoch). Slurm reuses job ids (wrap-around at MaxJobId, a
 // cluster whose state was reset), so a report never belongs to "job 1234" alone: a reused id
 // starts a new curve with a new owner. job_submit 0 marks rows written before schema 2.
+// Slurm also gives a job a new submit time when it is REQUEUED (and counts it in restart_cnt):
+// a requeued trial is the same trial, so a report of a job with restarts > 0 is filed under the
+// newest earlier instance of its id that belongs to the same uid (the instance's first submit
+// time), and its curve goes on. Only the same owner's instance is ever chained, so the worst a
+// wrap-around can do is join a user's new job to that user's own old curve.
 //
 // Rules the writer enforces, per job instance (trial):
 //  - values: ReportBody must pass wire::validate_body (the trial model's point rules);
@@ -64,7 +69,8 @@ struct StoredReport {
 
 struct ReportInput {
     wire::ReportBody body;
-    int64_t job_submit = 0;  // from slurmctld (the owner lookup), never from the client
+    int64_t job_submit = 0;     // from slurmctld (the owner lookup), never from the client
+    uint32_t job_restarts = 0;  // slurmctld's restart count of the job (requeues)
     uint32_t uid = 0;
     double server_time = 0.0;
 };
@@ -125,11 +131,14 @@ private:
     ReportStore() = default;
     Result<StoreOutcome> apply(const ReportInput& input);
     Result<uint64_t> points(uint32_t job_id, int64_t job_submit);
+    // The instance a report is filed under: its own, or for a requeued job the instance its
+    // earlier runs were filed under (see the top of this file).
+    Result<int64_t> instance_of(const ReportInput& input);
 
     std::string path_;
     uint64_t max_points_ = 0;
     SqliteDb db_;
-    SqliteStmt begin_, commit_, rollback_, find_step_, last_step_, insert_, count_, prune_;
+    SqliteStmt begin_, commit_, rollback_, find_step_, last_step_, insert_, count_, prune_, chain_;
     // Rows per job instance: committed counts (filled lazily with one COUNT), and what the open
     // transaction added (merged on COMMIT, dropped on ROLLBACK).
     struct InstanceKey {

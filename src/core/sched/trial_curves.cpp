@@ -4,11 +4,12 @@
 
 namespace explsched {
 
-void TrialCurves::add(std::uint32_t job_id, std::int64_t job_submit, const CurvePoint& point) {
+void TrialCurves::add(std::uint32_t job_id, std::int64_t job_submit, std::uint32_t uid,
+                      const CurvePoint& point) {
     auto& v = by_id_[job_id];
     auto it = std::find_if(v.begin(), v.end(), [&](const Instance& i) { return i.submit == job_submit; });
     if (it == v.end()) {
-        v.push_back(Instance{job_submit, BoundedCurve(max_points_)});
+        v.push_back(Instance{job_submit, BoundedCurve(max_points_), uid});
         it = std::prev(v.end());
     }
     it->curve.push_back(point);
@@ -31,7 +32,7 @@ PointSpan TrialCurves::curve(std::uint32_t job_id, std::int64_t submit) const {
     return PointSpan(pts.data() + (first - pts.begin()), static_cast<std::size_t>(pts.end() - first));
 }
 
-void TrialCurves::adopt_earlier(std::uint32_t job_id, std::int64_t submit) {
+void TrialCurves::adopt_earlier(std::uint32_t job_id, std::int64_t submit, std::uint32_t owner) {
     auto found = by_id_.find(job_id);
     if (found == by_id_.end() || found->second.size() < 2 || submit == 0) return;
     auto& v = found->second;
@@ -47,7 +48,7 @@ void TrialCurves::adopt_earlier(std::uint32_t job_id, std::int64_t submit) {
     };
     std::vector<Instance> keep;
     for (Instance& i : v) {
-        if (i.submit != 0 && i.submit < submit) {
+        if (i.submit != 0 && i.submit < submit && (i.uid == owner || i.uid == 0)) {
             take(i.curve);
         } else if (i.submit == submit) {
             take(i.curve);

@@ -25,15 +25,18 @@ public:
 
     // Appends a stored report's point to its instance's curve; `point.wall_time` must be the
     // server's acceptance time (what the legacy rule compares with submit times).
-    void add(std::uint32_t job_id, std::int64_t job_submit, const CurvePoint& point);
+    // `uid` is the reporter's (explschedd accepts an instance's reports from its owner, root or
+    // SlurmUser only); an instance remembers its first reporter.
+    void add(std::uint32_t job_id, std::int64_t job_submit, std::uint32_t uid, const CurvePoint& point);
     // The curve of the job instance (job_id, submit); empty if none. Valid until the next add,
     // adopt_earlier, retain, clear or set_max_points.
     PointSpan curve(std::uint32_t job_id, std::int64_t submit) const;
     // A requeued job: Slurm gave it a new submit time, and its reports since carry it. Its
     // earlier instances' curves (same id, earlier non-zero submit time) become the start of this
     // instance's curve; points of theirs that come after this instance's first step are dropped.
-    // Only for a job whose restart count says it was requeued: a reused id is never adopted.
-    void adopt_earlier(std::uint32_t job_id, std::int64_t submit);
+    // Only for a job whose restart count says it was requeued, and only instances first reported
+    // by the job's owner (or root): another user's job that had the id before is never adopted.
+    void adopt_earlier(std::uint32_t job_id, std::int64_t submit, std::uint32_t owner);
     // Keeps only the instances live(job_id, submit) answers true for (legacy ones are asked with
     // submit 0).
     template <typename Live>
@@ -55,6 +58,7 @@ private:
     struct Instance {
         std::int64_t submit = 0;
         BoundedCurve curve;
+        std::uint32_t uid = 0;  // the first reporter
     };
     std::size_t max_points_;
     std::unordered_map<std::uint32_t, std::vector<Instance>> by_id_;

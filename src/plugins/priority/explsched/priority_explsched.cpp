@@ -350,7 +350,7 @@ std::size_t read_reports(Ranker& r) {
         r.settled = false;
     }
     for (const StoredReport& rep : batch.rows)
-        r.curves.add(rep.job_id, rep.job_submit, curve_point(rep, ReportClock::server));
+        r.curves.add(rep.job_id, rep.job_submit, rep.uid, curve_point(rep, ReportClock::server));
     if (!r.feed.caught_up()) r.settled = false;
     return batch.rows.size();
 }
@@ -435,7 +435,7 @@ void attach_curves(Ranker& r) {
     for (std::size_t i = 0; i < r.snaps.size(); ++i) {
         const JobSnap& s = r.snaps[i];
         if (r.views[i].group.empty()) continue;
-        if (s.restarts > 0) r.curves.adopt_earlier(s.job_id, s.submit);
+        if (s.restarts > 0) r.curves.adopt_earlier(s.job_id, s.submit, s.uid);
     }
     for (std::size_t i = 0; i < r.snaps.size(); ++i) {
         if (r.views[i].group.empty()) continue;

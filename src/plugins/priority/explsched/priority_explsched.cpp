@@ -356,7 +356,8 @@ std::size_t read_reports(Ranker& r) {
 }
 
 // Step 2, under slurmctld's read locks: a view of every pending (not held) and running job, with
-// its instance and entry, in job_list order; and the list of every job instance slurmctld knows.
+// its instance and entry, in job_list order; and the list of every job instance slurmctld knows
+// (sorted by the caller once the locks are released).
 // The list first (its nodes only), then the records with software prefetching: each job costs
 // several dependent cache misses (record, details, entry) that would otherwise be taken one after
 // another.
@@ -402,7 +403,6 @@ void walk_jobs(Ranker& r) {
             JobSnap{job->job_id, submit_of(job), job->user_id, job->restart_cnt, IS_JOB_RUNNING(job), entry});
     }
     g_state.last_walk.swap(g_state.walk);
-    std::sort(r.live.begin(), r.live.end());
 }
 
 const LiveJob* find_live(const Ranker& r, uint32_t job_id) {
@@ -559,13 +559,19 @@ void rerank_all() {
     const uint64_t round = ++r.round;
     const time_t now = time(nullptr);
 
-    // 2. the walk, under read locks (the job list, node GPUs, partitions)
+    // 2. the walk, under read locks (the job list, node GPUs, partitions). Hold times count from
+    // the moment the locks are granted; the wait for them (another thread holding the job write
+    // lock) is logged apart.
     auto t0 = std::chrono::steady_clock::now();
-    double cpu0 = thread_cpu_ms();
+    double cpu0 = 0.0, wait_ms = 0.0;
     ClusterView cluster;
     cluster.now = static_cast<double>(now);
     {
         shim::SlurmctldLocks locks(slurmctld_lock_t{READ_LOCK, READ_LOCK, READ_LOCK, READ_LOCK, NO_LOCK});
+        const auto granted = std::chrono::steady_clock::now();
+        wait_ms += ms_between(t0, granted);
+        t0 = granted;
+        cpu0 = thread_cpu_ms();
         walk_jobs(r);
         cluster.total_gpus = cluster_gpus();
     }
@@ -574,6 +580,7 @@ void rerank_all() {
 
     // 3. the engine, on the snapshot, without slurmctld's locks
     const auto t1 = std::chrono::steady_clock::now();
+    std::sort(r.live.begin(), r.live.end());
     prune(r, now);
     attach_curves(r);
     if (Status st = r.engine->evaluate(r.views, cluster, r.out); !st) {
@@ -598,10 +605,13 @@ void rerank_all() {
     // 4. the answers, under the job write lock
     std::vector<HopelessAct> acts;
     std::size_t skipped = 0;
-    const auto t2 = std::chrono::steady_clock::now();
-    cpu0 = thread_cpu_ms();
+    auto t2 = std::chrono::steady_clock::now();
     {
         shim::SlurmctldLocks locks(slurmctld_lock_t{READ_LOCK, WRITE_LOCK, NO_LOCK, READ_LOCK, NO_LOCK});
+        const auto granted = std::chrono::steady_clock::now();
+        wait_ms += ms_between(t2, granted);
+        t2 = granted;
+        cpu0 = thread_cpu_ms();
         if (round == g_throw_in_round) throw std::bad_alloc();
         if (write_back(r, now, acts, skipped)) last_job_update = now;
         prune_entries(r, now);
@@ -615,10 +625,10 @@ void rerank_all() {
     verbose(
         "%s: ranked %zu jobs (%zu trials, %zu refitted) in %.2f ms under the job lock (%.2f ms CPU; "
         "walk %.2f, write-back %.2f; engine %.2f without locks); "
-        "%zu new reports%s; %zu skipped at write-back; load %.2f, price %.3g",
+        "%zu new reports%s; %zu skipped at write-back; load %.2f, price %.3g; %.2f ms waiting for the locks",
         plugin_type, r.views.size(), summary.trials, summary.fitted, walk_ms + back_ms, walk_cpu + back_cpu,
         walk_ms, back_ms, engine_ms, fresh, r.feed.caught_up() ? "" : " (catching up with the store)",
-        skipped, summary.utilisation, summary.price_now);
+        skipped, summary.utilisation, summary.price_now, wait_ms);
 }
 
 // --- the re-ranking thread -----------------------------------------------------------------------

@@ -19,10 +19,13 @@ BOOST_AUTO_TEST_CASE(speed_from_wall_time_or_throughput) {
     std::vector<CurvePoint> timed;
     for (int i = 0; i < 10; ++i) timed.push_back({100.0 * i, 0.5, 20.0 * i, kNaN});
     BOOST_TEST(observed_speed(timed) == 5.0, boost::test_tools::tolerance(1e-12));
-    // a requeue gap (an hour without progress) does not drag the estimate
+    // a requeue gap (an hour without progress) does not drag the estimate once the current run's
+    // start is known; without it, the wait counts as time (never faster than the truth)
     std::vector<CurvePoint> gap = timed;
     for (std::size_t i = 5; i < gap.size(); ++i) gap[i].wall_time += 3600.0;
-    BOOST_TEST(observed_speed(gap) == 5.0, boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(observed_speed(gap, 8, 1.5, gap[5].wall_time - 10.0) == 5.0,
+               boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(observed_speed(gap) < 1.0);
     timed.back().throughput = 7.0;
     BOOST_TEST(observed_speed(timed) == 7.0);
     std::vector<CurvePoint> untimed = {{1, 0.5, kNaN, kNaN}, {2, 0.6, kNaN, kNaN}};
@@ -40,6 +43,19 @@ BOOST_AUTO_TEST_CASE(a_reported_throughput_is_a_hint_bounded_by_the_measured_spe
     BOOST_TEST(observed_speed(timed) == 4.0);
     std::vector<CurvePoint> untimed = {{1, 0.5, kNaN, 1e15}, {2, 0.6, kNaN, 1e15}};
     BOOST_TEST(std::isnan(observed_speed(untimed)));  // nothing measured: the claim is ignored
+}
+
+BOOST_AUTO_TEST_CASE(reports_sent_in_bursts_do_not_inflate_the_measured_speed) {
+    // 5 steps/s of real training, reported three at a time 1 ms apart every 60 s: a median of the
+    // per-interval rates would read ~33,000 steps/s; the steps over the time they took say 5.
+    std::vector<CurvePoint> burst;
+    for (int b = 0; b < 6; ++b)
+        for (int k = 0; k < 3; ++k) burst.push_back({300.0 * b + 100.0 * k, 0.5, 60.0 * b + 0.001 * k, kNaN});
+    const double speed = observed_speed(burst, 8, 0.0);
+    BOOST_TEST(speed > 4.0);
+    BOOST_TEST(speed < 10.0);
+    burst.back().throughput = 1e6;  // and a claim is bounded by that
+    BOOST_TEST(observed_speed(burst) < 15.0);
 }
 
 BOOST_AUTO_TEST_CASE(win_probability_reads_the_optimistic_side) {

@@ -264,7 +264,7 @@ void Engine::Impl::derive(const JobView& job, TrialCache& c) {
     c.derived_valid = true;
     c.speed_ratio = ratio;
     c.max_steps = job.max_steps;
-    c.speed = observed_speed(job.points, 8, settings.throughput_hint_factor);
+    c.speed = observed_speed(job.points, 8, settings.throughput_hint_factor, job.start_time);
     const CurvePredictor& p = c.predictor;
     c.gain = 0.0;
     c.final_metric = Prediction{};

@@ -21,24 +21,27 @@ double reported_throughput(PointSpan points, std::size_t window) {
 
 }  // namespace
 
-double observed_speed(PointSpan points, std::size_t window, double hint_factor) {
-    // Median of the speeds between consecutive timed points among the last `window`: a gap in
-    // wall time (the trial was preempted and requeued) or one slow evaluation does not drag it.
-    std::vector<double> rates;
-    rates.reserve(window);
+double observed_speed(PointSpan points, std::size_t window, double hint_factor, double run_start) {
+    const bool known_start = std::isfinite(run_start) && run_start > 0.0;
+    double steps = 0.0;
+    double seconds = 0.0;
+    std::size_t intervals = 0;
     const CurvePoint* next = nullptr;
-    for (std::size_t i = points.size; i > 0 && rates.size() < window; --i) {
+    for (std::size_t i = points.size; i > 0 && intervals < window; --i) {
         const CurvePoint& p = points[i - 1];
         if (!std::isfinite(p.wall_time)) continue;
         if (next != nullptr && next->wall_time > p.wall_time && next->step > p.step) {
-            rates.push_back((next->step - p.step) / (next->wall_time - p.wall_time));
+            ++intervals;
+            const bool requeue_wait = known_start && p.wall_time < run_start && next->wall_time >= run_start;
+            if (!requeue_wait) {
+                steps += next->step - p.step;
+                seconds += next->wall_time - p.wall_time;
+            }
         }
         next = &p;
     }
-    if (rates.empty()) return std::numeric_limits<double>::quiet_NaN();
-    auto mid = rates.begin() + static_cast<std::ptrdiff_t>(rates.size() / 2);
-    std::nth_element(rates.begin(), mid, rates.end());
-    const double measured = *mid;
+    if (!(seconds > 0.0)) return std::numeric_limits<double>::quiet_NaN();
+    const double measured = steps / seconds;
     const double hint = reported_throughput(points, window);
     if (!(hint_factor > 0.0) || std::isnan(hint)) return measured;
     return std::min(hint, measured * hint_factor);

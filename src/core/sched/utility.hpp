@@ -8,18 +8,26 @@
 #pragma once
 
 #include <cstddef>
+#include <limits>
 
 #include "core/curves/prediction.hpp"
 #include "core/curves/trial.hpp"
 
 namespace explsched {
 
-// Steps per second as measured: the median speed between consecutive points with a wall time
-// among the last `window` (in slurmctld the wall time is explschedd's clock when it accepted the
-// report: the client cannot pick it). A client's own reported throughput is only a hint: it is
-// taken when lower than the measured speed x `hint_factor`, else that bound is; with no measured
-// speed, or hint_factor 0, it is ignored. NaN when nothing was measured.
-double observed_speed(PointSpan points, std::size_t window = 8, double hint_factor = 1.5);
+// Steps per second as measured: the steps made over the wall time they took, across the last
+// `window` intervals between points with a wall time (in slurmctld the wall time is explschedd's
+// clock when it accepted the report: the client cannot pick it). Steps over time, not a median of
+// per-interval rates: a client that sends its reports in bursts (1 ms apart, then a long pause)
+// would make most intervals look 1000 times faster than the training is, while the sum is what
+// the trial really achieved per second. (Inflating the steps themselves buys nothing: the curve
+// stretches by the same factor, so the gain per second stays.) The interval that straddles
+// `run_start` (when the current run began; NaN or <= 0: unknown) is the wait of a requeue, not
+// training, and is left out. A client's own reported throughput is only a hint: it is taken when
+// lower than the measured speed x `hint_factor`, else that bound is; with no measured speed, or
+// hint_factor 0, it is ignored. NaN when nothing was measured.
+double observed_speed(PointSpan points, std::size_t window = 8, double hint_factor = 1.5,
+                      double run_start = std::numeric_limits<double>::quiet_NaN());
 
 // Standard normal CDF.
 double normal_cdf(double z);

@@ -77,7 +77,8 @@ if [ $sanitizers = yes ]; then
     if bash contrib/build.sh --builddir "$top/_build-tsan" --subdirs src --enable-sanitizers=thread --without-glpk; then
         step "tests under ThreadSanitizer (the tests whose code runs threads)"
         # The rest of the unit tests are single-threaded: ASan above covers them.
-        check_tests="test_daemon_committer test_daemon_daemon_util test_report_report_store \
+        check_tests="test_daemon_committer test_daemon_daemon_util test_daemon_job_owners \
+test_daemon_pipeline test_daemon_peer_identity test_report_report_store \
 test_kernel_sched_ksched_shm test_kernel_sched_kerneld test_kernel_sched_step_setup" \
             run_check tsan "$top/_build-tsan" testsuite/unit
         # The intercept, kerneld, the fake driver and its test programs, all instrumented

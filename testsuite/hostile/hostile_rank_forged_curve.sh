@@ -35,13 +35,17 @@ submit_as() {  # submit_as USER sbatch-args... -> job id
     shift
     sbatch --parsable --uid="$(id -u "$u")" --gid="$(id -g "$u")" -D "$work" -o /dev/null "$@" | cut -d';' -f1
 }
+# Outside a job step, a client must restrict its credential to explschedd's uid (SlurmUser's)
+# itself: the SPANK plugin does it for job steps.
+slurm_user_uid=$(scontrol show config | sed -n 's/^SlurmUser *= *[^(]*(\([0-9]*\)).*/\1/p')
+[ -n "$slurm_user_uid" ] || fail "cannot read SlurmUser's uid from scontrol show config"
 report_as() {  # report_as USER JOB A B THROUGHPUT: 10 reports, 10 steps apart, one every 0.5 s
     local u=$1 job=$2 a=$3 b=$4 tput=$5 s m
     for s in 10 20 30 40 50 60 70 80 90 100; do
         m=$(awk -v a="$a" -v b="$b" -v s="$s" 'BEGIN { printf "%.6f", a + b * s ^ -0.3 }')
         as_user "$u" env SLURM_CONF="$SLURM_CONF" EXPLSCHED_MUNGE_SOCKET="$EXPLSCHED_MUNGE_SOCKET" \
             EXPLSCHED_REPORT_PORT="$EXPLSCHED_REPORT_PORT" EXPLSCHED_CONF="$EXPLSCHED_CONF" \
-            "$top_builddir/src/cli/explsched" report \
+            EXPLSCHED_REPORT_UID="$slurm_user_uid" "$top_builddir/src/cli/explsched" report \
             --retries 2 --job "$job" --step "$s" --metric "$m" --throughput "$tput" >/dev/null \
             || echo "report of $u for job $job at step $s refused" >&2
         sleep 0.5

@@ -71,7 +71,7 @@ for phase, rows in phases.items():
     top = lambda i: max(cols[i])
     print(f"{phase:9} {len(rows):3d} rounds, {int(max(cols[0]))} jobs ({int(max(cols[1]))} trials): under locks "
           f"p50 {med(3):.2f} / max {top(3):.2f} ms (walk {med(5):.2f} / {top(5):.2f}, write-back "
-          f"{med(6):.2f} / {top(6):.2f}; CPU p50 {med(4):.2f}); engine without locks p50 {med(7):.0f} / "
+          f"{med(6):.2f} / {top(6):.2f}; CPU p50 {med(4):.2f} / max {top(4):.2f}); engine without locks p50 {med(7):.0f} / "
           f"max {top(7):.0f} ms; {int(sum(cols[8]))} reports read, refits p50 {int(med(2))}")
 EOF
 }

@@ -26,22 +26,24 @@ fill=$top_builddir/testsuite/bench/bench_fill_store
 [ "$(id -u)" = 0 ] || { echo "run as root" >&2; exit 77; }
 [ -x "$fill" ] || { echo "bench_fill_store not built (make -C testsuite/bench)" >&2; exit 77; }
 
-# The rounds since the store was filled, in three phases: reading it (feed_chunk rows a round),
-# fitting the curves (max_refits a round) until the plugin logs that it caught up, and ROUNDS
-# steady rounds after that; per phase the median and maximum of the time under the locks (walk,
-# write-back), their CPU time and the engine's time without locks.
+# The rounds since the store was filled, in three phases: reading it (feed_chunk rows a round,
+# the plugin says it is catching up), refitting the curves (rounds that refit any curve, up to
+# max_refits a round) and ROUNDS steady rounds from the first round after the fill that refits
+# none. The plugin's "caught up" line does not mark the phases: it can come before the fill lands.
+# Per phase the median and maximum of the time under the locks (walk, write-back), their CPU time
+# and the engine's time without locks. With a third argument "count": only the number of steady
+# rounds so far.
 summarise() {
-    /usr/bin/python3 - "$1" "$2" <<'EOF'
+    /usr/bin/python3 - "$@" <<'EOF'
 import re, statistics, sys
 log, want = sys.argv[1], int(sys.argv[2])
+count_only = len(sys.argv) > 3 and sys.argv[3] == "count"
 pat = re.compile(r"ranked (\d+) jobs \((\d+) trials, (\d+) refitted\) in ([\d.]+) ms under the job lock "
                  r"\(([\d.]+) ms CPU; walk ([\d.]+), write-back ([\d.]+); engine ([\d.]+) without locks\); "
                  r"(\d+) new reports( \(catching up with the store\))?")
-phases = {"reading": [], "fitting": [], "steady": []}
-filled = settled = False
+phases = {"reading": [], "refitting": [], "steady": []}
+filled = steady = False
 for line in open(log, errors="replace"):
-    if "caught up with the report store" in line:
-        settled = True
     m = pat.search(line)
     if not m:
         continue
@@ -49,19 +51,27 @@ for line in open(log, errors="replace"):
     filled = filled or row[8] > 0
     if not filled:
         continue
-    phase = "reading" if m.group(10) else "steady" if settled else "fitting"
+    if m.group(10):
+        phase = "reading"
+    elif not steady and row[2] > 0:
+        phase = "refitting"
+    else:
+        steady, phase = True, "steady"
     if phase != "steady" or len(phases[phase]) < want:
         phases[phase].append(row)
+if count_only:
+    print(len(phases["steady"]))
+    sys.exit(0)
 for phase, rows in phases.items():
     if not rows:
-        print(f"{phase:8} none")
+        print(f"{phase:9} none")
         continue
     cols = list(zip(*rows))
     med = lambda i: statistics.median(cols[i])
     top = lambda i: max(cols[i])
-    print(f"{phase:8} {len(rows):3d} rounds, {int(max(cols[0]))} jobs ({int(max(cols[1]))} trials): under locks "
+    print(f"{phase:9} {len(rows):3d} rounds, {int(max(cols[0]))} jobs ({int(max(cols[1]))} trials): under locks "
           f"p50 {med(3):.2f} / max {top(3):.2f} ms (walk {med(5):.2f} / {top(5):.2f}, write-back "
-          f"{med(6):.2f} / {top(6):.2f}; CPU p50 {med(4):.2f}); engine without locks p50 {med(7):.0f} / "
+          f"{med(6):.2f} / {top(6):.2f}; CPU p50 {med(4):.2f} / max {top(4):.2f}); engine without locks p50 {med(7):.0f} / "
           f"max {top(7):.0f} ms; {int(sum(cols[8]))} reports read, refits p50 {int(med(2))}")
 EOF
 }
@@ -89,15 +99,10 @@ for line in sys.stdin:
     print(job, int(time.mktime(time.strptime(submit, "%Y-%m-%dT%H:%M:%S"))), uid)
 ' >"$dir/trials"
         "$fill" "$dir/state/reports.db" "$reports" <"$dir/trials" >&2 || echo "filling the store failed" >&2
-        # Wait for the catch-up (reports / feed_chunk rounds) and then ROUNDS more.
-        local deadline=$((SECONDS + 600))
+        # Wait for the reading and refitting rounds and then ROUNDS steady ones.
+        local deadline=$((SECONDS + 900))
         while [ $SECONDS -lt $deadline ]; do
-            if grep -q "caught up with the report store" "$dir/log/slurmctld.log"; then
-                local after
-                after=$(sed -n '/caught up with the report store/,$p' "$dir/log/slurmctld.log" \
-                    | grep -c "priority/explsched: ranked")
-                [ "$after" -gt "$rounds" ] && break
-            fi
+            [ "$(summarise "$dir/log/slurmctld.log" "$rounds" count)" -ge "$rounds" ] && break
             sleep 3
         done
     )

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -97,17 +98,52 @@ struct JobEntry {
     uint64_t seen_round = 0;  // last round whose walk visited the job
     uint32_t priority = 0;    // the last round's answer for this instance (0: none yet)
     CommentMark mark;
-    JobStatic st;
+    // The round's snapshots point at it (the walk copies the raw pointer, no reference count: one
+    // cache miss less per job) and build their views from it without slurmctld's locks, while
+    // priority_p_set may replace the entry: a replaced one waits in State::retired until the next
+    // round's walk.
+    std::unique_ptr<const JobStatic> st;
 };
 
-// One job as the locked walk copied it; the round works on these with slurmctld's locks released.
+// One job as the locked walk copied it: a compact record of the fields the round reads, so that
+// the walk does no allocation per job; the round builds its JobView from it with slurmctld's locks
+// released. `entry` is dereferenced only under the locks (write-back).
 struct JobSnap {
     uint32_t job_id = 0;
+    uint32_t array_task_id = 0;
     int64_t submit = 0;
     uint32_t uid = 0;
     uint32_t restarts = 0;
     bool running = false;
+    bool has_comment = false;  // the record had a SystemComment at the walk
+    int32_t nice = 0;
+    uint64_t nodes = 1;
+    uint64_t tasks = 1;
+    double eligible = 0.0;
+    double start_time = 0.0;
+    double partition_factor = 0.0;
+    CommentMark mark;               // the entry's, at the walk (only the re-ranking thread changes it)
+    const JobStatic* st = nullptr;  // the entry's (kept alive by State::retired; see JobEntry)
     JobEntry* entry = nullptr;
+};
+
+// Frees an xmalloc'd string (a SystemComment prepared outside the locks, or the one it replaced).
+struct XFree {
+    void operator()(char* p) const { xfree(p); }
+};
+using XString = std::unique_ptr<char, XFree>;
+
+// What the write-back stores into one job, all of it computed before the job write lock is taken.
+struct JobAnswer {
+    uint32_t priority = 0;
+    uint32_t site = 0;  // prio_factors->priority_site (offset by NICE_OFFSET)
+    uint32_t nice = 0;  // prio_factors->nice (offset by NICE_OFFSET)
+    double age = 0.0, partition = 0.0;
+    bool comment_due = false;
+    bool act = false;    // a hopeless decision to carry out (see HopelessAct)
+    std::string reason;  // why (when act)
+    CommentMark mark;    // the mark once `comment` is written
+    XString comment;     // the new SystemComment (when comment_due)
 };
 
 // A job instance slurmctld knew at the walk (for pruning, outside the locks).
@@ -131,6 +167,9 @@ struct State {
     // sat last round.
     std::vector<job_record_t*> all;
     std::vector<std::pair<const job_record_t*, JobEntry*>> last_walk, walk;
+    // Parsed options of replaced entries, which the current round's snapshots may still point at:
+    // freed when the next round starts (before its walk).
+    std::vector<std::unique_ptr<const JobStatic>> retired;
 };
 State g_state;
 
@@ -153,7 +192,8 @@ struct Ranker {
     std::vector<JobSnap> snaps;
     std::vector<JobView> views;
     std::vector<Assessment> out;
-    std::vector<LiveJob> live;  // every job in job_list at the walk, sorted by id
+    std::vector<JobAnswer> answers;  // per snap: what the write-back stores
+    std::vector<LiveJob> live;       // every job in job_list at the walk, sorted by id
 };
 Ranker g_ranker;
 
@@ -174,8 +214,6 @@ void apply_settings(Settings settings) {
 }
 
 // --- Slurm records -> core views -----------------------------------------------------------------
-
-TrialKey trial_key(const job_record_t* job) { return TrialKey{job->job_id, job->array_task_id}; }
 
 int64_t submit_of(const job_record_t* job) {
     return job->details != nullptr ? static_cast<int64_t>(job->details->submit_time) : 0;
@@ -202,6 +240,7 @@ JobEntry* job_entry(const job_record_t* job, JobEntry* known = nullptr) {
         // requeued job keeps its comment mark.
         const CommentMark mark =
             entry.job_id == job->job_id && job->restart_cnt > 0 ? entry.mark : CommentMark{};
+        if (entry.st) g_state.retired.push_back(std::move(entry.st));
         entry = JobEntry{};
         entry.job_id = job->job_id;
         entry.submit = submit;
@@ -215,7 +254,7 @@ JobEntry* job_entry(const job_record_t* job, JobEntry* known = nullptr) {
         entry.unreadable = true;
         return nullptr;
     }
-    JobStatic& st = entry.st;
+    JobStatic st;
     if (spec->exploratory()) {
         st.exploratory = true;
         // Groups are per user: two users' "lr" sweeps are different sweeps.
@@ -229,19 +268,39 @@ JobEntry* job_entry(const job_record_t* job, JobEntry* known = nullptr) {
     st.gpus_per_job = tres_gpus(job->tres_per_job ? job->tres_per_job : "").count;
     st.gpus_per_node = tres_gpus(job->tres_per_node ? job->tres_per_node : "").count;
     st.gpus_per_task = tres_gpus(job->tres_per_task ? job->tres_per_task : "").count;
+    entry.st = std::make_unique<const JobStatic>(std::move(st));
     entry.parsed = true;
     return &entry;
 }
 
-// Fills `view` (all but its points) from the record and answers the job's entry; null when the
-// job's --explore options cannot be read (logged once). Called with g_state.mutex held.
-JobEntry* job_view(const job_record_t* job, JobView& view, const EngineSettings& es,
-                   JobEntry* known = nullptr) {
-    JobEntry* entry = job_entry(job, known);
-    if (entry == nullptr) return nullptr;
-    const JobStatic* st = &entry->st;
-    view.key = trial_key(job);
-    view.owner = job->user_id;
+// The compact record of `job` (its entry parsed). Called with slurmctld's job lock and
+// g_state.mutex held; allocates nothing.
+JobSnap snap_of(const job_record_t* job, JobEntry* entry) {
+    JobSnap s;
+    s.job_id = job->job_id;
+    s.array_task_id = job->array_task_id;
+    s.submit = submit_of(job);
+    s.uid = job->user_id;
+    s.restarts = job->restart_cnt;
+    s.running = IS_JOB_RUNNING(job);
+    s.has_comment = job->system_comment != nullptr;
+    s.nice = job_nice(job);
+    s.nodes = s.running ? job->node_cnt : job->details != nullptr ? job->details->min_nodes : 1;
+    s.tasks = job->details != nullptr ? job->details->num_tasks : 1;
+    s.eligible = eligible_since(job);
+    s.start_time = s.running ? static_cast<double>(job->start_time) : 0.0;
+    s.partition_factor = job->part_ptr != nullptr ? job->part_ptr->norm_priority : 0.0;
+    s.mark = entry->mark;
+    s.st = entry->st.get();
+    s.entry = entry;
+    return s;
+}
+
+// Fills `view` (all but its points) from a job's compact record; needs no lock.
+void view_of(const JobSnap& s, JobView& view, const EngineSettings& es) {
+    const JobStatic* st = s.st;
+    view.key = TrialKey{s.job_id, s.array_task_id};
+    view.owner = s.uid;
     if (st->exploratory) {
         view.group = st->group;
         view.direction = st->direction;
@@ -250,18 +309,13 @@ JobEntry* job_view(const job_record_t* job, JobView& view, const EngineSettings&
         view.hopeless_action = st->on_hopeless.value_or(es.hopeless_action);
         view.milestones = st->milestones;
     }
-    const uint64_t nodes = IS_JOB_RUNNING(job)       ? job->node_cnt
-                           : job->details != nullptr ? job->details->min_nodes
-                                                     : 1;
-    const uint64_t tasks = job->details != nullptr ? job->details->num_tasks : 1;
-    const uint64_t gpus = job_gpus(st->gpus_per_job, st->gpus_per_node, st->gpus_per_task, nodes, tasks);
+    const uint64_t gpus = job_gpus(st->gpus_per_job, st->gpus_per_node, st->gpus_per_task, s.nodes, s.tasks);
     view.gpus = static_cast<uint32_t>(std::clamp<uint64_t>(gpus, 1, UINT32_MAX));
-    view.state = IS_JOB_RUNNING(job) ? JobState::running : JobState::pending;
-    view.submit_time = eligible_since(job);
-    view.start_time = IS_JOB_RUNNING(job) ? static_cast<double>(job->start_time) : 0.0;
-    view.partition_factor = job->part_ptr != nullptr ? job->part_ptr->norm_priority : 0.0;
-    view.nice = job_nice(job);
-    return entry;
+    view.state = s.running ? JobState::running : JobState::pending;
+    view.submit_time = s.eligible;
+    view.start_time = s.start_time;
+    view.partition_factor = s.partition_factor;
+    view.nice = s.nice;
 }
 
 uint32_t cluster_gpus() {
@@ -272,19 +326,29 @@ uint32_t cluster_gpus() {
     return static_cast<uint32_t>(std::min<uint64_t>(total, UINT32_MAX));
 }
 
-void write_factors(job_record_t* job, const JobView& view, const Assessment& a, double now,
-                   const EngineSettings& es) {
+// The factors sprio prints, computed outside the locks.
+void answer_factors(JobAnswer& ans, const JobView& view, const Assessment& a, double now,
+                    const EngineSettings& es) {
+    const PriorityTerms t = priority_terms(view, a, now, es);
+    ans.priority = a.priority;
+    ans.age = t.age;
+    ans.partition = t.partition;
+    // sprio's SITE column: the utility-versus-price term (ExplSched's own factor). Slurm stores
+    // the site factor offset by NICE_OFFSET, as nice, so that it can be negative.
+    ans.site = static_cast<uint32_t>(std::max(0.0, std::round(t.value))) + static_cast<uint32_t>(NICE_OFFSET);
+    ans.nice = static_cast<uint32_t>(view.nice + NICE_OFFSET);
+}
+
+// Under the job write lock: stores precomputed factors (no formatting, one allocation the first
+// time only).
+void write_factors(job_record_t* job, const JobAnswer& ans) {
     if (job->prio_factors == nullptr)
         job->prio_factors =
             static_cast<priority_factors_object_t*>(xmalloc(sizeof(priority_factors_object_t)));
-    const PriorityTerms t = priority_terms(view, a, now, es);
-    job->prio_factors->priority_age = t.age;
-    job->prio_factors->priority_part = t.partition;
-    // sprio's SITE column: the utility-versus-price term (ExplSched's own factor). Slurm stores
-    // the site factor offset by NICE_OFFSET, as nice, so that it can be negative.
-    job->prio_factors->priority_site =
-        static_cast<uint32_t>(std::max(0.0, std::round(t.value))) + static_cast<uint32_t>(NICE_OFFSET);
-    job->prio_factors->nice = static_cast<uint32_t>(view.nice + NICE_OFFSET);
+    job->prio_factors->priority_age = ans.age;
+    job->prio_factors->priority_part = ans.partition;
+    job->prio_factors->priority_site = ans.site;
+    job->prio_factors->nice = ans.nice;
 }
 
 // --- one round ----------------------------------------------------------------------------------
@@ -306,6 +370,11 @@ inline void prefetch_record(const job_record_t* job) {
     __builtin_prefetch(&job->details);
     __builtin_prefetch(&job->part_ptr);
     __builtin_prefetch(&job->start_time);
+    __builtin_prefetch(&job->job_id);
+    __builtin_prefetch(&job->user_id);
+    __builtin_prefetch(&job->restart_cnt);
+    __builtin_prefetch(&job->node_cnt);
+    __builtin_prefetch(&job->system_comment);
 }
 
 // CPU time of the calling thread: with the wall time it tells the round's own cost from time the
@@ -362,9 +431,6 @@ std::size_t read_reports(Ranker& r) {
 // several dependent cache misses (record, details, entry) that would otherwise be taken one after
 // another.
 void walk_jobs(Ranker& r) {
-    r.snaps.clear();
-    r.views.clear();
-    r.live.clear();
     std::lock_guard<std::mutex> guard(g_state.mutex);
     std::vector<job_record_t*>& all = g_state.all;
     all.clear();
@@ -391,16 +457,11 @@ void walk_jobs(Ranker& r) {
         JobEntry* known = i < last.size() && last[i].first == job && last[i].second->job_id == job->job_id
                               ? last[i].second
                               : nullptr;
-        r.views.emplace_back();
-        JobEntry* entry = job_view(job, r.views.back(), r.settings.engine, known);
-        if (entry == nullptr) {
-            r.views.pop_back();
-            continue;
-        }
+        JobEntry* entry = job_entry(job, known);
+        if (entry == nullptr) continue;
         entry->seen_round = r.round;
         g_state.walk[i] = {job, entry};
-        r.snaps.push_back(
-            JobSnap{job->job_id, submit_of(job), job->user_id, job->restart_cnt, IS_JOB_RUNNING(job), entry});
+        r.snaps.push_back(snap_of(job, entry));
     }
     g_state.last_walk.swap(g_state.walk);
 }
@@ -430,8 +491,11 @@ void prune(Ranker& r, time_t now) {
     }
 }
 
-// Step 3: each view gets its instance's curve (a requeued job's earlier runs included).
+// Step 3: the views from the walk's records, each with its instance's curve (a requeued job's
+// earlier runs included).
 void attach_curves(Ranker& r) {
+    r.views.resize(r.snaps.size());
+    for (std::size_t i = 0; i < r.snaps.size(); ++i) view_of(r.snaps[i], r.views[i], r.settings.engine);
     for (std::size_t i = 0; i < r.snaps.size(); ++i) {
         const JobSnap& s = r.snaps[i];
         if (r.views[i].group.empty()) continue;
@@ -449,12 +513,37 @@ struct HopelessAct {
     std::string reason;
 };
 
-// Step 4, under the job write lock: the engine's answers into the records that are still the
-// instance the walk saw, in the state it saw; collects the hopeless decisions to carry out.
-// Answers whether a priority changed, and counts the jobs skipped.
-bool write_back(Ranker& r, time_t now, std::vector<HopelessAct>& acts, std::size_t& skipped) {
-    std::lock_guard<std::mutex> guard(g_state.mutex);
+// Step 3 (end), without locks: everything the write-back stores, computed and formatted now so
+// that the write-back only compares and swaps: the factors, the SystemComment of each trial whose
+// line is due (an xmalloc'd string the record will own), and the hopeless decisions to act on.
+void prepare_answers(Ranker& r, time_t now) {
     const double load = r.engine->last_round().utilisation;
+    r.answers.resize(r.snaps.size());
+    for (std::size_t i = 0; i < r.snaps.size(); ++i) {
+        const JobSnap& s = r.snaps[i];
+        const JobView& view = r.views[i];
+        const Assessment& a = r.out[i];
+        JobAnswer& ans = r.answers[i];
+        answer_factors(ans, view, a, static_cast<double>(now), r.settings.engine);
+        ans.comment_due = a.exploratory && comment_due(s.mark, a.state, a.decision, view.points.size, now,
+                                                       s.job_id, s.has_comment);
+        if (ans.comment_due) {
+            ans.comment.reset(xstrdup(summary_line(a, load, s.st->trial).c_str()));
+            ans.mark = CommentMark{now, a.state, a.decision, view.points.size};
+        }
+        ans.act = (a.decision == Decision::terminate || a.decision == Decision::requeue_hold) && r.settled &&
+                  !r.ledger.acted(JobInstance{s.job_id, s.submit}, s.uid, s.restarts);
+        if (ans.act) ans.reason = explain(a);
+    }
+}
+
+// Step 4, under the job write lock: the prepared answers into the records that are still the
+// instance the walk saw, in the state it saw; collects the hopeless decisions to carry out. A
+// SystemComment is swapped in by pointer (the replaced one stays in `ans.comment`, freed after the
+// locks are released) and not written when the record already says the same.
+// Answers whether a priority changed, and counts the jobs skipped.
+bool write_back(Ranker& r, std::vector<HopelessAct>& acts, std::size_t& skipped) {
+    std::lock_guard<std::mutex> guard(g_state.mutex);
     bool changed = false;
     for (std::size_t i = 0; i < r.snaps.size(); ++i) {
         const JobSnap& s = r.snaps[i];
@@ -464,25 +553,22 @@ bool write_back(Ranker& r, time_t now, std::vector<HopelessAct>& acts, std::size
             ++skipped;  // ended, requeued, held, started or replaced since the walk
             continue;
         }
-        const JobView& view = r.views[i];
-        const Assessment& a = r.out[i];
-        write_factors(job, view, a, static_cast<double>(now), r.settings.engine);
-        s.entry->priority = a.priority;
-        if (a.exploratory) {
-            CommentMark& mark = s.entry->mark;
-            if (comment_due(mark, a.state, a.decision, view.points.size, now, job->job_id,
-                            job->system_comment != nullptr)) {
-                shim::set_system_comment(job, summary_line(a, load, s.entry->st.trial));
-                mark = CommentMark{now, a.state, a.decision, view.points.size};
+        JobAnswer& ans = r.answers[i];
+        write_factors(job, ans);
+        s.entry->priority = ans.priority;
+        if (ans.comment_due) {
+            if (job->system_comment == nullptr || std::strcmp(job->system_comment, ans.comment.get()) != 0) {
+                char* old = job->system_comment;
+                job->system_comment = ans.comment.release();
+                ans.comment.reset(old);
             }
+            s.entry->mark = ans.mark;
         }
-        if (IS_JOB_PENDING(job) && !job->direct_set_prio && job->priority != a.priority) {
-            job->priority = a.priority;
+        if (IS_JOB_PENDING(job) && !job->direct_set_prio && job->priority != ans.priority) {
+            job->priority = ans.priority;
             changed = true;
         }
-        if ((a.decision == Decision::terminate || a.decision == Decision::requeue_hold) && r.settled &&
-            !r.ledger.acted(JobInstance{s.job_id, s.submit}, s.uid, s.restarts))
-            acts.push_back({s, a.decision, explain(a)});
+        if (ans.act) acts.push_back({s, r.out[i].decision, std::move(ans.reason)});
     }
     return changed;
 }
@@ -558,6 +644,17 @@ void rerank_all() {
     const std::size_t fresh = read_reports(r);
     const uint64_t round = ++r.round;
     const time_t now = time(nullptr);
+    // last round's copies go before the locks are taken (their frees are not the walk's)
+    r.snaps.clear();
+    r.views.clear();
+    r.live.clear();
+    r.answers.clear();
+    std::vector<std::unique_ptr<const JobStatic>> retired;
+    {
+        std::lock_guard<std::mutex> guard(g_state.mutex);
+        retired.swap(g_state.retired);
+    }
+    retired.clear();  // no snapshot points at them any more
 
     // 2. the walk, under read locks (the job list, node GPUs, partitions). Hold times count from
     // the moment the locks are granted; the wait for them (another thread holding the job write
@@ -600,6 +697,7 @@ void rerank_all() {
             "acted on",
             plugin_type, static_cast<long long>(r.feed.cursor()), r.curves.instances());
     r.said_settled = r.said_settled || r.settled;
+    prepare_answers(r, now);
     const double engine_ms = ms_between(t1, std::chrono::steady_clock::now());
 
     // 4. the answers, under the job write lock
@@ -613,11 +711,12 @@ void rerank_all() {
         t2 = granted;
         cpu0 = thread_cpu_ms();
         if (round == g_throw_in_round) throw std::bad_alloc();
-        if (write_back(r, now, acts, skipped)) last_job_update = now;
+        if (write_back(r, acts, skipped)) last_job_update = now;
         prune_entries(r, now);
     }
     const double back_ms = ms_between(t2, std::chrono::steady_clock::now());
     const double back_cpu = thread_cpu_ms() - cpu0;
+    r.answers.clear();  // the SystemComments replaced (or not used), freed without the locks
 
     // 5. hopeless trials (rare): recorded on disk, then acted on under the job write lock
     if (!acts.empty()) act_on_hopeless(r, acts, now);
@@ -677,12 +776,13 @@ bool in_slurmctld() { return &job_list != nullptr && job_list != nullptr; }
 uint32_t provisional_priority(job_record_t* job) {
     JobView view;
     const EngineSettings& es = g_state.settings.engine;
-    JobEntry* entry = job_view(job, view, es);
+    JobEntry* entry = job_entry(job);
     if (entry == nullptr) return 1;
+    view_of(snap_of(job, entry), view, es);
     if (entry->priority != 0) return entry->priority;
     const double value = view.group.empty() ? es.nonexploratory_value : es.unknown_value;
     Assessment a = provisional_assessment(view, value, es);
-    if (!view.group.empty()) shim::set_system_comment(job, summary_line(a, 0.0, entry->st.trial));
+    if (!view.group.empty()) shim::set_system_comment(job, summary_line(a, 0.0, entry->st->trial));
     return a.priority;
 }
 

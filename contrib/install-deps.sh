@@ -15,6 +15,8 @@ packages=(
     # tools the tests, benchmarks and plots use
     python3 python3-numpy python3-matplotlib gnuplot-nox clang clang-format libclang-rt-14-dev valgrind
     procps iproute2 hostname
+    # the hostile-user tests make real users (useradd) and run as them (setpriv)
+    passwd util-linux
 )
 
 missing=()

@@ -13,7 +13,8 @@ require_users() {
 }
 
 # make_user NAME: creates an unprivileged user with no home and no login shell, removed when the
-# test exits (even on failure). Prints nothing; `id -u NAME` gives its uid.
+# test exits (even on failure). Prints nothing; `id -u NAME` gives its uid. NAME must be this
+# test's alone (tests run in parallel, and the clean-up kills the user's processes).
 make_user() {
     local name=$1
     if ! id -u "$name" >/dev/null 2>&1; then

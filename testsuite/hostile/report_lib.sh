@@ -13,8 +13,10 @@ report_setup() {
     PY=/usr/bin/python3
     [ -x $PY ] || skip "/usr/bin/python3 missing"
     $PY -c 'import ctypes; ctypes.CDLL("libmunge.so.2")' 2>/dev/null || skip "libmunge.so.2 missing"
-    ATTACKER=esh_rattack
-    VICTIM=esh_rvictim
+    # Names of this test's own (make check runs tests in parallel: another test's clean-up
+    # removes its users and kills their processes).
+    ATTACKER=esh_ra$$
+    VICTIM=esh_rv$$
     make_user $ATTACKER
     make_user $VICTIM
     start_cluster --nodes 1 --gpus 2

@@ -13,6 +13,7 @@
 #                 --slurmd-log-level LEVEL (SlurmdDebug; default: the --log-level)
 #                 --shared-slurmd-log (every slurmd appends to log/slurmd.log, not one file a node)
 #                 --explschedd (start the report collector; PriorityParameters gets its report_db)
+#                 --explschedd-args 'ARGS' (more explschedd options, e.g. '--limit user_rate=2000')
 #                 --conf 'Key=Value' (an extra slurm.conf line; repeatable)
 # After up, DIR/env.sh exports SLURM_CONF, EXPLSCHED_CLUSTER_DIR, EXPLSCHED_MUNGE_SOCKET and
 # EXPLSCHED_REPORT_PORT for clients; source it.
@@ -64,7 +65,7 @@ cluster_up() {
     local dir=$1; shift
     local nodes=4 gpus=4 cpus=8 priority=priority/explsched preempt=preempt/explsched
     local params="" spank_args="" spank=yes debug=info slurmd_debug="" explschedd=no extra_conf=()
-    local slurmd_log='slurmd.%n.log'
+    local slurmd_log='slurmd.%n.log' explschedd_args=""
     while [ $# -gt 0 ]; do
         case $1 in
             --nodes) nodes=$2; shift ;;
@@ -80,6 +81,7 @@ cluster_up() {
             --slurmd-log-level) slurmd_debug=$2; shift ;;
             --shared-slurmd-log) slurmd_log=slurmd.log ;;
             --explschedd) explschedd=yes ;;
+            --explschedd-args) explschedd_args=$2; shift ;;
             --conf) extra_conf+=("$2"); shift ;;
             *) cluster_die "unknown option $1"; return 1 ;;
         esac
@@ -118,6 +120,7 @@ cluster_up() {
         case ",$params," in *,report_db=*) ;; *) params="${params:+$params,}report_db=$dir/state/reports.db" ;; esac
         printf 'report_host=127.0.0.1\nreport_port=%s\nreport_db=%s\nmunge_socket=%s\n' \
             "$report_port" "$dir/state/reports.db" "$dir/munge/munge.sock" >"$dir/explschedd.conf"
+        echo "$explschedd_args" >"$dir/explschedd.args"
     fi
     local plugindir="$b/src/plugins/priority/explsched/.libs:$b/src/plugins/preempt/explsched/.libs:$sysplugins"
 
@@ -238,9 +241,11 @@ _cluster_start_slurmds() {
 # Starts explschedd for the cluster (its config in DIR/explschedd.conf) and waits until it listens.
 cluster_start_explschedd() {
     local dir=$1 port
+    local args=()
     port=$(sed -n 's/^report_port=//p' "$dir/explschedd.conf")
+    [ -f "$dir/explschedd.args" ] && read -r -a args <"$dir/explschedd.args"
     "$top_builddir/src/daemon/explschedd" -f "$dir/explschedd.conf" --pid-file "$dir/run/explschedd.pid" \
-        --slurm-conf "$dir/slurm.conf" >>"$dir/log/explschedd.log" 2>&1 \
+        --slurm-conf "$dir/slurm.conf" "${args[@]}" >>"$dir/log/explschedd.log" 2>&1 \
         || { cluster_die "explschedd failed to start"; tail -5 "$dir/log/explschedd.log" >&2; return 1; }
     local deadline=$((SECONDS + 20))
     while [ $SECONDS -lt $deadline ]; do

@@ -21,7 +21,7 @@ export top_srcdir=${top_srcdir:-$(cd "$here/../.." && pwd)}
 export top_builddir=${top_builddir:-$top_srcdir}
 . "$top_srcdir/testsuite/cluster/cluster.sh"
 
-nodes=128 gpus=8 trials=2000 sweeps=20 points=20 stride=50 every=3 limit=900 keep=no
+nodes=128 gpus=8 trials=2000 sweeps=20 points=20 stride=50 every=10 limit=900 keep=no
 while [ $# -gt 0 ]; do
     case $1 in
         --nodes) nodes=$2; shift ;;
@@ -65,7 +65,7 @@ t0=$(now)
 # One user sends every report here (the trials are root's): explschedd's per-user limits are for a
 # cluster of many users, so they are raised to what a thousand trials send.
 cluster_up "$dir" --nodes "$nodes" --gpus "$gpus" --cpus 16 --explschedd --log-level verbose \
-    --slurmd-log-level error --shared-slurmd-log \
+    --slurmd-log-level error --shared-slurmd-log --proctrack proctrack/pgid \
     --explschedd-args "--limit user_rate=20000 --limit user_burst=20000 --limit max_conns_per_user=4096" \
     --params "rerank_period=2,min_run=3600,hopeless_action=cancel" \
     --conf "MaxJobCount=20000" >"$dir.up.log" 2>&1 \
@@ -95,7 +95,14 @@ echo "submitted in $(secs "$t1" "$(now)") s"
 peak_mem=0 peak_running=0 t_full=""
 deadline=$((SECONDS + limit))
 while :; do
-    read -r run pend < <(squeue -h -r -o '%T' | awk '$1 == "RUNNING" { r++ } $1 == "PENDING" { p++ } END { print r + 0, p + 0 }')
+    # squeue may time out when slurmctld is swamped: that is no empty queue
+    if ! squeue -h -r -o '%T' >"$dir/queue" 2>"$dir/queue.err"; then
+        printf '  %6.0f s: squeue failed: %s\n' "$(secs "$t1" "$(now)")" "$(head -1 "$dir/queue.err")"
+        [ $SECONDS -ge $deadline ] && { echo "  time limit (${limit} s) reached"; break; }
+        sleep 10
+        continue
+    fi
+    read -r run pend < <(awk '$1 == "RUNNING" { r++ } $1 == "PENDING" { p++ } END { print r + 0, p + 0 }' "$dir/queue")
     m=$(( $(mem_used_mib) - mem0 ))
     [ "$m" -gt "$peak_mem" ] && peak_mem=$m
     [ "$run" -gt "$peak_running" ] && peak_running=$run
@@ -110,7 +117,7 @@ sdiag >"$dir/sdiag.txt" 2>&1
 
 # Everything after the fact, from slurmctld's records (MinJobAge keeps them), the trials' files,
 # the report store and slurmctld's log.
-scontrol show job -o >"$dir/jobs.txt" 2>/dev/null
+for _ in 1 2 3 4 5; do scontrol show job -o >"$dir/jobs.txt" 2>/dev/null && break; sleep 5; done
 /usr/bin/python3 - "$dir" "$trials" "$sweeps" "$points" "$stride" "$every" "$t_sweep" "$nodes" "$gpus" <<'EOF'
 import glob, os, re, sqlite3, statistics, subprocess, sys
 d, trials, sweeps, points, stride, every, wall, nodes, gpus = sys.argv[1:]

@@ -15,6 +15,8 @@
 #                 --explschedd (start the report collector; PriorityParameters gets its report_db)
 #                 --explschedd-args 'ARGS' (more explschedd options, e.g. '--limit user_rate=2000')
 #                 --conf 'Key=Value' (an extra slurm.conf line; repeatable)
+#                 --proctrack TYPE (proctrack/linuxproc; proctrack/pgid scans no /proc, which
+#                 matters with a thousand jobs running on one host)
 # After up, DIR/env.sh exports SLURM_CONF, EXPLSCHED_CLUSTER_DIR, EXPLSCHED_MUNGE_SOCKET and
 # EXPLSCHED_REPORT_PORT for clients; source it.
 #
@@ -65,7 +67,7 @@ cluster_up() {
     local dir=$1; shift
     local nodes=4 gpus=4 cpus=8 priority=priority/explsched preempt=preempt/explsched
     local params="" spank_args="" spank=yes debug=info slurmd_debug="" explschedd=no extra_conf=()
-    local slurmd_log='slurmd.%n.log' explschedd_args=""
+    local slurmd_log='slurmd.%n.log' explschedd_args="" proctrack=proctrack/linuxproc
     while [ $# -gt 0 ]; do
         case $1 in
             --nodes) nodes=$2; shift ;;
@@ -82,6 +84,7 @@ cluster_up() {
             --shared-slurmd-log) slurmd_log=slurmd.log ;;
             --explschedd) explschedd=yes ;;
             --explschedd-args) explschedd_args=$2; shift ;;
+            --proctrack) proctrack=$2; shift ;;
             --conf) extra_conf+=("$2"); shift ;;
             *) cluster_die "unknown option $1"; return 1 ;;
         esac
@@ -161,7 +164,7 @@ EOF
         echo "SelectType=select/cons_tres"
         echo "SelectTypeParameters=CR_Core"
         echo "TaskPlugin=task/none"
-        echo "ProctrackType=proctrack/linuxproc"
+        echo "ProctrackType=$proctrack"
         echo "JobAcctGatherType=jobacct_gather/none"
         echo "AccountingStorageType=accounting_storage/none"
         echo "JobCompType=jobcomp/none"

@@ -62,13 +62,16 @@ secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 
 mem0=$(mem_used_mib)
 t0=$(now)
+# When hundreds of hopeless trials are cancelled in one round, this host plays 128 nodes' worth of
+# job ends at once, and a step's end may wait on a swamped slurmctld for minutes: past
+# UnkillableStepTimeout (60 s by default) Slurm drains the node ("Kill task failed").
 # One user sends every report here (the trials are root's): explschedd's per-user limits are for a
 # cluster of many users, so they are raised to what a thousand trials send.
 cluster_up "$dir" --nodes "$nodes" --gpus "$gpus" --cpus 16 --explschedd --log-level verbose \
     --slurmd-log-level error --shared-slurmd-log --proctrack proctrack/pgid \
     --explschedd-args "--limit user_rate=20000 --limit user_burst=20000 --limit max_conns_per_user=4096" \
     --params "rerank_period=2,min_run=3600,hopeless_action=cancel" \
-    --conf "MaxJobCount=20000" >"$dir.up.log" 2>&1 \
+    --conf "MaxJobCount=20000" --conf "UnkillableStepTimeout=600" >"$dir.up.log" 2>&1 \
     || { cat "$dir.up.log" >&2; rm -f "$dir.up.log"; exit 1; }
 rm -f "$dir.up.log"
 t_up=$(secs "$t0" "$(now)")

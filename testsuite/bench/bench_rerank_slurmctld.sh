@@ -30,6 +30,11 @@ reports=${2:-1000000}
 rounds=${3:-12}
 bench_nodes=${BENCH_NODES:-4}
 bench_gpus=${BENCH_GPUS:-4}
+# BENCH_MODE=site_factor: priority/multifactor + site_factor/explsched (PriorityCalcPeriod=1
+# minute, the shortest: multifactor's decay thread stores our site factors once a minute under
+# its job write lock; BENCH_STORES of those after the fill are waited for, default 3).
+bench_mode=${BENCH_MODE:-priority}
+bench_stores=${BENCH_STORES:-3}
 fill=$top_builddir/testsuite/bench/bench_fill_store
 [ "$(id -u)" = 0 ] || { echo "run as root" >&2; exit 77; }
 [ -x "$fill" ] || { echo "bench_fill_store not built (make -C testsuite/bench)" >&2; exit 77; }
@@ -68,8 +73,19 @@ for line in open(log, errors="replace"):
         steady, phase = True, "steady"
     if phase != "steady" or len(phases[phase]) < want:
         phases[phase].append(row)
+# site_factor mode: multifactor's callback storing the site factors, after the fill
+stores = []
+store_pat = re.compile(r"stored (\d+) site factors in ([\d.]+) ms \(([\d.]+) ms CPU\) under multifactor's job lock")
+filled_store = False
+for line in open(log, errors="replace"):
+    m = pat.search(line)
+    if m and int(m.group(9)) > 0:
+        filled_store = True
+    m = store_pat.search(line)
+    if m and filled_store and int(m.group(1)) > 0:
+        stores.append([float(x) for x in m.groups()])
 if count_only:
-    print(len(phases["steady"]))
+    print(len(phases["steady"]), len(stores))
     sys.exit(0)
 for phase, rows in phases.items():
     if not rows:
@@ -82,6 +98,11 @@ for phase, rows in phases.items():
           f"p50 {med(3):.2f} / max {top(3):.2f} ms (walk {med(5):.2f} / {top(5):.2f}, write-back "
           f"{med(6):.2f} / {top(6):.2f}; CPU p50 {med(4):.2f} / max {top(4):.2f}); engine without locks p50 {med(7):.0f} / "
           f"max {top(7):.0f} ms; {int(sum(cols[8]))} reports read, refits p50 {int(med(2))}")
+if stores:
+    cols = list(zip(*stores))
+    print(f"site      {len(stores)} site_factor_update calls after the fill, up to {int(max(cols[0]))} jobs: under "
+          f"multifactor's job write lock p50 {statistics.median(cols[1]):.2f} / max {max(cols[1]):.2f} ms "
+          f"(CPU p50 {statistics.median(cols[2]):.2f} / max {max(cols[2]):.2f})")
 if sdiag:
     text = open(sdiag, errors="replace").read()
     def stat(section, name):
@@ -104,6 +125,10 @@ if sdiag:
             mm = main_mean / 1000
             print(f"ratio     ours / main-scheduler mean cycle: p50 {p50 / mm:.2f}x, max {top / mm:.2f}x, "
                   f"CPU p50 {cpu / mm:.2f}x (target <= 0.25x)")
+            if stores:
+                sp50, stop = statistics.median(list(zip(*stores))[1]), max(list(zip(*stores))[1])
+                print(f"ratio     site factors stored in multifactor's callback / main mean cycle: p50 "
+                      f"{sp50 / mm:.2f}x, max {stop / mm:.2f}x (a separate hold, once a PriorityCalcPeriod)")
 EOF
 }
 
@@ -111,7 +136,9 @@ EOF
 measure() {
     local n=$1 reports=$2 dir
     dir=$(mktemp -d /tmp/explsched-bench.XXXXXX)
-    cluster_up "$dir" --nodes "$bench_nodes" --gpus "$bench_gpus" --log-level verbose --conf MaxJobCount=100000 \
+    local mode_args=()
+    [ "$bench_mode" = site_factor ] && mode_args=(--site-factor --conf PriorityCalcPeriod=1)
+    cluster_up "$dir" "${mode_args[@]}" --nodes "$bench_nodes" --gpus "$bench_gpus" --log-level verbose --conf MaxJobCount=100000 \
         --slurmd-log-level error --shared-slurmd-log --proctrack proctrack/pgid \
         --params "rerank_period=3,min_run=3600,hopeless_action=none,report_db=$dir/state/reports.db" \
         >/dev/null 2>&1 || { echo "cluster failed" >&2; rm -rf "$dir"; return 1; }
@@ -142,7 +169,8 @@ for line in sys.stdin:
         # Wait for the reading and refitting rounds and then ROUNDS steady ones.
         local deadline=$((SECONDS + 900))
         while [ $SECONDS -lt $deadline ]; do
-            [ "$(summarise "$dir/log/slurmctld.log" "$rounds" count)" -ge "$rounds" ] && break
+            read -r got stored < <(summarise "$dir/log/slurmctld.log" "$rounds" count)
+            [ "$got" -ge "$rounds" ] && { [ "$bench_mode" != site_factor ] || [ "$stored" -ge "$bench_stores" ]; } && break
             sleep 3
         done
         sdiag >"$dir/sdiag.txt" 2>&1
@@ -152,7 +180,7 @@ for line in sys.stdin:
     rm -rf "$dir"
 }
 
-echo "re-ranking inside slurmctld (priority/explsched), per round, on $bench_nodes nodes x $bench_gpus GPUs:"
+echo "re-ranking inside slurmctld ($([ "$bench_mode" = site_factor ] && echo "priority/multifactor + site_factor/explsched" || echo priority/explsched)), per round, on $bench_nodes nodes x $bench_gpus GPUs:"
 echo "baseline: $((n / 10)) jobs, $((reports / 10)) stored reports"
 measure $((n / 10)) $((reports / 10)) | sed 's/^/  /'
 echo "measured: $n jobs, $reports stored reports"

@@ -139,7 +139,8 @@ measure() {
     dir=$(mktemp -d /tmp/explsched-bench.XXXXXX)
     local mode_args=()
     [ "$bench_mode" = site_factor ] && mode_args=(--site-factor --conf PriorityCalcPeriod=1)
-    cluster_up "$dir" "${mode_args[@]}" --nodes "$bench_nodes" --gpus "$bench_gpus" --log-level verbose --conf MaxJobCount=100000 \
+    cluster_up "$dir" "${mode_args[@]}" --nodes "$bench_nodes" --gpus "$bench_gpus" --log-level verbose \
+        --conf MaxJobCount=100000 --conf MaxArraySize=100000 \
         --slurmd-log-level error --shared-slurmd-log --proctrack proctrack/pgid \
         --params "rerank_period=3,min_run=3600,hopeless_action=none,report_db=$dir/state/reports.db" \
         >/dev/null 2>&1 || { echo "cluster failed" >&2; rm -rf "$dir"; return 1; }

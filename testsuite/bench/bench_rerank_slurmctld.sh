@@ -35,6 +35,10 @@ bench_gpus=${BENCH_GPUS:-4}
 # minute, the shortest: multifactor's decay thread stores our site factors once a minute under
 # its job write lock; BENCH_STORES of those after the fill are waited for, default 3).
 bench_mode=${BENCH_MODE:-priority}
+# BENCH_PREEMPT=preempt/none keeps the queue still: on the 1,024-GPU cluster preempt/explsched
+# requeued running trials during the measurement (min_run=3600 notwithstanding), and the requeues
+# and the pending jobs that started in their place were what slurmctld was busy with.
+bench_preempt=${BENCH_PREEMPT:-preempt/explsched}
 bench_stores=${BENCH_STORES:-3}
 fill=$top_builddir/testsuite/bench/bench_fill_store
 [ "$(id -u)" = 0 ] || { echo "run as root" >&2; exit 77; }
@@ -141,7 +145,7 @@ measure() {
     [ "$bench_mode" = site_factor ] && mode_args=(--site-factor --conf PriorityCalcPeriod=1)
     cluster_up "$dir" "${mode_args[@]}" --nodes "$bench_nodes" --gpus "$bench_gpus" --log-level verbose \
         --conf MaxJobCount=100000 --conf MaxArraySize=100000 \
-        --slurmd-log-level error --shared-slurmd-log --proctrack proctrack/pgid \
+        --slurmd-log-level error --shared-slurmd-log --proctrack proctrack/pgid --preempt "$bench_preempt" \
         --params "rerank_period=3,min_run=3600,hopeless_action=none,report_db=$dir/state/reports.db" \
         >/dev/null 2>&1 || { echo "cluster failed" >&2; rm -rf "$dir"; return 1; }
     (

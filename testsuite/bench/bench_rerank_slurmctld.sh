@@ -33,7 +33,9 @@ bench_nodes=${BENCH_NODES:-4}
 bench_gpus=${BENCH_GPUS:-4}
 # BENCH_MODE=site_factor: priority/multifactor + site_factor/explsched (PriorityCalcPeriod=1
 # minute, the shortest: multifactor's decay thread stores our site factors once a minute under
-# its job write lock; BENCH_STORES of those after the fill are waited for, default 3).
+# its job write lock; BENCH_STORES of those after the fill are waited for, default 3). With
+# accounting (MariaDB + slurmdbd): multifactor starts its decay thread, and so calls
+# site_factor_p_update, only with slurmdbd.
 bench_mode=${BENCH_MODE:-priority}
 # BENCH_PREEMPT=preempt/none keeps the queue still: on the 1,024-GPU cluster preempt/explsched
 # requeued running trials during the measurement (min_run=3600 notwithstanding), and the requeues
@@ -142,7 +144,7 @@ measure() {
     local n=$1 reports=$2 dir
     dir=$(mktemp -d /tmp/explsched-bench.XXXXXX)
     local mode_args=()
-    [ "$bench_mode" = site_factor ] && mode_args=(--site-factor --conf PriorityCalcPeriod=1)
+    [ "$bench_mode" = site_factor ] && mode_args=(--site-factor --accounting --conf PriorityCalcPeriod=1)
     cluster_up "$dir" "${mode_args[@]}" --nodes "$bench_nodes" --gpus "$bench_gpus" --log-level verbose \
         --conf MaxJobCount=100000 --conf MaxArraySize=100000 \
         --slurmd-log-level error --shared-slurmd-log --proctrack proctrack/pgid --preempt "$bench_preempt" \

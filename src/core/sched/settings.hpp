@@ -46,6 +46,11 @@ struct Settings {
     // the --explore-model row's ratio. Empty: no table (no trial is scaled by type).
     std::string throughput_table = "";
 
+    // --- site_factor/explsched ------------------------------------------------------------------
+    // Seconds an operator's `scontrol update job SiteFactor=` is kept before ExplSched writes the
+    // job's site factor again; 0: for the rest of the job's life (requeues included).
+    uint32_t site_factor_hold = 0;
+
     // --- preempt/explsched ----------------------------------------------------------------------
     // Seconds between the checkpoint signal (SIGTERM) and the requeue of a preempted trial.
     uint32_t grace_time = 60;

@@ -5,12 +5,18 @@
 # PluginDir list. Everything is stopped by PID (never by process name).
 #
 # As a command:   cluster.sh up DIR [options]    cluster.sh down DIR    cluster.sh status DIR
+#                 cluster.sh cost DIR (memory of slurmctld and the slurmd processes)
 # As a library:   . cluster.sh; cluster_up DIR [options]; ...; cluster_down DIR
 # Options of up:  --nodes N (4)  --gpus M (4)  --cpus C (8)  --priority TYPE (priority/explsched)
 #                 --preempt TYPE (preempt/explsched)  --params 'k=v,...' (PriorityParameters)
 #                 --spank-args 'k=v ...'  --no-spank  --debug  --log-level LEVEL
+#                 --slurmd-log-level LEVEL (SlurmdDebug; default: the --log-level)
+#                 --shared-slurmd-log (every slurmd appends to log/slurmd.log, not one file a node)
 #                 --explschedd (start the report collector; PriorityParameters gets its report_db)
+#                 --explschedd-args 'ARGS' (more explschedd options, e.g. '--limit user_rate=2000')
 #                 --conf 'Key=Value' (an extra slurm.conf line; repeatable)
+#                 --proctrack TYPE (proctrack/linuxproc; proctrack/pgid scans no /proc, which
+#                 matters with a thousand jobs running on one host)
 #                 --site-factor (priority/multifactor with site_factor/explsched; --params then
 #                 go to PrioritySiteFactorParameters)
 #                 --accounting (a private MariaDB and slurmdbd: associations and fair-share)
@@ -40,13 +46,14 @@ _cluster_sbin() {
 # A TCP port nobody listens on, from a per-run random base (tests run one after another and
 # TIME_WAIT sockets of the last cluster may linger).
 _cluster_free_port_base() {
-    local count=$1 base p busy i
+    local count=$1 base busy i used
+    # the local ports in use, as " 4E21 4E22 ... " (read once: a large cluster asks for 130 ports)
+    used=" $(awk 'FNR > 1 { split($2, a, ":"); printf "%s ", toupper(a[2]) }' /proc/net/tcp /proc/net/tcp6 2>/dev/null) "
     for _ in $(seq 1 50); do
         base=$(( 20000 + (RANDOM % 400) * 100 ))
         busy=0
         for ((i = 0; i <= count; i++)); do
-            p=$(printf '%04X' $((base + i)))
-            if grep -qi ":$p " /proc/net/tcp /proc/net/tcp6 2>/dev/null; then busy=1; break; fi
+            case $used in *" $(printf '%04X' $((base + i))) "*) busy=1; break ;; esac
         done
         [ $busy = 0 ] && { echo "$base"; return 0; }
     done
@@ -65,7 +72,8 @@ _cluster_plugindir() {
 cluster_up() {
     local dir=$1; shift
     local nodes=4 gpus=4 cpus=8 priority=priority/explsched preempt=preempt/explsched
-    local params="" spank_args="" spank=yes debug=info explschedd=no extra_conf=() site=no accounting=no
+    local params="" spank_args="" spank=yes debug=info slurmd_debug="" explschedd=no extra_conf=()
+    local slurmd_log='slurmd.%n.log' explschedd_args="" proctrack=proctrack/linuxproc site=no accounting=no
     local gpu_types=""
     while [ $# -gt 0 ]; do
         case $1 in
@@ -79,7 +87,11 @@ cluster_up() {
             --no-spank) spank=no ;;
             --debug) debug=debug2 ;;
             --log-level) debug=$2; shift ;;
+            --slurmd-log-level) slurmd_debug=$2; shift ;;
+            --shared-slurmd-log) slurmd_log=slurmd.log ;;
             --explschedd) explschedd=yes ;;
+            --explschedd-args) explschedd_args=$2; shift ;;
+            --proctrack) proctrack=$2; shift ;;
             --conf) extra_conf+=("$2"); shift ;;
             --site-factor) site=yes; priority=priority/multifactor ;;
             --accounting) accounting=yes ;;
@@ -131,18 +143,23 @@ cluster_up() {
         case ",$params," in *,report_db=*) ;; *) params="${params:+$params,}report_db=$dir/state/reports.db" ;; esac
         printf 'report_host=127.0.0.1\nreport_port=%s\nreport_db=%s\nmunge_socket=%s\n' \
             "$report_port" "$dir/state/reports.db" "$dir/munge/munge.sock" >"$dir/explschedd.conf"
+        echo "$explschedd_args" >"$dir/explschedd.args"
     fi
     local plugindir="$b/src/plugins/priority/explsched/.libs:$b/src/plugins/site_factor/explsched/.libs"
     plugindir="$plugindir:$b/src/plugins/preempt/explsched/.libs:$sysplugins"
 
-    # Fake GPUs: gres.conf File= must name character devices; NVIDIA's major is 195.
+    # Fake GPUs: gres.conf File= must name character devices; NVIDIA's major is 195. (One process
+    # for all of them: one mknod(1) per device took 2 s for 1,024 devices.)
     local n i
-    for ((n = 1; n <= nodes; n++)); do
-        mkdir -p "$dir/dev/n$n" "$dir/spool/n$n"
-        for ((i = 0; i < gpus; i++)); do
-            mknod "$dir/dev/n$n/nvidia$i" c 195 "$i" || { cluster_die "mknod failed"; return 1; }
-        done
-    done
+    /usr/bin/python3 - "$dir" "$nodes" "$gpus" <<'EOF' || { cluster_die "mknod failed"; return 1; }
+import os, stat, sys
+top, nodes, gpus = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+for n in range(1, nodes + 1):
+    os.makedirs(f"{top}/dev/n{n}", exist_ok=True)
+    os.makedirs(f"{top}/spool/n{n}", exist_ok=True)
+    for i in range(gpus):
+        os.mknod(f"{top}/dev/n{n}/nvidia{i}", 0o666 | stat.S_IFCHR, os.makedev(195, i))
+EOF
 
     {
         echo "ClusterName=explsched$base"
@@ -159,16 +176,16 @@ cluster_up() {
         echo "SlurmctldPidFile=$dir/run/slurmctld.pid"
         echo "SlurmdPidFile=$dir/run/slurmd.%n.pid"
         echo "SlurmctldLogFile=$dir/log/slurmctld.log"
-        echo "SlurmdLogFile=$dir/log/slurmd.%n.log"
+        echo "SlurmdLogFile=$dir/log/$slurmd_log"
         echo "SlurmctldDebug=$debug"
-        echo "SlurmdDebug=$debug"
+        echo "SlurmdDebug=${slurmd_debug:-$debug}"
         echo "PluginDir=$plugindir"
         [ $spank = yes ] && echo "PlugStackConfig=$dir/plugstack.conf"
         echo "GresTypes=gpu"
         echo "SelectType=select/cons_tres"
         echo "SelectTypeParameters=CR_Core"
         echo "TaskPlugin=task/none"
-        echo "ProctrackType=proctrack/linuxproc"
+        echo "ProctrackType=$proctrack"
         echo "JobAcctGatherType=jobacct_gather/none"
         if [ $accounting = yes ]; then
             echo "AccountingStorageType=accounting_storage/slurmdbd"
@@ -233,21 +250,45 @@ EOF
     fi
     "$slurmctld" -c -f "$dir/slurm.conf" \
         || { cluster_die "slurmctld failed to start:"; tail -20 "$dir/log/slurmctld.log" >&2; return 1; }
-    for ((n = 1; n <= nodes; n++)); do
-        "$slurmd" -f "$dir/slurm.conf" -N "n$n" \
-            || { cluster_die "slurmd -N n$n failed:"; tail -20 "$dir/log/slurmd.n$n.log" >&2; return 1; }
-    done
-    cluster_wait_idle "$dir" 60 || return 1
+    _cluster_start_slurmds "$dir" "$slurmd" "$nodes" || return 1
+    # A node registers within a second or two of its start; slurmctld takes the registrations
+    # one by one, so a large cluster gets longer.
+    cluster_wait_idle "$dir" $((60 + nodes / 2)) || return 1
     if [ $explschedd = yes ]; then cluster_start_explschedd "$dir" || return 1; fi
     cluster_log "up: $nodes nodes x $gpus GPUs in $dir (slurmctld port $ctld_port)"
+}
+
+# Starts `slurmd -N nX` for X in 1..NODES, up to 16 at a time (each daemonizes once it has read
+# its configuration, so a batch returns quickly; one at a time, 128 nodes took 11 s here).
+_cluster_start_slurmds() {
+    local dir=$1 slurmd=$2 nodes=$3 n pids=() names=() k failed=0 log
+    for ((n = 1; n <= nodes; n++)); do
+        "$slurmd" -f "$dir/slurm.conf" -N "n$n" &
+        pids+=($!)
+        names+=("n$n")
+        if [ ${#pids[@]} -ge 16 ] || [ "$n" = "$nodes" ]; then
+            for k in "${!pids[@]}"; do
+                wait "${pids[$k]}" && continue
+                failed=1
+                log=$dir/log/slurmd.${names[$k]}.log
+                [ -f "$log" ] || log=$dir/log/slurmd.log
+                cluster_die "slurmd -N ${names[$k]} failed:"
+                tail -20 "$log" >&2
+            done
+            pids=() names=()
+            [ $failed = 0 ] || return 1
+        fi
+    done
 }
 
 # Starts explschedd for the cluster (its config in DIR/explschedd.conf) and waits until it listens.
 cluster_start_explschedd() {
     local dir=$1 port
+    local args=()
     port=$(sed -n 's/^report_port=//p' "$dir/explschedd.conf")
+    [ -f "$dir/explschedd.args" ] && read -r -a args <"$dir/explschedd.args"
     "$top_builddir/src/daemon/explschedd" -f "$dir/explschedd.conf" --pid-file "$dir/run/explschedd.pid" \
-        --slurm-conf "$dir/slurm.conf" >>"$dir/log/explschedd.log" 2>&1 \
+        --slurm-conf "$dir/slurm.conf" "${args[@]}" >>"$dir/log/explschedd.log" 2>&1 \
         || { cluster_die "explschedd failed to start"; tail -5 "$dir/log/explschedd.log" >&2; return 1; }
     local deadline=$((SECONDS + 20))
     while [ $SECONDS -lt $deadline ]; do
@@ -282,26 +323,37 @@ cluster_wait_idle() {
 }
 
 _cluster_kill_pidfile() {
-    local pidfile=$1 pid
-    [ -f "$pidfile" ] || return 0
-    pid=$(cat "$pidfile" 2>/dev/null)
-    [ -n "$pid" ] || return 0
-    kill -TERM "$pid" 2>/dev/null || return 0
-    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
-    kill -KILL "$pid" 2>/dev/null || true
+    _cluster_kill_pidfiles "$@"
+}
+
+# SIGTERM to the daemons of all the pid files at once, then waits up to 5 s for them all and
+# SIGKILLs the rest (a slurmd takes about 2 s to stop: 128 of them one after another took minutes).
+_cluster_kill_pidfiles() {
+    local pidfile pid pids=() alive
+    for pidfile in "$@"; do
+        [ -f "$pidfile" ] || continue
+        pid=$(cat "$pidfile" 2>/dev/null)
+        [ -n "$pid" ] || continue
+        kill -TERM "$pid" 2>/dev/null && pids+=("$pid")
+    done
+    [ ${#pids[@]} -gt 0 ] || return 0
+    for _ in $(seq 1 50); do
+        alive=()
+        for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive+=("$pid"); done
+        [ ${#alive[@]} -gt 0 ] || return 0
+        pids=("${alive[@]}")
+        sleep 0.1
+    done
+    kill -KILL "${pids[@]}" 2>/dev/null || true
 }
 
 # Processes that belong to this cluster: their environment names its slurm.conf (job steps,
 # slurmstepd) or their command line names its directory.
 _cluster_pids() {
-    local dir=$1 p
-    for p in /proc/[0-9]*; do
-        [ "${p#/proc/}" = "$$" ] && continue
-        if { tr '\0' '\n' <"$p/environ" | grep -qxF "SLURM_CONF=$dir/slurm.conf"; } 2>/dev/null \
-            || { tr '\0' ' ' <"$p/cmdline" | grep -qF "$dir/"; } 2>/dev/null; then
-            echo "${p#/proc/}"
-        fi
-    done 2>/dev/null
+    local dir=$1
+    # two greps over /proc, not two processes per process (0.8 s with a 128-node cluster running)
+    { grep -lzxF "SLURM_CONF=$dir/slurm.conf" /proc/[0-9]*/environ; grep -lzF "$dir/" /proc/[0-9]*/cmdline; } 2>/dev/null \
+        | sed -n 's|^/proc/\([0-9]*\)/.*|\1|p' | sort -un | grep -vxF -e "$$" -e "$BASHPID"
 }
 
 cluster_restart_slurmctld() {
@@ -322,12 +374,14 @@ cluster_down() {
     local dir=$1 n nodes pid
     [ -f "$dir/slurm.conf" ] || return 0
     export SLURM_CONF=$dir/slurm.conf
-    scancel --quiet --full -u root 2>/dev/null || true
-    scancel --quiet --full --state=PENDING 2>/dev/null || true
+    # Slurm 22.05's scancel sends one RPC per job: with 10,000 jobs queued it took over ten minutes.
+    # Bounded; whatever is left is killed below with the daemons.
+    timeout 15 scancel --quiet --full -u root 2>/dev/null || true
+    timeout 5 scancel --quiet --full --state=PENDING 2>/dev/null || true
     nodes=$(cat "$dir/nodes" 2>/dev/null || echo 0)
-    _cluster_kill_pidfile "$dir/run/slurmctld.pid"
-    for ((n = 1; n <= nodes; n++)); do _cluster_kill_pidfile "$dir/run/slurmd.n$n.pid"; done
-    _cluster_kill_pidfile "$dir/run/explschedd.pid"
+    local pidfiles=("$dir/run/slurmctld.pid" "$dir/run/explschedd.pid")
+    for ((n = 1; n <= nodes; n++)); do pidfiles+=("$dir/run/slurmd.n$n.pid"); done
+    _cluster_kill_pidfiles "${pidfiles[@]}"
     [ -f "$dir/accounting" ] && _cluster_accounting_down "$dir"
     # Steps still running (slurmstepd and the tasks under it) and helpers started for the cluster.
     for pid in $(_cluster_pids "$dir"); do kill -TERM "$pid" 2>/dev/null; done
@@ -338,6 +392,21 @@ cluster_down() {
     cluster_log "down: $dir"
 }
 
+# What the cluster's daemons cost: resident memory (RSS, and PSS, which shares the pages common to
+# the 128 slurmd processes out among them) of slurmctld and of every slurmd, from their pid files.
+cluster_cost() {
+    local dir=$1 f pid
+    for f in "$dir"/run/slurmctld.pid "$dir"/run/slurmd.*.pid; do
+        pid=$(cat "$f" 2>/dev/null) || continue
+        [ -r "/proc/$pid/smaps_rollup" ] || continue
+        awk -v who="$(basename "$f" .pid)" '/^Rss:/ { r = $2 } /^Pss:/ { p = $2 } END { print who, r, p }' \
+            "/proc/$pid/smaps_rollup"
+    done | awk '
+        $1 == "slurmctld" { printf "slurmctld: RSS %.1f MiB, PSS %.1f MiB\n", $2 / 1024, $3 / 1024; next }
+        { n++; r += $2; p += $3 }
+        END { if (n) printf "%d slurmd: RSS %.1f MiB in all (%.1f each), PSS %.1f MiB in all\n", n, r / 1024, r / 1024 / n, p / 1024 }'
+}
+
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
     set -u
     cmd=${1:-}; shift || true
@@ -345,6 +414,7 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
         up) cluster_up "$@" ;;
         down) cluster_down "$@" ;;
         status) SLURM_CONF=$1/slurm.conf sinfo -N -l; SLURM_CONF=$1/slurm.conf squeue ;;
-        *) echo "usage: $0 up DIR [options] | down DIR | status DIR" >&2; exit 2 ;;
+        cost) cluster_cost "$1" ;;
+        *) echo "usage: $0 up DIR [options] | down DIR | status DIR | cost DIR" >&2; exit 2 ;;
     esac
 fi

@@ -17,8 +17,8 @@
 #                 --conf 'Key=Value' (an extra slurm.conf line; repeatable)
 #                 --proctrack TYPE (proctrack/linuxproc; proctrack/pgid scans no /proc, which
 #                 matters with a thousand jobs running on one host)
-#                 --site-factor (priority/multifactor with site_factor/explsched; --params then
-#                 go to PrioritySiteFactorParameters)
+#                 --site-factor (priority/multifactor with site_factor/explsched, and --accounting,
+#                 which multifactor needs; --params then go to PrioritySiteFactorParameters)
 #                 --accounting (a private MariaDB and slurmdbd: associations and fair-share)
 #                 --gpu-types 'T1:K1,T2:K2,...' (typed GPUs: the first K1 nodes have type T1, the
 #                   next K2 type T2, ...; nodes past them stay untyped; default: all untyped)
@@ -93,7 +93,8 @@ cluster_up() {
             --explschedd-args) explschedd_args=$2; shift ;;
             --proctrack) proctrack=$2; shift ;;
             --conf) extra_conf+=("$2"); shift ;;
-            --site-factor) site=yes; priority=priority/multifactor ;;
+            # multifactor calls the site factor plugin only with slurmdbd: accounting too
+            --site-factor) site=yes; accounting=yes; priority=priority/multifactor ;;
             --accounting) accounting=yes ;;
             --gpu-types) gpu_types=$2; shift ;;
             *) cluster_die "unknown option $1"; return 1 ;;

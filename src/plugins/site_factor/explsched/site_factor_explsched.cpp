@@ -5,6 +5,7 @@
 // under priority/explsched). The re-ranking is the shared driver's (plugins/rerank/rerank.hpp);
 // hopeless trials are held, requeued or cancelled as under priority/explsched.
 #include <cstdint>
+#include <cstring>
 
 #include "core/base/export.hpp"
 
@@ -20,6 +21,18 @@ EXPLSCHED_EXPORT extern const char plugin_type[] = "site_factor/explsched";
 EXPLSCHED_EXPORT extern const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
 EXPLSCHED_EXPORT int init(void) {
+    // priority/multifactor runs the decay thread that calls site_factor_p_update (and recomputes
+    // priorities at all) only with slurmdbd: without it the site factors would stay at their
+    // submit-time values, silently. Refuse, naming the fix.
+    const char* storage = slurm_conf.accounting_storage_type;
+    if (storage == nullptr || std::strcmp(storage, "accounting_storage/slurmdbd") != 0) {
+        error(
+            "%s: needs AccountingStorageType=accounting_storage/slurmdbd (priority/multifactor updates site "
+            "factors and priorities only with slurmdbd; AccountingStorageType is %s). Without slurmdbd use "
+            "PriorityType=priority/explsched",
+            plugin_type, storage != nullptr ? storage : "unset");
+        return SLURM_ERROR;
+    }
     const int rc = explsched::rerank::init(explsched::rerank::Mode::site_factor);
     if (rc == SLURM_SUCCESS) verbose("%s loaded", plugin_name);
     return rc;

@@ -58,17 +58,22 @@ mounts_under_root() {
 }
 
 # Processes whose root directory is ours (a slurmd or munged a test left behind).
+pids_in_root() {
+    local p
+    for p in /proc/[0-9]*; do
+        [ "$(readlink "$p/root" 2>/dev/null)" = "$root" ] && echo "${p#/proc/}"
+    done
+}
 stop_processes_in_root() {
-    local p pids=() sig
+    local pids sig i
     for sig in TERM KILL; do
-        pids=()
-        for p in /proc/[0-9]*; do
-            [ "$(readlink "$p/root" 2>/dev/null)" = "$root" ] && pids+=("${p#/proc/}")
-        done
-        [ ${#pids[@]} -eq 0 ] && return 0
-        log "stopping processes left in the root (SIG$sig): ${pids[*]}"
-        kill -"$sig" "${pids[@]}" 2>/dev/null || true
-        sleep 1
+        pids=$(pids_in_root)
+        [ -z "$pids" ] && return 0
+        log "stopping processes left in the root (SIG$sig):" \
+            "$(for p in $pids; do echo "$p/$(cat "/proc/$p/comm" 2>/dev/null)"; done | tr '\n' ' ')"
+        # shellcheck disable=SC2086
+        kill -"$sig" $pids 2>/dev/null || true
+        for i in $(seq 1 50); do [ -z "$(pids_in_root)" ] && return 0; sleep 0.1; done
     done
 }
 

@@ -759,7 +759,18 @@ void rerank_loop() {
     }
 }
 
-bool in_slurmctld() { return &job_list != nullptr && job_list != nullptr; }
+// In slurmctld, not in sprio or sshare (which load the plugin too): slurmctld defines job_list.
+bool in_slurmctld() { return &job_list != nullptr; }
+
+// Starts the re-rank thread once slurmctld's job list exists: from init where slurmctld makes
+// it before loading the priority plugin (22.05), else from priority_p_thread_start, which newer
+// releases call after loading the jobs. Once only.
+void start_rerank_thread() {
+    std::lock_guard<std::mutex> lock(g_thread_mutex);
+    if (g_thread || !in_slurmctld() || job_list == nullptr) return;
+    g_stop = false;
+    g_thread.emplace(rerank_loop);
+}
 
 // At submit or requeue: the last round's answer for this instance if it had one, else the rank of
 // a job with no curve yet. Never waits for a round (the engine runs without our mutex).
@@ -823,11 +834,7 @@ EXPLSCHED_EXPORT int init(void) {
         }
         if (const char* n = std::getenv("EXPLSCHED_TEST_THROW_IN_ROUND"); n != nullptr)
             g_throw_in_round = std::strtoull(n, nullptr, 10);
-        if (in_slurmctld()) {
-            std::lock_guard<std::mutex> lock(g_thread_mutex);
-            g_stop = false;
-            g_thread.emplace(rerank_loop);
-        }
+        start_rerank_thread();
         verbose("%s loaded", plugin_name);
         return SLURM_SUCCESS;
     } catch (const std::exception& e) {
@@ -885,13 +892,19 @@ EXPLSCHED_EXPORT double priority_p_calc_fs_factor(long double usage_efctv, long 
 }
 
 // Slurm 23.02+ asks for these two; 22.05 never calls them. Priorities are ours to set: no boost
-// for recovered jobs (as priority/multifactor), and the re-rank thread starts in init.
+// for recovered jobs (as priority/multifactor).
 EXPLSCHED_EXPORT uint32_t priority_p_recover(uint32_t prio_boost) {
     (void)prio_boost;
     return 0;
 }
 
-EXPLSCHED_EXPORT void priority_p_thread_start(void) {}
+EXPLSCHED_EXPORT void priority_p_thread_start(void) {
+    try {
+        start_rerank_thread();
+    } catch (const std::exception& e) {
+        error("%s: cannot start the re-rank thread: %s", plugin_type, e.what());
+    }
+}
 
 EXPLSCHED_EXPORT void priority_p_job_end(job_record_t* job_ptr) {
     // Slurm's bookkeeping, as priority/basic does it: return the unused part of the job's

@@ -61,8 +61,9 @@ mounts_under_root() {
 pids_in_root() {
     local p
     for p in /proc/[0-9]*; do
-        [ "$(readlink "$p/root" 2>/dev/null)" = "$root" ] && echo "${p#/proc/}"
+        if [ "$(readlink "$p/root" 2>/dev/null)" = "$root" ]; then echo "${p#/proc/}"; fi
     done
+    return 0
 }
 stop_processes_in_root() {
     local pids sig i
@@ -97,7 +98,11 @@ unmount_all() {
 }
 
 # A killed earlier run may have left its mounts: we hold the lock, so they are stale.
-[ -z "$(mounts_under_root)" ] || { log "removing stale mounts under $root"; unmount_all; }
+if [ -n "$(mounts_under_root)" ]; then
+    log "removing stale mounts under $root"
+    (set +e; unmount_all)
+    [ -z "$(mounts_under_root)" ] || die "cannot unmount $(mounts_under_root | tr '\n' ' ')"
+fi
 
 mirror() {
     if [ -n "${EXPLSCHED_DEBIAN_MIRROR:-}" ]; then echo "$EXPLSCHED_DEBIAN_MIRROR"; return; fi
@@ -167,7 +172,8 @@ else
     log "reusing $root ($(cut -d' ' -f1-3 "$stamp"))"
 fi
 
-trap 'unmount_all' EXIT
+# The clean-up must run to its end whatever fails in it: no errexit there.
+trap 'set +e; unmount_all' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 

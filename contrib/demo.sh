@@ -6,17 +6,20 @@
 # Slurm shows (squeue, sprio, scontrol show job), then runs the same sweep under Slurm's own
 # priority/basic and prints both side by side: trials preempted or stopped, the best trial's
 # metric, time to reach it, GPU-hours. Idempotent.
-#   contrib/demo.sh [--keep] [--dir DIR] [--only explsched|basic]
+# ExplSched runs as README recommends: priority/multifactor with site_factor/explsched
+# (--setup priority: the priority/explsched plugin instead).
+#   contrib/demo.sh [--keep] [--dir DIR] [--only explsched|basic] [--setup site_factor|priority]
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-keep=no only=""
+keep=no only="" setup=site_factor
 demo_dir=${TMPDIR:-/tmp}/explsched-demo
 while [ $# -gt 0 ]; do
     case $1 in
         --keep) keep=yes ;;
         --dir) demo_dir=$2; shift ;;
         --only) only=$2; shift ;;
-        *) echo "usage: $0 [--keep] [--dir DIR] [--only explsched|basic]" >&2; exit 2 ;;
+        --setup) setup=$2; shift ;;
+        *) echo "usage: $0 [--keep] [--dir DIR] [--only explsched|basic] [--setup site_factor|priority]" >&2; exit 2 ;;
     esac
     shift
 done
@@ -39,6 +42,10 @@ run_sweep() {
     local args=(--nodes 4 --gpus 4 --explschedd)
     if [ "$policy" = explsched ]; then
         args+=(--params rerank_period=2,min_run=20,grace_time=5,hopeless_action=cancel)
+        # README's setup: multifactor's factors (no accounting here: fair-share is flat) plus
+        # ExplSched's site factor, stored every PriorityCalcPeriod (1 minute)
+        [ "$setup" = site_factor ] && args+=(--site-factor --conf PriorityCalcPeriod=1 \
+            --conf PriorityWeightAge=1000 --conf PriorityWeightPartition=1000)
     else
         args+=(--priority priority/basic --preempt preempt/none)
     fi

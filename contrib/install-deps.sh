@@ -28,6 +28,8 @@ packages=(
     build-essential autoconf autoconf-archive automake libtool pkg-config dpkg-dev
     # Slurm, munge (the real ones, run by the tests)
     slurmctld slurmd slurm-client libslurm-dev munge libmunge-dev
+    # accounting for the fair-share tests (a private server per test cluster)
+    slurmdbd mariadb-server
     # libraries from Debian rather than our own
     libeigen3-dev nlohmann-json3-dev libsqlite3-dev sqlite3 libglpk-dev
     libboost-test-dev

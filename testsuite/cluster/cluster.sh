@@ -11,6 +11,9 @@
 #                 --spank-args 'k=v ...'  --no-spank  --debug  --log-level LEVEL
 #                 --explschedd (start the report collector; PriorityParameters gets its report_db)
 #                 --conf 'Key=Value' (an extra slurm.conf line; repeatable)
+#                 --site-factor (priority/multifactor with site_factor/explsched; --params then
+#                 go to PrioritySiteFactorParameters)
+#                 --accounting (a private MariaDB and slurmdbd: associations and fair-share)
 # After up, DIR/env.sh exports SLURM_CONF, EXPLSCHED_CLUSTER_DIR, EXPLSCHED_MUNGE_SOCKET and
 # EXPLSCHED_REPORT_PORT for clients; source it.
 #
@@ -20,6 +23,7 @@ cluster_log() { echo "cluster: $*" >&2; }
 cluster_die() { echo "cluster: error: $*" >&2; return 1; }
 
 _cluster_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$_cluster_here/accounting.sh"
 : "${top_srcdir:=$(cd "$_cluster_here/../.." && pwd)}"
 : "${top_builddir:=$top_srcdir}"
 
@@ -67,7 +71,7 @@ _cluster_plugindir() {
 cluster_up() {
     local dir=$1; shift
     local nodes=4 gpus=4 cpus=8 priority=priority/explsched preempt=preempt/explsched
-    local params="" spank_args="" spank=yes debug=info explschedd=no extra_conf=()
+    local params="" spank_args="" spank=yes debug=info explschedd=no extra_conf=() site=no accounting=no
     while [ $# -gt 0 ]; do
         case $1 in
             --nodes) nodes=$2; shift ;;
@@ -82,6 +86,8 @@ cluster_up() {
             --log-level) debug=$2; shift ;;
             --explschedd) explschedd=yes ;;
             --conf) extra_conf+=("$2"); shift ;;
+            --site-factor) site=yes; priority=priority/multifactor ;;
+            --accounting) accounting=yes ;;
             *) cluster_die "unknown option $1"; return 1 ;;
         esac
         shift
@@ -111,9 +117,9 @@ cluster_up() {
         || { cluster_die "munged failed to start (see $dir/munge/munged.log)"; return 1; }
 
     local base host
-    base=$(_cluster_free_port_base $((nodes + 3))) || { cluster_die "no free port range"; return 1; }
+    base=$(_cluster_free_port_base $((nodes + 5))) || { cluster_die "no free port range"; return 1; }
     host=$(hostname -s)
-    local ctld_port=$base report_port=$((base + 1))
+    local ctld_port=$base report_port=$((base + 1)) dbd_port=$((base + nodes + 3)) db_port=$((base + nodes + 4))
 
     local b=$top_builddir
     if [ $explschedd = yes ]; then
@@ -122,7 +128,8 @@ cluster_up() {
         printf 'report_host=127.0.0.1\nreport_port=%s\nreport_db=%s\nmunge_socket=%s\n' \
             "$report_port" "$dir/state/reports.db" "$dir/munge/munge.sock" >"$dir/explschedd.conf"
     fi
-    local plugindir="$b/src/plugins/priority/explsched/.libs:$b/src/plugins/preempt/explsched/.libs:$sysplugins"
+    local plugindir="$b/src/plugins/priority/explsched/.libs:$b/src/plugins/site_factor/explsched/.libs"
+    plugindir="$plugindir:$b/src/plugins/preempt/explsched/.libs:$sysplugins"
 
     # Fake GPUs: gres.conf File= must name character devices; NVIDIA's major is 195.
     local n i
@@ -159,7 +166,15 @@ cluster_up() {
         echo "TaskPlugin=task/none"
         echo "ProctrackType=proctrack/linuxproc"
         echo "JobAcctGatherType=jobacct_gather/none"
-        echo "AccountingStorageType=accounting_storage/none"
+        if [ $accounting = yes ]; then
+            echo "AccountingStorageType=accounting_storage/slurmdbd"
+            echo "AccountingStorageHost=127.0.0.1"
+            echo "AccountingStoragePort=$dbd_port"
+            echo "AccountingStoragePass=$dir/munge/munge.sock"  # the munge socket, for dbd connections
+            echo "AccountingStorageEnforce=associations"
+        else
+            echo "AccountingStorageType=accounting_storage/none"
+        fi
         echo "JobCompType=jobcomp/none"
         echo "SwitchType=switch/none"
         echo "MpiDefault=none"
@@ -167,7 +182,12 @@ cluster_up() {
         echo "SchedulerType=sched/backfill"
         echo "SchedulerParameters=sched_interval=2,bf_interval=2"
         echo "PriorityType=$priority"
-        [ -n "$params" ] && echo "PriorityParameters=$params"
+        if [ $site = yes ]; then
+            echo "PrioritySiteFactorPlugin=site_factor/explsched"
+            [ -n "$params" ] && echo "PrioritySiteFactorParameters=$params"
+        else
+            [ -n "$params" ] && echo "PriorityParameters=$params"
+        fi
         echo "PreemptType=$preempt"
         [ "$preempt" = preempt/none ] && echo "PreemptMode=OFF" || echo "PreemptMode=REQUEUE"
         echo "JobRequeue=1"
@@ -209,6 +229,10 @@ EOF
     echo "$nodes" >"$dir/nodes"
 
     export SLURM_CONF=$dir/slurm.conf
+    if [ $accounting = yes ]; then
+        echo yes >"$dir/accounting"
+        _cluster_accounting_up "$dir" "explsched$base" "$dbd_port" "$db_port" || return 1
+    fi
     "$slurmctld" -c -f "$dir/slurm.conf" \
         || { cluster_die "slurmctld failed to start:"; tail -20 "$dir/log/slurmctld.log" >&2; return 1; }
     for ((n = 1; n <= nodes; n++)); do
@@ -306,6 +330,7 @@ cluster_down() {
     _cluster_kill_pidfile "$dir/run/slurmctld.pid"
     for ((n = 1; n <= nodes; n++)); do _cluster_kill_pidfile "$dir/run/slurmd.n$n.pid"; done
     _cluster_kill_pidfile "$dir/run/explschedd.pid"
+    [ -f "$dir/accounting" ] && _cluster_accounting_down "$dir"
     # Steps still running (slurmstepd and the tasks under it) and helpers started for the cluster.
     for pid in $(_cluster_pids "$dir"); do kill -TERM "$pid" 2>/dev/null; done
     sleep 0.3

@@ -22,7 +22,11 @@ require_cluster() {
 start_cluster() {
     CLUSTER_DIR=$(mktemp -d "${TMPDIR:-/tmp}/explsched-test.XXXXXX")
     trap 'rc=$?; declare -F on_exit_hook >/dev/null && on_exit_hook; cluster_down "$CLUSTER_DIR" >/dev/null 2>&1; { [ $rc = 0 ] || [ "${KEEP_CLUSTER:-0}" != 1 ]; } && rm -rf "$CLUSTER_DIR"; exit $rc' EXIT
-    cluster_up "$CLUSTER_DIR" "$@" || { dump_logs; fail "cluster did not come up"; }
+    # EXPLSCHED_TEST_SITE_FACTOR=1: the same test under priority/multifactor + site_factor/explsched
+    # (the *_site.sh tests).
+    local mode=()
+    [ "${EXPLSCHED_TEST_SITE_FACTOR:-0}" = 1 ] && mode=(--site-factor)
+    cluster_up "$CLUSTER_DIR" "${mode[@]}" "$@" || { dump_logs; fail "cluster did not come up"; }
     . "$CLUSTER_DIR/env.sh"
     cd "$CLUSTER_DIR/tmp" || exit 1
 }

@@ -25,6 +25,7 @@ check() {
 
 b=$top_builddir; s=$top_srcdir
 check "$b/src/plugins/priority/explsched/.libs/priority_explsched.so" "$s/src/plugins/priority/explsched/priority_explsched.map"
+check "$b/src/plugins/site_factor/explsched/.libs/site_factor_explsched.so" "$s/src/plugins/site_factor/explsched/site_factor_explsched.map"
 check "$b/src/plugins/preempt/explsched/.libs/preempt_explsched.so" "$s/src/plugins/preempt/explsched/preempt_explsched.map"
 check "$b/src/spank/.libs/spank_explsched.so" "$s/src/spank/spank_explsched.map"
 check "$b/src/client/.libs/libexplsched_report.so" "$s/src/client/libexplsched_report.map"

@@ -58,4 +58,32 @@ BOOST_AUTO_TEST_CASE(a_damaged_file_is_an_error_naming_the_line) {
     BOOST_TEST(!ActionLedger::load(path));
 }
 
+BOOST_AUTO_TEST_CASE(pins_are_kept_apart_from_hopeless_actions_and_survive_a_save) {
+    TempDir dir;
+    const std::string path = (dir.path / "explsched_actions").string();
+    ActionLedger l;
+    l.pin({7, 100}, 1001, 0, 50);
+    BOOST_TEST(!l.acted({7, 100}, 1001, 0));  // a pin is not a hopeless action
+    BOOST_REQUIRE(l.pinned({7, 100}, 1001, 0) != nullptr);
+    BOOST_TEST(l.pinned({7, 100}, 1002, 0) == nullptr);  // another owner: a reused id
+    BOOST_TEST(l.pinned({7, 160}, 1001, 1) != nullptr);  // requeued since: still the same job
+    BOOST_TEST(l.pinned({7, 160}, 1001, 0) == nullptr);  // a new job with the old id
+    // the same instance may also be acted on
+    BOOST_TEST(l.record({7, 100}, {LedgerAction::held, 60, 1001, 0}));
+    BOOST_TEST(l.acted({7, 100}, 1001, 0));
+    BOOST_REQUIRE(l.save(path));
+    auto back = ActionLedger::load(path);
+    BOOST_REQUIRE(back);
+    BOOST_TEST(back->pins().size() == 1u);
+    BOOST_TEST(back->entries().size() == 1u);
+    BOOST_TEST(back->pinned({7, 100}, 1001, 0)->when == 50);
+    BOOST_TEST(back->serialize() == l.serialize());
+    BOOST_TEST(back->unpin({7, 160}));  // forgets the pin of an earlier instance too
+    BOOST_TEST(back->pinned({7, 100}, 1001, 0) == nullptr);
+    BOOST_TEST(back->acted({7, 100}, 1001, 0));
+    // retain drops pins of jobs slurmctld no longer knows
+    l.retain([](const JobInstance& j, const LedgerEntry&) { return j.job_id != 7; });
+    BOOST_TEST(l.size() == 0u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

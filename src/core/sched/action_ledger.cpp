@@ -22,6 +22,7 @@ Result<LedgerAction> parse_action(const std::string& word) {
     if (word == "held") return LedgerAction::held;
     if (word == "requeued_held") return LedgerAction::requeued_held;
     if (word == "cancelled") return LedgerAction::cancelled;
+    if (word == "site_pinned") return LedgerAction::site_pinned;
     return make_error("unknown action '" + word + "'");
 }
 
@@ -52,30 +53,68 @@ const char* to_string(LedgerAction action) {
             return "requeued_held";
         case LedgerAction::cancelled:
             return "cancelled";
+        case LedgerAction::site_pinned:
+            return "site_pinned";
     }
     return "?";
 }
 
-bool ActionLedger::acted(const JobInstance& job, std::uint32_t uid, std::uint32_t restarts) const {
-    for (auto it = entries_.lower_bound(JobInstance{job.job_id, INT64_MIN});
-         it != entries_.end() && it->first.job_id == job.job_id; ++it) {
+namespace {
+
+// The entry of this job instance, or of it before a requeue (see the header), or null.
+const LedgerEntry* find_instance(const std::map<JobInstance, LedgerEntry>& m, const JobInstance& job,
+                                 std::uint32_t uid, std::uint32_t restarts) {
+    for (auto it = m.lower_bound(JobInstance{job.job_id, INT64_MIN});
+         it != m.end() && it->first.job_id == job.job_id; ++it) {
         if (it->second.uid != uid) continue;
-        if (it->first.submit == job.submit) return true;
-        if (it->first.submit < job.submit && restarts > it->second.restarts) return true;
+        if (it->first.submit == job.submit) return &it->second;
+        if (it->first.submit < job.submit && restarts > it->second.restarts) return &it->second;
     }
-    return false;
+    return nullptr;
+}
+
+}  // namespace
+
+bool ActionLedger::acted(const JobInstance& job, std::uint32_t uid, std::uint32_t restarts) const {
+    return find_instance(entries_, job, uid, restarts) != nullptr;
 }
 
 bool ActionLedger::record(const JobInstance& job, const LedgerEntry& entry) {
+    if (entry.action == LedgerAction::site_pinned) return pins_.emplace(job, entry).second;
     return entries_.emplace(job, entry).second;
+}
+
+const LedgerEntry* ActionLedger::pinned(const JobInstance& job, std::uint32_t uid,
+                                        std::uint32_t restarts) const {
+    return find_instance(pins_, job, uid, restarts);
+}
+
+void ActionLedger::pin(const JobInstance& job, std::uint32_t uid, std::uint32_t restarts, std::int64_t when) {
+    pins_[job] = LedgerEntry{LedgerAction::site_pinned, when, uid, restarts};
+}
+
+bool ActionLedger::unpin(const JobInstance& job) {
+    // this instance, or the earlier one it was pinned as (a requeue gives a new submit time)
+    bool any = false;
+    for (auto it = pins_.lower_bound(JobInstance{job.job_id, INT64_MIN});
+         it != pins_.end() && it->first.job_id == job.job_id;) {
+        if (it->first.submit <= job.submit) {
+            it = pins_.erase(it);
+            any = true;
+        } else {
+            ++it;
+        }
+    }
+    return any;
 }
 
 std::string ActionLedger::serialize() const {
     std::ostringstream out;
     out << kHeader << "\n";
-    for (const auto& [job, e] : entries_)
-        out << job.job_id << ' ' << job.submit << ' ' << to_string(e.action) << ' ' << e.when << ' ' << e.uid
-            << ' ' << e.restarts << '\n';
+    for (const auto* m : {&entries_, &pins_})
+        for (const auto& [job, e] : *m)
+            out << job.job_id << ' ' << job.submit << ' ' << to_string(e.action) << ' ' << e.when << ' '
+                << e.uid << ' ' << e.restarts << '\n';
     return out.str();
 }
 

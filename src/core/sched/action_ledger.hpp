@@ -12,6 +12,10 @@
 // The file is rewritten whole and atomically (temporary file, fsync, rename, fsync of the
 // directory): a crash leaves the old ledger or the new one, never half of one. It is small: one
 // line per acted-on instance still known to slurmctld.
+//
+// It also keeps site_factor/explsched's pins: job instances whose site factor an operator set by
+// hand (scontrol update job SiteFactor=), which the plugin then leaves alone. A pin is not a
+// hopeless action: acted() ignores it, and an instance may have both.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +27,7 @@
 
 namespace explsched {
 
-enum class LedgerAction { held, requeued_held, cancelled };
+enum class LedgerAction { held, requeued_held, cancelled, site_pinned };
 const char* to_string(LedgerAction action);
 
 struct JobInstance {
@@ -48,24 +52,33 @@ class ActionLedger {
 public:
     // True if the job (this instance, or it before a requeue) was acted on: then never again.
     bool acted(const JobInstance& job, std::uint32_t uid, std::uint32_t restarts) const;
-    // Records an action; false if the instance already had one (nothing changes).
+    // Records an action; false if the instance already had one (nothing changes). A site_pinned
+    // entry goes to the pins instead (see pin()).
     bool record(const JobInstance& job, const LedgerEntry& entry);
+    // The pin of this job (this instance, or it before a requeue), or null.
+    const LedgerEntry* pinned(const JobInstance& job, std::uint32_t uid, std::uint32_t restarts) const;
+    // Pins (or re-pins) an instance; unpin() forgets it (true when there was one).
+    void pin(const JobInstance& job, std::uint32_t uid, std::uint32_t restarts, std::int64_t when);
+    bool unpin(const JobInstance& job);
     // Keeps only the entries keep(instance, entry) answers true for; true when something was dropped.
     template <typename Keep>
     bool retain(Keep keep) {
         bool dropped = false;
-        for (auto it = entries_.begin(); it != entries_.end();) {
-            if (keep(it->first, it->second)) {
-                ++it;
-            } else {
-                it = entries_.erase(it);
-                dropped = true;
+        for (auto* m : {&entries_, &pins_}) {
+            for (auto it = m->begin(); it != m->end();) {
+                if (keep(it->first, it->second)) {
+                    ++it;
+                } else {
+                    it = m->erase(it);
+                    dropped = true;
+                }
             }
         }
         return dropped;
     }
-    std::size_t size() const { return entries_.size(); }
+    std::size_t size() const { return entries_.size() + pins_.size(); }
     const std::map<JobInstance, LedgerEntry>& entries() const { return entries_; }
+    const std::map<JobInstance, LedgerEntry>& pins() const { return pins_; }
 
     // The file's text, and its parse (errors name the line).
     std::string serialize() const;
@@ -78,6 +91,7 @@ public:
 
 private:
     std::map<JobInstance, LedgerEntry> entries_;
+    std::map<JobInstance, LedgerEntry> pins_;
 };
 
 }  // namespace explsched

@@ -230,6 +230,11 @@ const Row kRows[] = {
     {"max_curve_points", "points kept in memory per trial; past it older points are binned",
      set_uint<&Settings::max_curve_points, 64, 1000000>,
      [](const Settings& s) { return std::to_string(s.max_curve_points); }},
+    {"site_factor_hold",
+     "seconds an operator's SiteFactor on a job is kept before site_factor/explsched sets it again (0: "
+     "the job's life)",
+     set_duration<&Settings::site_factor_hold, 0, 31536000>,
+     [](const Settings& s) { return std::to_string(s.site_factor_hold); }},
     {"feed_chunk", "stored reports read per re-ranking at most (catching up after a restart)",
      set_uint<&Settings::feed_chunk, 1000, 100000000>,
      [](const Settings& s) { return std::to_string(s.feed_chunk); }},

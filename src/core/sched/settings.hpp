@@ -42,6 +42,11 @@ struct Settings {
     // store over several rounds (no cancel or hold until it has), never in one long read.
     uint32_t feed_chunk = 200000;
 
+    // --- site_factor/explsched ------------------------------------------------------------------
+    // Seconds an operator's `scontrol update job SiteFactor=` is kept before ExplSched writes the
+    // job's site factor again; 0: for the rest of the job's life (requeues included).
+    uint32_t site_factor_hold = 0;
+
     // --- preempt/explsched ----------------------------------------------------------------------
     // Seconds between the checkpoint signal (SIGTERM) and the requeue of a preempted trial.
     uint32_t grace_time = 60;

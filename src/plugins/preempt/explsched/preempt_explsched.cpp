@@ -1,5 +1,6 @@
 // preempt/explsched: the slurmctld shim. slurmctld asks it whether a pending job may preempt a
 // running one and in which order candidates go; the answers come from the core.
+#include <cstring>
 #include <mutex>
 #include <string>
 
@@ -48,13 +49,18 @@ uint16_t job_preempt_mode(const job_record_t* job) {
     return static_cast<uint16_t>(slurm_conf.preempt_mode & ~PREEMPT_MODE_GANG);
 }
 
-// PriorityParameters, parsed again only when the text changes (reconfigure).
+// The settings of the ExplSched plugin that ranks: PrioritySiteFactorParameters under
+// site_factor/explsched, else PriorityParameters; parsed again only when the text changes
+// (reconfigure).
 Settings current_settings() {
     static std::mutex mutex;
     static std::string text;
     static Settings settings;
     std::lock_guard<std::mutex> lock(mutex);
-    const char* params = slurm_conf.priority_params != nullptr ? slurm_conf.priority_params : "";
+    const bool site = slurm_conf.site_factor_plugin != nullptr &&
+                      std::strcmp(slurm_conf.site_factor_plugin, "site_factor/explsched") == 0;
+    const char* raw = site ? slurm_conf.site_factor_params : slurm_conf.priority_params;
+    const char* params = raw != nullptr ? raw : "";
     if (text != params) {
         text = params;
         auto parsed = parse_settings(text, ",");

@@ -1,0 +1,62 @@
+# Accounting for the local test cluster (sourced by cluster.sh): a private MariaDB server and
+# slurmdbd on loopback ports of the cluster's own range, so that associations, fair-share and
+# sacctmgr are the real ones. The database lives in DIR/db and is thrown away with the cluster.
+# slurmdbd reads DIR/slurmdbd.conf (beside SLURM_CONF). The server runs with --skip-grant-tables: it listens on 127.0.0.1 only, for this test cluster.
+# Needs: mariadb-server (mariadb-install-db, mariadbd) and slurmdbd.
+
+# _cluster_accounting_up DIR CLUSTER DBD_PORT DB_PORT
+_cluster_accounting_up() {
+    local dir=$1 cluster=$2 dbd_port=$3 db_port=$4 mariadbd slurmdbd
+    mariadbd=$(_cluster_sbin mariadbd) || { cluster_die "--accounting needs mariadb-server"; return 1; }
+    slurmdbd=$(_cluster_sbin slurmdbd) || { cluster_die "--accounting needs slurmdbd"; return 1; }
+    command -v mariadb-install-db >/dev/null || { cluster_die "mariadb-install-db not found"; return 1; }
+    mkdir -p "$dir/db"
+    chown mysql: "$dir/db"
+    mariadb-install-db --no-defaults --user=mysql --datadir="$dir/db/data" --skip-test-db \
+        >"$dir/log/mariadb-install.log" 2>&1 \
+        || { cluster_die "mariadb-install-db failed (see $dir/log/mariadb-install.log)"; return 1; }
+    "$mariadbd" --no-defaults --user=mysql --datadir="$dir/db/data" --bind-address=127.0.0.1 \
+        --port="$db_port" --socket="$dir/db/mysqld.sock" --pid-file="$dir/db/mysqld.pid" \
+        --skip-grant-tables --innodb-buffer-pool-size=64M --innodb-log-file-size=16M \
+        --log-error="$dir/log/mariadbd.log" >/dev/null 2>&1 &
+    local deadline=$((SECONDS + 60))
+    until (exec 3<>"/dev/tcp/127.0.0.1/$db_port") 2>/dev/null; do
+        [ $SECONDS -lt $deadline ] || { cluster_die "MariaDB not listening on $db_port"; tail -5 "$dir/log/mariadbd.log" >&2; return 1; }
+        sleep 0.2
+    done
+    {
+        echo "AuthType=auth/munge"
+        echo "AuthInfo=socket=$dir/munge/munge.sock"
+        echo "DbdHost=localhost"
+        echo "DbdAddr=127.0.0.1"
+        echo "DbdPort=$dbd_port"
+        echo "SlurmUser=root"
+        echo "PidFile=$dir/run/slurmdbd.pid"
+        echo "LogFile=$dir/log/slurmdbd.log"
+        echo "DebugLevel=info"
+        echo "StorageType=accounting_storage/mysql"
+        echo "StorageHost=127.0.0.1"
+        echo "StoragePort=$db_port"
+        echo "StorageUser=root"
+        echo "StorageLoc=slurm_acct_$cluster"
+    } >"$dir/slurmdbd.conf"
+    chmod 600 "$dir/slurmdbd.conf"
+    SLURM_CONF=$dir/slurm.conf "$slurmdbd" >>"$dir/log/slurmdbd.log" 2>&1 \
+        || { cluster_die "slurmdbd failed to start"; tail -10 "$dir/log/slurmdbd.log" >&2; return 1; }
+    deadline=$((SECONDS + 60))
+    until (exec 3<>"/dev/tcp/127.0.0.1/$dbd_port") 2>/dev/null; do
+        [ $SECONDS -lt $deadline ] || { cluster_die "slurmdbd not listening on $dbd_port"; tail -10 "$dir/log/slurmdbd.log" >&2; return 1; }
+        sleep 0.2
+    done
+    # The cluster must exist before slurmctld registers; root gets an association for the set-up.
+    SLURM_CONF=$dir/slurm.conf sacctmgr -i add cluster "$cluster" >/dev/null \
+        && SLURM_CONF=$dir/slurm.conf sacctmgr -i add account root_acct cluster="$cluster" >/dev/null \
+        && SLURM_CONF=$dir/slurm.conf sacctmgr -i add user root account=root_acct cluster="$cluster" >/dev/null \
+        || { cluster_die "sacctmgr could not add the cluster"; return 1; }
+}
+
+_cluster_accounting_down() {
+    local dir=$1
+    _cluster_kill_pidfile "$dir/run/slurmdbd.pid"
+    _cluster_kill_pidfile "$dir/db/mysqld.pid"
+}

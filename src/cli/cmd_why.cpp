@@ -200,6 +200,13 @@ int cmd_why(int argc, char** argv) {
     }
     std::printf("  Decision: %s\n",
                 t.assessment->reason.empty() ? t.assessment->decision.c_str() : t.assessment->reason.c_str());
+    if (!t.assessment->gpu_text.empty()) {
+        std::printf("  GPU type: %s.\n", t.assessment->gpu_text.c_str());
+    } else if (t.source.rfind("live", 0) == 0) {
+        std::printf(
+            "  GPU type: not recorded in its SystemComment (written before slurmctld valued trials by "
+            "type).\n");
+    }
     print_ranking(t);
     print_what_would_change(t);
     return 0;

@@ -17,6 +17,7 @@
 #include "core/curves/curve_ensemble.hpp"
 #include "core/report/report_feed.hpp"
 #include "core/report/report_store.hpp"
+#include "core/sched/gpu_types.hpp"
 #include "core/sched/job_summary.hpp"
 #include "core/sched/settings.hpp"
 
@@ -296,6 +297,10 @@ Result<TrialInfo> load_live(const std::string& job, const SourceOptions& options
                 v.decision = to_string(summary->decision);
                 v.reason = summary->reason;
                 v.prediction = summary->prediction;
+                if (summary->gpu_known)
+                    v.gpu_text = describe_gpu_value(summary->gpu_type, summary->gpu_value.how,
+                                                    summary->gpu_value.ratio, summary->measured_gpu_type,
+                                                    summary->model);
                 t.assessment = v;
                 t.load = summary->load;
                 if (std::isfinite(v.prediction.horizon) && t.max_steps <= 0.0)

@@ -40,6 +40,9 @@ struct AssessmentView {
     std::string reason;    // the engine's explanation
     Prediction prediction;
     std::optional<Assessment> engine;  // the full assessment when an engine round ran here
+    // The GPU type it was valued on and how its speed was scaled, in words (live: from the
+    // SystemComment; empty when the line does not say).
+    std::string gpu_text;
 };
 
 // One member of the trial's sweep, for ranking and group plots.

@@ -11,7 +11,7 @@ RawOptions& recorded_options() {
 
 namespace {
 
-enum OptionId { kExplore = 1, kMetric, kMaxSteps, kOnHopeless, kMilestones, kKernelSched };
+enum OptionId { kExplore = 1, kMetric, kMaxSteps, kOnHopeless, kMilestones, kKernelSched, kModel };
 
 int record(int val, const char* optarg, int /*remote*/) {
     RawOptions& o = recorded_options();
@@ -34,6 +34,9 @@ int record(int val, const char* optarg, int /*remote*/) {
             break;
         case kKernelSched:
             o.kernel_sched = text;
+            break;
+        case kModel:
+            o.model = text;
             break;
         default:
             return -1;
@@ -62,6 +65,10 @@ struct spank_option kOptions[] = {
      s("[explsched] ASHA-style rungs in steps, e.g. 100,300,900: used while a sweep has too "
        "little data to predict"),
      1, kMilestones, record},
+    {s("explore-model"), s("NAME"),
+     s("[explsched] the trial's job type in the site's GPU throughput table, e.g. 'ResNet-50 (batch "
+       "size 64)': its speed is scaled to the GPU type it runs or would run on"),
+     1, kModel, record},
     {s("kernel-sched"), s("off|observe|enforce"),
      s("[explsched] device-level kernel scheduling for this job's steps on shared GPUs"), 1, kKernelSched,
      record},
@@ -113,6 +120,11 @@ Result<ExploreSpec> validated_spec(const RawOptions& raw) {
         auto k = parse_kernel_sched_option(*raw.kernel_sched);
         if (!k) return k.error();
         spec.kernel_sched = *k;
+    }
+    if (raw.model) {
+        auto m = parse_explore_model(*raw.model);
+        if (!m) return m.error();
+        spec.model = *m;
     }
     if (raw.metric && !raw.explore) return make_error("--explore-metric needs --explore=GROUP");
     if (Status st = validate_explore_spec(spec); !st) return st.error();

@@ -18,8 +18,11 @@ struct RawOptions {
     std::optional<std::string> on_hopeless;
     std::optional<std::string> milestones;
     std::optional<std::string> kernel_sched;
+    std::optional<std::string> model;
 
-    bool any() const { return explore || metric || max_steps || on_hopeless || milestones || kernel_sched; }
+    bool any() const {
+        return explore || metric || max_steps || on_hopeless || milestones || kernel_sched || model;
+    }
 };
 
 // The recorded values of this process (one job or step per process).

@@ -14,6 +14,8 @@
 #                 --site-factor (priority/multifactor with site_factor/explsched; --params then
 #                 go to PrioritySiteFactorParameters)
 #                 --accounting (a private MariaDB and slurmdbd: associations and fair-share)
+#                 --gpu-types 'T1:K1,T2:K2,...' (typed GPUs: the first K1 nodes have type T1, the
+#                   next K2 type T2, ...; nodes past them stay untyped; default: all untyped)
 # After up, DIR/env.sh exports SLURM_CONF, EXPLSCHED_CLUSTER_DIR, EXPLSCHED_MUNGE_SOCKET and
 # EXPLSCHED_REPORT_PORT for clients; source it.
 #
@@ -72,6 +74,7 @@ cluster_up() {
     local dir=$1; shift
     local nodes=4 gpus=4 cpus=8 priority=priority/explsched preempt=preempt/explsched
     local params="" spank_args="" spank=yes debug=info explschedd=no extra_conf=() site=no accounting=no
+    local gpu_types=""
     while [ $# -gt 0 ]; do
         case $1 in
             --nodes) nodes=$2; shift ;;
@@ -88,11 +91,22 @@ cluster_up() {
             --conf) extra_conf+=("$2"); shift ;;
             --site-factor) site=yes; priority=priority/multifactor ;;
             --accounting) accounting=yes ;;
+            --gpu-types) gpu_types=$2; shift ;;
             *) cluster_die "unknown option $1"; return 1 ;;
         esac
         shift
     done
     [ "$(id -u)" = 0 ] || { cluster_die "must run as root"; return 1; }
+    local node_type=() item t k
+    if [ -n "$gpu_types" ]; then  # node_type[n]: the GPU type of node n ("" untyped)
+        for item in ${gpu_types//,/ }; do
+            t=${item%%:*}; k=${item#*:}
+            [[ "$t" =~ ^[A-Za-z0-9_.-]+$ && "$k" =~ ^[0-9]+$ ]] \
+                || { cluster_die "--gpu-types: '$item' is not TYPE:NODES"; return 1; }
+            while [ "$k" -gt 0 ]; do node_type+=("$t"); k=$((k - 1)); done
+        done
+        [ ${#node_type[@]} -le "$nodes" ] || { cluster_die "--gpu-types names more than $nodes nodes"; return 1; }
+    fi
     local slurmctld slurmd munged
     slurmctld=$(_cluster_sbin slurmctld) || { cluster_die "slurmctld not installed"; return 1; }
     slurmd=$(_cluster_sbin slurmd) || { cluster_die "slurmd not installed"; return 1; }
@@ -204,7 +218,8 @@ cluster_up() {
         [ "$release" -ge 2405 ] && echo "MailProg=/bin/true"
         for line in "${extra_conf[@]}"; do echo "$line"; done
         for ((n = 1; n <= nodes; n++)); do
-            echo "NodeName=n$n NodeHostname=$host NodeAddr=127.0.0.1 Port=$((base + 2 + n)) CPUs=$cpus RealMemory=4096 Gres=gpu:$gpus State=UNKNOWN"
+            t=${node_type[n - 1]:-}
+            echo "NodeName=n$n NodeHostname=$host NodeAddr=127.0.0.1 Port=$((base + 2 + n)) CPUs=$cpus RealMemory=4096 Gres=gpu:${t:+$t:}$gpus State=UNKNOWN"
         done
         echo "PartitionName=gpu Nodes=ALL Default=YES MaxTime=INFINITE State=UP"
     } >"$dir/slurm.conf"
@@ -213,7 +228,8 @@ cluster_up() {
     # turns it off. 22.05 reads no cgroup.conf in this setup.
     if [ "$release" -ge 2405 ]; then echo "CgroupPlugin=disabled" >"$dir/cgroup.conf"; fi
     for ((n = 1; n <= nodes; n++)); do
-        echo "NodeName=n$n Name=gpu File=$dir/dev/n$n/nvidia[0-$((gpus - 1))]"
+        t=${node_type[n - 1]:-}
+        echo "NodeName=n$n Name=gpu ${t:+Type=$t }File=$dir/dev/n$n/nvidia[0-$((gpus - 1))]"
     done >"$dir/gres.conf"
     if [ $spank = yes ]; then
         echo "required $b/src/spank/.libs/spank_explsched.so report_port=$report_port munge_socket=$dir/munge/munge.sock $spank_args" \

@@ -8,19 +8,21 @@ require_cluster
 start_cluster --nodes 2 --gpus 2 --params rerank_period=1
 
 help=$(sbatch --help)
-for opt in explore explore-metric explore-max-steps explore-on-hopeless explore-milestones kernel-sched; do
+for opt in explore explore-metric explore-max-steps explore-on-hopeless explore-milestones explore-model kernel-sched; do
     echo "$help" | grep -q -- "--$opt" || fail "sbatch --help lacks --$opt"
 done
 [ "$(echo "$help" | grep -c '\[explsched\]')" -ge 6 ] || fail "help strings lack the [explsched] prefix"
 pass "sbatch --help lists the options with [explsched]"
 
 # Not eligible for an hour: pending (ranked every round) but never started.
-id=$(submit --explore=g1 --explore-metric=accuracy --explore-max-steps=500 --begin=now+3600 --wrap true)
+id=$(submit --explore=g1 --explore-metric=accuracy --explore-max-steps=500 --explore-model='ResNet-50 (batch size 64)' \
+    --begin=now+3600 --wrap true)
 wait_until 10 '[ -n "$(job_field $id SystemComment)" ]' "SystemComment of job $id"
 comment=$(scontrol show job "$id" | sed -n 's/^ *SystemComment=//p')
 echo "$comment" | grep -q "group=g1" || fail "SystemComment lacks the group: $comment"
 echo "$comment" | grep -q "metric=accuracy:max" || fail "SystemComment lacks the metric: $comment"
 echo "$comment" | grep -q "max_steps=500" || fail "SystemComment lacks max_steps: $comment"
+echo "$comment" | grep -qF "model=ResNet-50~(batch~size~64)" || fail "SystemComment lacks the model: $comment"
 pass "--explore=g1 visible in slurmctld: $comment"
 
 # Array tasks: each task (its own job record once it runs) carries the sweep.
@@ -54,6 +56,8 @@ check_refused "--explore-on-hopeless: 'kill'" --explore=g1 --explore-on-hopeless
 check_refused "--explore-milestones: '10,5'" --explore=g1 --explore-milestones=10,5
 check_refused "--explore-max-steps needs --explore" --explore-max-steps=100
 check_refused "--kernel-sched: 'fast'" --explore=g1 --kernel-sched=fast
+check_refused "--explore-model: 'x;rm -rf /'" --explore=g1 '--explore-model=x;rm -rf /'
+check_refused "--explore-model needs --explore" --explore-model=A3C
 after=$(squeue -h -o %i | wc -l)
 [ "$before" = "$after" ] || fail "a refused submission still created a job ($before -> $after)"
 pass "no job was created by a refused submission"

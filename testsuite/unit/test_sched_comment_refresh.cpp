@@ -20,6 +20,11 @@ BOOST_AUTO_TEST_CASE(a_change_of_state_decision_or_curve_is_due) {
     BOOST_TEST(comment_due(mark, TrialState::hopeless, Decision::keep, 5, 101, 7, true));
     BOOST_TEST(comment_due(mark, TrialState::promising, Decision::preemptable, 5, 101, 7, true));
     BOOST_TEST(comment_due(mark, TrialState::promising, Decision::keep, 6, 101, 7, true));
+    // the GPU type it is valued on (or how) changed
+    BOOST_TEST(comment_due(mark, TrialState::promising, Decision::keep, 5, 101, 7, true, 0x0203));
+    CommentMark typed = mark;
+    typed.gpu = 0x0203;
+    BOOST_TEST(!comment_due(typed, TrialState::promising, Decision::keep, 5, 101, 7, true, 0x0203));
 }
 
 BOOST_AUTO_TEST_CASE(the_periodic_refresh_is_spread_by_job_id) {

@@ -617,10 +617,23 @@ BOOST_AUTO_TEST_CASE(a_faster_gpu_type_raises_utility) {
     BOOST_REQUIRE(e.evaluate(jobs, cluster(100, 8), out).ok());
     // 4x the steps in the same time buys more progress (less than 4x: the curve flattens)
     BOOST_TEST(out[1].utility > 1.2 * out[0].utility);
+    BOOST_TEST(out[1].gpu_type == "v100");
+    BOOST_TEST((out[1].gpu_value.how == GpuValuation::scaled));
+    BOOST_TEST(out[1].gpu_value.ratio == 4.0);
+    BOOST_TEST(out[1].measured_gpu_type == "k80");
+    BOOST_TEST((out[0].gpu_value.how == GpuValuation::same_type));
+    BOOST_TEST(out[0].measured_gpu_type.empty());
     // measured on the type it is valued on: no scaling
     jobs[1].measured_gpu_type = "v100";
     BOOST_REQUIRE(e.evaluate(jobs, cluster(100, 8), out).ok());
     BOOST_TEST(out[1].utility == out[0].utility, boost::test_tools::tolerance(1e-9));
+    BOOST_TEST((out[1].gpu_value.how == GpuValuation::same_type));
+    // a model the table lacks: the documented fallback, no scaling, and it says so
+    jobs[1].measured_gpu_type = "k80";
+    jobs[1].job_type = "no such model";
+    BOOST_REQUIRE(e.evaluate(jobs, cluster(100, 8), out).ok());
+    BOOST_TEST(out[1].utility == out[0].utility, boost::test_tools::tolerance(1e-9));
+    BOOST_TEST((out[1].gpu_value.how == GpuValuation::model_not_in_table));
 }
 
 BOOST_AUTO_TEST_CASE(more_gpus_for_the_same_progress_is_worth_less_per_gpu) {

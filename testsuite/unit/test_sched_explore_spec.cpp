@@ -99,4 +99,40 @@ BOOST_AUTO_TEST_CASE(altered_record_is_an_error_naming_the_variable) {
     BOOST_TEST(!parse_explore_env({}).value().exploratory());
 }
 
+BOOST_AUTO_TEST_CASE(model_names) {
+    for (const char* good :
+         {"ResNet-50 (batch size 64)", "A3C", "LM (batch size 5)", "bert/base,seq+128", "x"})
+        BOOST_TEST(parse_explore_model(good).value() == good);
+    for (const char* bad : {"", " lead", "trail ", "-x", "(x)", "a=b", "a;b", "a\tb", "a\nb", "a'b", "a\"b",
+                            "a$b", "a~b", "\xc3\xa9"}) {
+        auto m = parse_explore_model(bad);
+        BOOST_TEST_CONTEXT(bad) {
+            BOOST_REQUIRE(!m.ok());
+            BOOST_TEST(m.error().message.rfind("--explore-model: '", 0) == 0, m.error().message);
+        }
+    }
+    BOOST_TEST(parse_explore_model(std::string(96, 'a')).ok());
+    BOOST_TEST(!parse_explore_model(std::string(97, 'a')).ok());
+    // stored, read back and shown as one word
+    ExploreSpec spec;
+    spec.group = "g";
+    spec.model = "ResNet-50 (batch size 64)";
+    BOOST_TEST(validate_explore_spec(spec).ok());
+    std::vector<std::string> lines;
+    for (const auto& [k, v] : explore_env(spec)) lines.push_back(k + "=" + v);
+    std::vector<std::string_view> views(lines.begin(), lines.end());
+    BOOST_TEST(parse_explore_env(views).value().model == spec.model);
+    const std::string trial = explore_trial_text(spec);
+    BOOST_TEST(trial.find(" model=ResNet-50~(batch~size~64)") != std::string::npos, trial);
+    BOOST_TEST(model_from_word(model_word(spec.model)) == spec.model);
+    // without --explore it would do nothing: refused
+    spec.group.clear();
+    BOOST_TEST(validate_explore_spec(spec).error().message == "--explore-model needs --explore=GROUP");
+    // an altered record
+    const std::vector<std::string_view> forged = {"EXPLSCHED_GROUP=g", "EXPLSCHED_MODEL=a;rm -rf"};
+    auto r = parse_explore_env(forged);
+    BOOST_REQUIRE(!r.ok());
+    BOOST_TEST(r.error().message.find("EXPLSCHED_MODEL") != std::string::npos, r.error().message);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -138,4 +138,44 @@ BOOST_AUTO_TEST_CASE(priority_terms_add_up) {
     BOOST_TEST(t.value >= 0.0);
 }
 
+BOOST_AUTO_TEST_CASE(gpu_type_and_model_round_trip) {
+    Assessment a = sample();
+    a.gpu_type = "k80";
+    a.measured_gpu_type = "v100";
+    a.gpu_value = GpuValue{GpuValuation::scaled, 0.1412};
+    const std::string line = summary_line(a, 0.5, "group=lr metric=loss:min model=ResNet-50~(batch~size~64)");
+    BOOST_TEST(line.find(" gpu=k80 gpu_value=scaled:0.1412:v100 reason=") != std::string::npos, line);
+    auto s = parse_summary_line(line);
+    BOOST_REQUIRE_MESSAGE(s.ok(), (s.ok() ? "" : s.error().message));
+    BOOST_TEST(s->gpu_known);
+    BOOST_TEST(s->gpu_type == "k80");
+    BOOST_TEST((s->gpu_value.how == GpuValuation::scaled));
+    BOOST_TEST(s->gpu_value.ratio == 0.1412, boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(s->measured_gpu_type == "v100");
+    BOOST_TEST(s->model == "ResNet-50 (batch size 64)");
+    // unknown type, not scaled
+    a.gpu_type.clear();
+    a.measured_gpu_type.clear();
+    a.gpu_value = GpuValue{GpuValuation::type_unknown, 1.0};
+    const std::string plain = summary_line(a, 0.5, "group=lr metric=loss:min");
+    BOOST_TEST(plain.find(" gpu=unknown gpu_value=type-unknown reason=") != std::string::npos, plain);
+    s = parse_summary_line(plain);
+    BOOST_REQUIRE(s.ok());
+    BOOST_TEST(s->gpu_known);
+    BOOST_TEST(s->gpu_type.empty());
+    BOOST_TEST(s->model.empty());
+    // a line from before GPU types: still parsed, says nothing of them
+    std::string old = plain;
+    old.erase(old.find(" gpu="), old.find(" reason=") - old.find(" gpu="));
+    s = parse_summary_line(old);
+    BOOST_REQUIRE(s.ok());
+    BOOST_TEST(!s->gpu_known);
+    for (const char* bad :
+         {"gpu_value=fast", "gpu_value=scaled:x:v100", "gpu_value=scaled:0.5", "gpu_value=scaled:0.5:"}) {
+        std::string forged = plain;
+        forged.replace(forged.find("gpu_value=type-unknown"), 22, bad);
+        BOOST_TEST(!parse_summary_line(forged).ok(), forged);
+    }
+}
+
 BOOST_AUTO_TEST_SUITE_END()

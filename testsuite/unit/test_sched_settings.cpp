@@ -96,6 +96,7 @@ BOOST_AUTO_TEST_CASE(bad_values_name_key_and_value) {
         {"kernel_sched=always", "'always' is not one of off, observe, enforce"},
         {"mps=maybe", "'maybe' is not a boolean"},
         {"report_db=relative.db", "'relative.db' is not an absolute path"},
+        {"throughput_table=gavel.json", "setting 'throughput_table': 'gavel.json' is not an absolute path"},
         {"report_host=a b", "not a host name"},
         {"weight_age", "expected key=value"},
     };
@@ -106,6 +107,14 @@ BOOST_AUTO_TEST_CASE(bad_values_name_key_and_value) {
             BOOST_TEST(s.error().message.find(c.expect) != std::string::npos, s.error().message);
         }
     }
+}
+
+BOOST_AUTO_TEST_CASE(throughput_table_is_an_optional_path) {
+    BOOST_TEST(Settings{}.throughput_table.empty());
+    auto s = parse_settings("throughput_table=/etc/slurm/gavel.json,rerank_period=5", ",");
+    BOOST_REQUIRE(s.ok());
+    BOOST_TEST(s->throughput_table == "/etc/slurm/gavel.json");
+    BOOST_TEST(parse_settings("throughput_table=", ",", *s).value().throughput_table.empty());
 }
 
 BOOST_AUTO_TEST_CASE(failed_parse_leaves_base_untouched) {

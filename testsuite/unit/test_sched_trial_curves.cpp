@@ -46,6 +46,24 @@ BOOST_AUTO_TEST_CASE(a_requeued_job_keeps_its_curve) {
     BOOST_TEST(c.instances() == 1u);
 }
 
+BOOST_AUTO_TEST_CASE(a_requeued_job_waiting_to_run_again_has_its_earlier_curve) {
+    TrialCurves c;
+    for (int s = 1; s <= 5; ++s) c.add(9, 1000, 1001, at(s, 1000 + s));
+    c.adopt_earlier(9, 2000, 1001);  // requeued (submit 2000), no report of this run yet
+    BOOST_TEST(c.curve(9, 2000).size == 5u);
+    BOOST_TEST(c.instances() == 1u);
+    c.adopt_earlier(9, 2000, 1001);  // next round: nothing to do
+    BOOST_TEST(c.curve(9, 2000).size == 5u);
+    c.add(9, 2000, 1001, at(6, 2006));  // its first report after the restart
+    BOOST_TEST(c.curve(9, 2000).size == 6u);
+    // another user's earlier job with the id is never taken, even alone
+    TrialCurves other;
+    for (int s = 1; s <= 5; ++s) other.add(9, 1000, 1002, at(s, 1000 + s));
+    other.adopt_earlier(9, 2000, 1001);
+    BOOST_TEST(other.curve(9, 2000).size == 0u);
+    BOOST_TEST(other.curve(9, 1000).size == 5u);
+}
+
 BOOST_AUTO_TEST_CASE(a_requeued_job_never_adopts_another_users_earlier_instance) {
     TrialCurves c;
     // Job id 9 belonged to user 1002 (a steep curve), then was reused by user 1001's job, which

@@ -17,13 +17,15 @@ struct CommentMark {
     TrialState state = TrialState::unknown;
     Decision decision = Decision::wait;
     std::size_t points = 0;
+    std::uint32_t gpu = 0;  // the GPU valuation it said (host-defined key: type and how, e.g.)
 };
 
 // A line is refreshed after kCommentRefresh + (job id mod kCommentRefresh) seconds at most.
 inline constexpr std::int64_t kCommentRefresh = 30;
 
-// Whether the line of job `job_id` must be rewritten at `now`; `has_comment`: the job has one.
+// Whether the line of job `job_id` must be rewritten at `now`; `has_comment`: the job has one;
+// `gpu`: the key of the GPU valuation it would say now (CommentMark::gpu).
 bool comment_due(const CommentMark& mark, TrialState state, Decision decision, std::size_t points,
-                 std::int64_t now, std::uint32_t job_id, bool has_comment);
+                 std::int64_t now, std::uint32_t job_id, bool has_comment, std::uint32_t gpu = 0);
 
 }  // namespace explsched

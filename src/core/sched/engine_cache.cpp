@@ -255,11 +255,18 @@ bool Engine::Impl::sync(const JobView& job, TrialCache& c, std::size_t& budget) 
 }
 
 void Engine::Impl::derive(const JobView& job, TrialCache& c) {
-    double ratio = 1.0;
-    if (!job.job_type.empty() && !job.measured_gpu_type.empty()) {
-        ratio = throughputs.speed_ratio(job.job_type, job.measured_gpu_type, job.gpu_type,
-                                        static_cast<int>(std::max<std::uint32_t>(job.gpus, 1)));
+    // The table is looked up only when the trial's type inputs changed (a round over thousands
+    // of trials compares a few short strings each).
+    if (!c.value_known || job.job_type != c.value_job_type || job.gpu_type != c.value_gpu_type ||
+        job.measured_gpu_type != c.value_measured || job.gpus != c.value_gpus) {
+        c.gpu_value = gpu_valuation(job.job_type, job.gpu_type, job.measured_gpu_type, job.gpus, throughputs);
+        c.value_job_type = job.job_type;
+        c.value_gpu_type = job.gpu_type;
+        c.value_measured = job.measured_gpu_type;
+        c.value_gpus = job.gpus;
+        c.value_known = true;
     }
+    const double ratio = c.gpu_value.ratio;
     if (c.derived_valid && ratio == c.speed_ratio && job.max_steps == c.max_steps) return;
     c.derived_valid = true;
     c.speed_ratio = ratio;

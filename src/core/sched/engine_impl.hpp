@@ -46,6 +46,11 @@ struct TrialCache {
     bool derived_valid = false;
     double speed = kNaN;       // steps/s as measured
     double speed_ratio = 1.0;  // scaling to the GPU type it is valued on
+    // how (gpu_value.ratio == speed_ratio), for the inputs below (recomputed when they change)
+    GpuValue gpu_value;
+    std::string value_job_type, value_gpu_type, value_measured;
+    std::uint32_t value_gpus = 0;
+    bool value_known = false;
     double max_steps = 0.0;
     double gain = 0.0;  // predicted improvement over the utility horizon, metric units
     Prediction final_metric;

@@ -104,6 +104,12 @@ void Engine::Impl::classify(const std::vector<JobView>& jobs, std::vector<Assess
         a.key = jobs[j].key;
         a.owner = jobs[j].owner;
         a.exploratory = !jobs[j].group.empty();
+        if (c != nullptr) {
+            a.gpu_type = jobs[j].gpu_type;
+            a.gpu_value = c->gpu_value;
+            if (a.gpu_value.how == GpuValuation::scaled || a.gpu_value.how == GpuValuation::no_row)
+                a.measured_gpu_type = jobs[j].measured_gpu_type;
+        }
         if (c == nullptr || !c->predictor.fitted() || !c->error.empty()) continue;
         if (classify_trial(jobs[j], j, *c, a)) scratch.push_back(a.utility);
     }

@@ -12,6 +12,7 @@
 #include "core/curves/trial.hpp"
 #include "core/sched/decision.hpp"
 #include "core/sched/engine_settings.hpp"
+#include "core/sched/gpu_types.hpp"
 
 namespace explsched {
 
@@ -43,7 +44,7 @@ struct JobView {
     // Type its reported speed was measured on, when different from gpu_type (it was requeued
     // onto another type); empty = same as gpu_type.
     std::string measured_gpu_type;
-    std::string job_type;  // throughput-table job type; empty = no scaling by type
+    std::string job_type;  // throughput-table job type (--explore-model); empty = no scaling by type
     JobState state = JobState::pending;
     double submit_time = 0.0;       // when it was (re)queued: the age term counts from here
     double start_time = 0.0;        // running: when this run started (0 = unknown)
@@ -75,6 +76,11 @@ struct Assessment {
     Reason reason;
     std::string error;  // set only for ReasonCode::invalid_report
     bool exploratory = false;
+    // The GPU type it was valued on (the view's gpu_type), and how its speed was scaled to it
+    // (exploratory jobs only; gpu_types.hpp).
+    std::string gpu_type;
+    std::string measured_gpu_type;  // set when scaled (or no_row): the type its speed came from
+    GpuValue gpu_value;
 };
 
 // Human-readable "<decision>: <reason>" for an assessment (SystemComment, logs, the CLI).

@@ -96,6 +96,37 @@ Result<KernelSchedMode> parse_kernel_sched_option(std::string_view text) {
     return *m;
 }
 
+Result<std::string> parse_explore_model(std::string_view text) {
+    const auto alnum = [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    };
+    bool ok = !text.empty() && text.size() <= 96 && alnum(text.front()) && text.back() != ' ';
+    for (char c : text) {
+        if (!ok) break;
+        ok = alnum(c) || c == ' ' || c == '_' || c == '-' || c == '.' || c == '(' || c == ')' || c == '+' ||
+             c == '/' || c == ',';
+    }
+    if (!ok)
+        return option_error("explore-model", text,
+                            "is not a model name (1-96 characters of A-Z a-z 0-9 space _ - . ( ) + / ,"
+                            " starting with a letter or digit, e.g. 'ResNet-50 (batch size 64)')");
+    return std::string(text);
+}
+
+std::string model_word(std::string_view model) {
+    std::string out(model);
+    for (char& c : out)
+        if (c == ' ') c = '~';
+    return out;
+}
+
+std::string model_from_word(std::string_view word) {
+    std::string out(word);
+    for (char& c : out)
+        if (c == '~') c = ' ';
+    return out;
+}
+
 Status validate_explore_spec(const ExploreSpec& spec) {
     if (spec.exploratory()) {
         if (spec.max_steps && !spec.milestones.empty() && spec.milestones.back() > *spec.max_steps)
@@ -107,6 +138,7 @@ Status validate_explore_spec(const ExploreSpec& spec) {
     if (spec.max_steps) return make_error("--explore-max-steps needs --explore=GROUP");
     if (spec.on_hopeless) return make_error("--explore-on-hopeless needs --explore=GROUP");
     if (!spec.milestones.empty()) return make_error("--explore-milestones needs --explore=GROUP");
+    if (!spec.model.empty()) return make_error("--explore-model needs --explore=GROUP");
     return {};
 }
 
@@ -123,6 +155,7 @@ std::vector<std::pair<std::string, std::string>> explore_env(const ExploreSpec& 
             for (uint64_t m : spec.milestones) list += (list.empty() ? "" : ",") + std::to_string(m);
             env.emplace_back(kEnvMilestones, list);
         }
+        if (!spec.model.empty()) env.emplace_back(kEnvModel, spec.model);
     }
     if (spec.kernel_sched) env.emplace_back(kEnvKernelSched, std::string(to_string(*spec.kernel_sched)));
     return env;
@@ -163,6 +196,10 @@ Result<ExploreSpec> parse_explore_env(const std::vector<std::string_view>& env) 
             auto m = parse_kernel_sched_option(value);
             if (!m) return bad(m.error());
             spec.kernel_sched = *m;
+        } else if (name == kEnvModel) {
+            auto m = parse_explore_model(value);
+            if (!m) return bad(m.error());
+            spec.model = *m;
         }
     }
     return spec;
@@ -175,6 +212,7 @@ std::string explore_trial_text(const ExploreSpec& spec) {
     std::string out =
         "group=" + spec.group + " metric=" + spec.metric + ":" + std::string(to_string(spec.direction));
     if (spec.max_steps) out += " max_steps=" + std::to_string(*spec.max_steps);
+    if (!spec.model.empty()) out += " model=" + model_word(spec.model);
     return out;
 }
 }  // namespace explsched

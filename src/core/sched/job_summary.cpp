@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/base/strings.hpp"
+#include "core/sched/explore_spec.hpp"
 #include "core/sched/priority.hpp"
 
 namespace explsched {
@@ -55,6 +56,10 @@ std::string summary_line(const Assessment& a, double load, std::string_view tria
     out += " points=" + std::to_string(p.observed);
     out += p.extrapolated ? " extrapolated=yes" : " extrapolated=no";
     if (p.widened > 1.0 && std::isfinite(p.widened)) out += " widened=" + num(p.widened);
+    out += " gpu=" + (a.gpu_type.empty() ? std::string("unknown") : a.gpu_type);
+    out += " gpu_value=";
+    out += to_string(a.gpu_value.how);
+    if (!a.measured_gpu_type.empty()) out += ":" + num(a.gpu_value.ratio) + ":" + a.measured_gpu_type;
     out += " reason=" + explain(a);
     return out;
 }
@@ -114,6 +119,22 @@ Result<JobSummary> parse_summary_line(std::string_view line) {
             auto w = parse_finite_double(value);
             if (!w || *w < 1.0) return bad();
             s.prediction.widened = *w;
+        } else if (key == "gpu") {
+            s.gpu_known = true;
+            s.gpu_type = value == "unknown" ? std::string() : std::string(value);
+        } else if (key == "gpu_value") {
+            // CODE[:RATIO:MEASURED_ON]
+            const std::vector<std::string_view> parts = split(value, ":");
+            if ((parts.size() != 1 && parts.size() != 3) || !gpu_valuation_from(parts[0], s.gpu_value.how))
+                return bad();
+            if (parts.size() == 3) {
+                auto r = parse_finite_double(parts[1]);
+                if (!r || *r < 0.0 || parts[2].empty()) return bad();
+                s.gpu_value.ratio = *r;
+                s.measured_gpu_type = std::string(parts[2]);
+            }
+        } else if (key == "model") {
+            s.model = model_from_word(value);
         } else if (key == "points") {
             auto n = parse_uint64(value);
             if (!n) return bad();

@@ -41,6 +41,10 @@ struct Settings {
     // Stored reports read per re-ranking at most: after a restart the plugin catches up with the
     // store over several rounds (no cancel or hold until it has), never in one long read.
     uint32_t feed_chunk = 200000;
+    // Gavel-format JSON of job types' throughputs on GPU types (throughput_table.hpp): a trial
+    // whose speed was measured on one GPU type is valued on the type it runs or would run on, by
+    // the --explore-model row's ratio. Empty: no table (no trial is scaled by type).
+    std::string throughput_table = "";
 
     // --- site_factor/explsched ------------------------------------------------------------------
     // Seconds an operator's `scontrol update job SiteFactor=` is kept before ExplSched writes the

@@ -99,6 +99,11 @@ double ThroughputTable::throughput(const std::string& job_type, const std::strin
     return gpu->second;
 }
 
+bool ThroughputTable::knows_job_type(const std::string& job_type) const {
+    const auto it = table_.lower_bound({job_type, 0});
+    return it != table_.end() && it->first.first == job_type;
+}
+
 double ThroughputTable::speed_ratio(const std::string& job_type, const std::string& from_gpu,
                                     const std::string& to_gpu, int scale) const {
     if (from_gpu.empty() || to_gpu.empty() || lower(from_gpu) == lower(to_gpu)) return 1.0;

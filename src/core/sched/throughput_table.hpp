@@ -26,6 +26,8 @@ public:
     // throughput(to) / throughput(from); 1.0 when either is unknown or the types are equal.
     double speed_ratio(const std::string& job_type, const std::string& from_gpu, const std::string& to_gpu,
                        int scale = 1) const;
+    // Whether the table has a row for `job_type` (at any scale).
+    bool knows_job_type(const std::string& job_type) const;
     bool empty() const { return table_.empty(); }
     std::size_t size() const { return table_.size(); }
 

@@ -34,8 +34,13 @@ PointSpan TrialCurves::curve(std::uint32_t job_id, std::int64_t submit) const {
 
 void TrialCurves::adopt_earlier(std::uint32_t job_id, std::int64_t submit, std::uint32_t owner) {
     auto found = by_id_.find(job_id);
-    if (found == by_id_.end() || found->second.size() < 2 || submit == 0) return;
+    if (found == by_id_.end() || found->second.empty() || submit == 0) return;
     auto& v = found->second;
+    // One instance: this one (adopted already), or one it may not adopt. An earlier run alone
+    // is adopted at once: a requeued trial waiting to run again is valued on its curve so far.
+    if (v.size() == 1 && (v[0].submit == submit || v[0].submit == 0 || v[0].submit > submit ||
+                          (v[0].uid != owner && v[0].uid != 0)))
+        return;
     std::sort(v.begin(), v.end(), [](const Instance& a, const Instance& b) { return a.submit < b.submit; });
     BoundedCurve merged(max_points_);
     double last_step = -1.0;

@@ -34,10 +34,12 @@
 #include "core/sched/engine.hpp"
 #include "core/sched/explore_spec.hpp"
 #include "core/sched/gpu_count.hpp"
+#include "core/sched/gpu_types.hpp"
 #include "core/sched/job_summary.hpp"
 #include "core/sched/priority.hpp"
 #include "core/sched/settings.hpp"
 #include "core/sched/site_pin.hpp"
+#include "core/sched/throughput_table.hpp"
 #include "core/sched/trial_curves.hpp"
 
 #include "plugins/slurm_compat.hpp"
@@ -49,6 +51,7 @@ extern const char plugin_type[];
 
 #include "plugins/report_catchup.hpp"
 #include "plugins/rerank/rerank.hpp"
+#include "plugins/rerank/slurm_gpu_types.hpp"
 #include "plugins/slurmctld_shim.hpp"
 
 extern "C" {
@@ -56,6 +59,7 @@ extern "C" {
 // references resolve to NULL there instead of failing the load.
 extern list_t* job_list __attribute__((weak));
 extern time_t last_job_update __attribute__((weak));
+extern time_t last_part_update __attribute__((weak));
 }
 
 namespace {
@@ -76,6 +80,11 @@ struct JobStatic {
     std::string group;  // "uid:GROUP"
     std::string trial;  // explore_trial_text
     std::vector<double> milestones;
+    std::string model;                     // --explore-model
+    GpuTypeId requested_gpu = kNoGpuType;  // the type its GPU request names
+    // The request strings it was parsed from: `scontrol update job TresPerNode=` replaces them
+    // (a new string, so a new pointer) and the job is parsed again.
+    const char* tres_seen[3] = {nullptr, nullptr, nullptr};
 };
 
 constexpr time_t kPrunePeriod = 300;
@@ -94,6 +103,11 @@ struct JobEntry {
     // value is kept instead (core/sched/site_pin.hpp).
     SitePinState site;
     CommentMark mark;
+    // GPU types: of the current run (looked up once per run) and of the run before the last
+    // requeue (kept across it: the trial's speed was measured there).
+    GpuTypeId run_gpu = kNoGpuType;
+    time_t run_start = 0;
+    GpuTypeId previous_gpu = kNoGpuType;
     // The round's snapshots point at it (the walk copies the raw pointer, no reference count: one
     // cache miss less per job) and build their views from it without slurmctld's locks, while
     // priority_p_set may replace the entry: a replaced one waits in State::retired until the next
@@ -122,6 +136,8 @@ struct JobSnap {
     CommentMark mark;               // the entry's, at the walk (only the re-ranking thread changes it)
     const JobStatic* st = nullptr;  // the entry's (kept alive by State::retired; see JobEntry)
     JobEntry* entry = nullptr;
+    JobGpuFacts gpu;       // the types it requested / holds / held before (times filled later)
+    GpuTypeChoice choice;  // what the round made of them (outside the locks)
 };
 
 // Frees an xmalloc'd string (a SystemComment prepared outside the locks, or the one it replaced).
@@ -186,6 +202,10 @@ struct State {
     // Parsed options of replaced entries, which the current round's snapshots may still point at:
     // freed when the next round starts (before its walk).
     std::vector<std::unique_ptr<const JobStatic>> retired;
+    // GPU type names and the node and partition types (read under slurmctld's locks)
+    shim::SlurmGpuTypes gpu_types;
+    // throughput_table=, loaded with the settings (replaced only by a good one)
+    std::shared_ptr<const ThroughputTable> throughputs = std::make_shared<const ThroughputTable>();
     // site_factor mode: the newest round's answers (replaced by each round, taken by
     // site_factor_update), and the operators' pins by job id (the thread saves them in the ledger
     // when `pins_changed`).
@@ -218,6 +238,8 @@ struct Ranker {
     std::vector<Assessment> out;
     std::vector<JobAnswer> answers;  // per snap: what the write-back stores
     std::vector<LiveJob> live;       // every job in job_list at the walk, sorted by id
+    std::shared_ptr<const ThroughputTable> throughputs = std::make_shared<const ThroughputTable>();
+    GpuTypeNames gpu_names;  // a copy of State::gpu_types' names, kept in step at each walk
 };
 Ranker g_ranker;
 
@@ -236,9 +258,20 @@ Result<Settings> read_settings() {
     return parsed;
 }
 
+// throughput_table= of `settings` (an empty table when none is named); errors name the key
+// and the file.
+Result<std::shared_ptr<const ThroughputTable>> read_throughputs(const Settings& settings) {
+    if (settings.throughput_table.empty()) return std::make_shared<const ThroughputTable>();
+    auto table = ThroughputTable::load_gavel_file(settings.throughput_table);
+    if (!table) return make_error(std::string(params_key()) + ": throughput_table=" + table.error().message);
+    return std::make_shared<const ThroughputTable>(std::move(table).value());
+}
+
 // Called with g_state.mutex held.
-void apply_settings(Settings settings) {
+void apply_settings(Settings settings, std::shared_ptr<const ThroughputTable> throughputs) {
     g_state.settings = std::move(settings);
+    g_state.throughputs = std::move(throughputs);
+    g_state.gpu_types.invalidate();  // a reconfigure may have changed nodes and partitions
     ++g_state.generation;
 }
 
@@ -266,16 +299,20 @@ JobEntry* job_entry(const job_record_t* job, JobEntry* known = nullptr) {
     const int64_t submit = submit_of(job);
     if (entry.job_id != job->job_id || entry.submit != submit) {
         // A new instance (a reused id), or this job requeued (a new submit time): parse again; a
-        // requeued job keeps its comment mark.
+        // requeued job keeps its comment mark and the GPU type its curve was measured on.
         const bool requeued = entry.job_id == job->job_id && job->restart_cnt > 0;
         const CommentMark mark = requeued ? entry.mark : CommentMark{};
         const uint32_t site_written = requeued ? entry.site.written : 0;
+        const GpuTypeId previous = !requeued                     ? kNoGpuType
+                                   : entry.run_gpu != kNoGpuType ? entry.run_gpu
+                                                                 : entry.previous_gpu;
         if (entry.st) g_state.retired.push_back(std::move(entry.st));
         entry = JobEntry{};
         entry.job_id = job->job_id;
         entry.submit = submit;
         entry.mark = mark;
         entry.site.written = site_written;
+        entry.previous_gpu = previous;
         // an operator's site factor on this job (as the ledger had it at start, or since)
         if (auto p = g_state.pins.find(job->job_id); p != g_state.pins.end()) {
             const Pin& pin = p->second;
@@ -285,6 +322,12 @@ JobEntry* job_entry(const job_record_t* job, JobEntry* known = nullptr) {
                 entry.site.pinned_at = pin.when;
             }
         }
+    }
+    if (entry.parsed && IS_JOB_PENDING(job) &&
+        (entry.st->tres_seen[0] != job->tres_per_node || entry.st->tres_seen[1] != job->tres_per_job ||
+         entry.st->tres_seen[2] != job->tres_per_task)) {
+        g_state.retired.push_back(std::move(entry.st));  // its request was updated: parse again
+        entry.parsed = false;
     }
     if (entry.parsed) return &entry;
     if (entry.unreadable) return nullptr;
@@ -304,13 +347,37 @@ JobEntry* job_entry(const job_record_t* job, JobEntry* known = nullptr) {
         st.max_steps = spec->max_steps ? static_cast<double>(*spec->max_steps) : 0.0;
         st.on_hopeless = spec->on_hopeless;
         st.milestones.assign(spec->milestones.begin(), spec->milestones.end());
+        st.model = spec->model;
     }
+    st.requested_gpu = g_state.gpu_types.requested_type(job);
+    st.tres_seen[0] = job->tres_per_node;
+    st.tres_seen[1] = job->tres_per_job;
+    st.tres_seen[2] = job->tres_per_task;
     st.gpus_per_job = tres_gpus(job->tres_per_job ? job->tres_per_job : "").count;
     st.gpus_per_node = tres_gpus(job->tres_per_node ? job->tres_per_node : "").count;
     st.gpus_per_task = tres_gpus(job->tres_per_task ? job->tres_per_task : "").count;
     entry.st = std::make_unique<const JobStatic>(std::move(st));
     entry.parsed = true;
     return &entry;
+}
+
+// The GPU types of `job` a round needs (the rule is the core's: choose_gpu_types). A running
+// job's type is looked up once per run; a pending job without a typed request gets its
+// partition's types (cached per partition). Called with slurmctld's locks and g_state.mutex held.
+void gpu_facts_of(const job_record_t* job, JobEntry* entry, JobGpuFacts& f) {
+    if (!entry->st->exploratory) return;
+    f.running = IS_JOB_RUNNING(job);
+    f.requested = entry->st->requested_gpu;
+    f.previous = entry->previous_gpu;
+    if (f.running) {
+        if (entry->run_start != job->start_time) {
+            entry->run_gpu = g_state.gpu_types.held_type(job);
+            entry->run_start = job->start_time;
+        }
+        f.allocated = entry->run_gpu;
+    } else if (f.requested == kNoGpuType) {
+        f.offered = g_state.gpu_types.partition_types(job->part_ptr);
+    }
 }
 
 // The compact record of `job` (its entry parsed). Called with slurmctld's job lock and
@@ -334,6 +401,7 @@ JobSnap snap_of(const job_record_t* job, JobEntry* entry) {
     s.mark = entry->mark;
     s.st = entry->st.get();
     s.entry = entry;
+    gpu_facts_of(job, entry, s.gpu);
     return s;
 }
 
@@ -438,13 +506,14 @@ uint64_t g_throw_in_round = 0;
 void sync_settings(Ranker& r) {
     std::lock_guard<std::mutex> lock(g_state.mutex);
     if (r.generation == g_state.generation && r.engine) return;
-    auto engine = Engine::create(g_state.settings.engine, {}, &g_log);
+    auto engine = Engine::create(g_state.settings.engine, *g_state.throughputs, &g_log);
     if (!engine) {  // read_settings checked them: not expected
         g_log.write(LogLevel::error, std::string(params_key()) + ": " + engine.error().message);
         return;
     }
     r.engine.emplace(std::move(engine).value());
     r.settings = g_state.settings;
+    r.throughputs = g_state.throughputs;
     r.generation = g_state.generation;
     r.curves.set_max_points(r.settings.max_curve_points);
 }
@@ -472,6 +541,7 @@ std::size_t read_reports(Ranker& r) {
 void walk_jobs(Ranker& r) {
     std::lock_guard<std::mutex> guard(g_state.mutex);
     g_state.round = r.round;
+    g_state.gpu_types.refresh(&last_part_update != nullptr ? last_part_update : 0);
     std::vector<job_record_t*>& all = g_state.all;
     all.clear();
     if (job_list != nullptr) {  // 24.11 makes it after loading the plugins: no jobs until then
@@ -506,6 +576,7 @@ void walk_jobs(Ranker& r) {
         r.snaps.push_back(snap_of(job, entry));
     }
     g_state.last_walk.swap(g_state.walk);
+    r.gpu_names.catch_up(g_state.gpu_types.names());  // new names only (rare)
 }
 
 const LiveJob* find_live(const Ranker& r, uint32_t job_id) {
@@ -533,6 +604,20 @@ void prune(Ranker& r, time_t now) {
     }
 }
 
+// The GPU type a trial is valued on and the one its speed was measured on (the core's rule), and
+// its throughput-table row; without locks.
+void gpu_types_of(Ranker& r, JobSnap& s, JobView& view) {
+    JobGpuFacts& f = s.gpu;
+    f.start_time = s.start_time;
+    f.last_point_time = view.points.size > 0 && std::isfinite(view.points[view.points.size - 1].wall_time)
+                            ? view.points[view.points.size - 1].wall_time
+                            : -1.0;
+    s.choice = choose_gpu_types(f, s.st->model, view.gpus, *r.throughputs, r.gpu_names);
+    view.gpu_type = r.gpu_names.name(s.choice.valued_on);
+    view.measured_gpu_type = r.gpu_names.name(s.choice.measured_on);
+    view.job_type = s.st->model;
+}
+
 // Step 3: the views from the walk's records, each with its instance's curve (a requeued job's
 // earlier runs included).
 void attach_curves(Ranker& r) {
@@ -546,6 +631,7 @@ void attach_curves(Ranker& r) {
     for (std::size_t i = 0; i < r.snaps.size(); ++i) {
         if (r.views[i].group.empty()) continue;
         r.views[i].points = r.curves.curve(r.snaps[i].job_id, r.snaps[i].submit);
+        gpu_types_of(r, r.snaps[i], r.views[i]);
     }
 }
 
@@ -567,14 +653,17 @@ void prepare_answers(Ranker& r, time_t now) {
         const Assessment& a = r.out[i];
         JobAnswer& ans = r.answers[i];
         answer_factors(ans, view, a, static_cast<double>(now), r.settings.engine);
+        // what the line says of GPU types: the two types and how the speed was scaled
+        const uint32_t gpu = s.choice.valued_on | static_cast<uint32_t>(s.choice.measured_on) << 8 |
+                             static_cast<uint32_t>(a.gpu_value.how) << 16;
         ans.comment_due = a.exploratory && comment_due(s.mark, a.state, a.decision, view.points.size, now,
-                                                       s.job_id, s.has_comment);
+                                                       s.job_id, s.has_comment, gpu);
         if (ans.comment_due) {
             std::string line = summary_line(a, load, s.st->trial);
             // the reason runs to the end of the line: the note becomes part of it
             if (s.pinned) line += "; site factor: an operator's, kept (site_factor_hold)";
             ans.comment.reset(xstrdup(line.c_str()));
-            ans.mark = CommentMark{now, a.state, a.decision, view.points.size};
+            ans.mark = CommentMark{now, a.state, a.decision, view.points.size, gpu};
         }
         ans.act = (a.decision == Decision::terminate || a.decision == Decision::requeue_hold) && r.settled &&
                   !r.ledger.acted(JobInstance{s.job_id, s.submit}, s.uid, s.restarts);
@@ -1021,9 +1110,17 @@ int init(Mode mode) {
             error("%s: %s", plugin_type, settings.error().message.c_str());
             return SLURM_ERROR;
         }
+        auto throughputs = read_throughputs(*settings);
+        if (!throughputs) {
+            error("%s: %s", plugin_type, throughputs.error().message.c_str());
+            return SLURM_ERROR;
+        }
+        if (!settings->throughput_table.empty())
+            verbose("%s: throughput table %s: %zu job types", plugin_type, settings->throughput_table.c_str(),
+                    (*throughputs)->size());
         {
             std::lock_guard<std::mutex> lock(g_state.mutex);
-            apply_settings(std::move(settings).value());
+            apply_settings(std::move(settings).value(), std::move(throughputs).value());
         }
         if (in_slurmctld()) {
             // The thread is not running yet: the ranker is ours here.
@@ -1079,8 +1176,14 @@ void reconfig() {
             error("%s: %s (keeping the previous settings)", plugin_type, settings.error().message.c_str());
             return;
         }
+        auto throughputs = read_throughputs(*settings);
+        if (!throughputs) {
+            error("%s: %s (keeping the previous settings and throughput table)", plugin_type,
+                  throughputs.error().message.c_str());
+            return;
+        }
         std::lock_guard<std::mutex> lock(g_state.mutex);
-        apply_settings(std::move(settings).value());
+        apply_settings(std::move(settings).value(), std::move(throughputs).value());
     } catch (...) {
     }
 }

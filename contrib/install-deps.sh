@@ -1,8 +1,27 @@
 #!/bin/bash
-# Installs, with apt-get, everything ExplSched needs to build, test and run its demo on Debian 12.
+# Installs, with apt-get, everything ExplSched needs to build, test and run its demo on Debian 12
+# (bookworm, Slurm 22.05) or Debian 13 (trixie, Slurm 24.11).
 # Idempotent and non-interactive: installs only what is missing (one apt-get update, if needed).
+#   contrib/install-deps.sh [--integration]
+# --integration: only what the build and the integration and hostile-user tests need (no
+# clang, clang-format, sanitizer runtime, valgrind or plotting); contrib/trixie-root.sh uses it.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
+profile=full
+case ${1:-} in
+    --integration) profile=integration ;;
+    "") ;;
+    *) echo "usage: $0 [--integration]" >&2; exit 2 ;;
+esac
+
+# The names that differ between releases: the sanitizer runtime goes with the default clang
+# (clang 14 on Debian 12, 19 on Debian 13).
+codename=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
+case $codename in
+    bookworm | "") clang_rt=libclang-rt-14-dev ;;
+    trixie) clang_rt=libclang-rt-19-dev ;;
+    *) clang_rt=libclang-rt-dev ;;
+esac
 
 packages=(
     # build
@@ -14,12 +33,15 @@ packages=(
     # libraries from Debian rather than our own
     libeigen3-dev nlohmann-json3-dev libsqlite3-dev sqlite3 libglpk-dev
     libboost-test-dev
-    # tools the tests, benchmarks and plots use
-    python3 python3-numpy python3-matplotlib gnuplot-nox clang clang-format libclang-rt-14-dev valgrind
-    procps iproute2 hostname
+    # tools the tests use
+    python3 python3-numpy procps iproute2 hostname
     # the hostile-user tests make real users (useradd) and run as them (setpriv)
     passwd util-linux
 )
+if [ $profile = full ]; then
+    # plots, formatting, sanitizers, memory checks
+    packages+=(python3-matplotlib gnuplot-nox clang clang-format "$clang_rt" valgrind)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -5,17 +5,22 @@
 #   2. a build with ThreadSanitizer: the core, explschedd and the kernel-scheduler intercept and
 #      daemon, with the unit and fake-driver tests that run their threads;
 #   3. the normal build: every test, the integration and hostile-user tests on a real local
-#      Slurm cluster included.
-# Prints a summary of both runs; exits non-zero if any test failed.
-#   contrib/test.sh [--no-sanitizers] [--distcheck]
+#      Slurm cluster included;
+#   4. the same source tree again in a Debian 13 (trixie) root filesystem with trixie's Slurm
+#      24.11 (contrib/trixie-root.sh: debootstrap, cached between runs, entered with chroot):
+#      its own build against 24.11's headers, and the integration tests on a local cluster of
+#      that root's slurmctld and slurmd (the unit tests do not depend on Slurm: step 3 ran them).
+# Prints a summary of all runs; exits non-zero if any test failed.
+#   contrib/test.sh [--no-sanitizers] [--no-trixie] [--distcheck]
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-sanitizers=yes distcheck=no
+sanitizers=yes distcheck=no trixie=yes
 for a in "$@"; do
     case $a in
         --no-sanitizers) sanitizers=no ;;
+        --no-trixie) trixie=no ;;
         --distcheck) distcheck=yes ;;
-        *) echo "usage: $0 [--no-sanitizers] [--distcheck]" >&2; exit 2 ;;
+        *) echo "usage: $0 [--no-sanitizers] [--no-trixie] [--distcheck]" >&2; exit 2 ;;
     esac
 done
 cd "$top"
@@ -27,6 +32,10 @@ bash contrib/install-deps.sh || exit 1
 
 overall=0
 summaries=()
+# Runs a shell command line here, or inside the Debian 13 root when $check_root is yes.
+in_check_env() {
+    if [ "${check_root:-no}" = yes ]; then bash "$top/contrib/trixie-root.sh" "$1"; else bash -c "$1"; fi
+}
 run_check() {  # run_check NAME BUILDDIR [SUBDIR...]  (default: the whole tree); only the tests in $check_tests if set
     local name=$1 dir=$2 rc; shift 2
     local subdirs=("$@")
@@ -36,10 +45,10 @@ run_check() {  # run_check NAME BUILDDIR [SUBDIR...]  (default: the whole tree);
     for sd in "${subdirs[@]}"; do
         if [ -n "${check_tests:-}" ]; then
             # Build only the programs those tests are (make check would build every check_PROGRAM).
-            (cd "$dir/$sd" && make -j"$(nproc)" check TESTS="$check_tests" check_PROGRAMS="$check_tests" \
-                >>"$dir/check.out" 2>&1) || rc=1
+            in_check_env "cd $(printf %q "$dir/$sd") && make -j$(nproc) check \
+TESTS=$(printf %q "$check_tests") check_PROGRAMS=$(printf %q "$check_tests")" >>"$dir/check.out" 2>&1 || rc=1
         else
-            (cd "$dir/$sd" && make -j"$(nproc)" check >>"$dir/check.out" 2>&1) || rc=1
+            in_check_env "cd $(printf %q "$dir/$sd") && make -j$(nproc) check" >>"$dir/check.out" 2>&1 || rc=1
         fi
     done
     grep -hE '^(PASS|FAIL|XFAIL|XPASS|ERROR|SKIP):' "$dir/check.out" | sed "s/^/[$name] /"
@@ -102,6 +111,22 @@ if bash contrib/build.sh --builddir "$top/_build"; then
     fi
 else
     overall=1; summaries+=("main: BUILD FAILED")
+fi
+
+if [ $trixie = yes ]; then
+    step "Debian 13 (trixie) root with Slurm 24.11: build, integration tests"
+    trixie_start=$SECONDS
+    # The build, and the fake CUDA driver and its programs that test_kernel_sched_fake_driver.sh
+    # runs (make check builds them; TESTS= runs none of the kernel-scheduler tests here).
+    tb=$(printf %q "$top/_build-trixie")
+    if bash contrib/trixie-root.sh "bash contrib/build.sh --builddir $tb \
+            && make -C $tb/testsuite/kernel_sched -j$(nproc) check TESTS= >$tb/ks-programs.out 2>&1"; then
+        echo "trixie: root and build took $((SECONDS - trixie_start)) s"
+        check_root=yes run_check trixie-slurm24.11 "$top/_build-trixie" testsuite/integration
+    else
+        overall=1; summaries+=("trixie-slurm24.11: ROOT OR BUILD FAILED")
+    fi
+    echo "trixie: root, build and integration tests took $((SECONDS - trixie_start)) s"
 fi
 
 echo

@@ -4,6 +4,7 @@
 #include <slurm/slurm_errno.h>
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <cstdlib>
 
 namespace explsched::daemon {
@@ -82,8 +83,8 @@ bool JobOwners::privileged(uint32_t uid) {
         } else {
             next_ctl_try_ = now + kCtlConfRetry;
             if (log_.enabled(LogLevel::verbose))
-                log_.write(LogLevel::verbose, std::string("cannot ask slurmctld for SlurmUser: ") +
-                                                  slurm_strerror(slurm_get_errno()));
+                log_.write(LogLevel::verbose,
+                           std::string("cannot ask slurmctld for SlurmUser: ") + slurm_strerror(errno));
             return false;
         }
     }
@@ -104,7 +105,7 @@ JobOwners::Answer JobOwners::ask_slurmctld(uint32_t job_id) {
     }
     job_info_msg_t* msg = nullptr;
     if (slurm_load_job(&msg, job_id, SHOW_ALL) != SLURM_SUCCESS) {
-        const int err = slurm_get_errno();
+        const int err = errno;
         if (err == ESLURM_INVALID_JOB_ID)
             return {Kind::unknown_job, 0, 0, false, false, unknown_text(job_id)};
         return {Kind::unavailable,

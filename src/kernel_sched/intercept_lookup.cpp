@@ -2,6 +2,7 @@
 // dynamic linker binding them to us: dlsym() and cuGetProcAddress(_v2). Both hand out our hook
 // for every driver function hooks.def lists, so that each launch passes the intercept exactly
 // once however it was reached.
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 

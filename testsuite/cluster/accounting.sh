@@ -41,6 +41,13 @@ _cluster_accounting_up() {
         echo "StorageLoc=slurm_acct_$cluster"
     } >"$dir/slurmdbd.conf"
     chmod 600 "$dir/slurmdbd.conf"
+    # The database made here, not by slurmdbd: slurmdbd makes a missing one and then connects
+    # again with the same client handle, and Debian 13's MariaDB client library (11.8.9) fails
+    # the first query on that handle ("Number of columns in result (=1) ... (=0)"), which is
+    # fatal to slurmdbd 24.11. slurmdbd creates its tables in an empty database either way.
+    mariadb --no-defaults --protocol=socket --socket="$dir/db/mysqld.sock" -u root \
+        -e "CREATE DATABASE IF NOT EXISTS slurm_acct_$cluster" >>"$dir/log/mariadb-install.log" 2>&1 \
+        || { cluster_die "cannot create the accounting database"; return 1; }
     SLURM_CONF=$dir/slurm.conf "$slurmdbd" >>"$dir/log/slurmdbd.log" 2>&1 \
         || { cluster_die "slurmdbd failed to start"; tail -10 "$dir/log/slurmdbd.log" >&2; return 1; }
     deadline=$((SECONDS + 60))

@@ -60,6 +60,14 @@ _cluster_free_port_base() {
     return 1
 }
 
+# The installed Slurm's release as major*100+minor (2205, 2411), from `slurmctld -V`.
+_cluster_slurm_release() {
+    local v
+    v=$("$1" -V 2>/dev/null | awk '{ print $2 }')
+    [[ $v =~ ^([0-9]+)\.([0-9]+) ]] || return 1
+    echo $((10#${BASH_REMATCH[1]} * 100 + 10#${BASH_REMATCH[2]}))
+}
+
 _cluster_plugindir() {
     local d
     for d in "${SLURM_PLUGIN_INSTALLED_DIR:-}" /usr/lib/x86_64-linux-gnu/slurm-wlm \
@@ -117,6 +125,8 @@ cluster_up() {
     slurmd=$(_cluster_sbin slurmd) || { cluster_die "slurmd not installed"; return 1; }
     munged=$(_cluster_sbin munged) || { cluster_die "munged not installed"; return 1; }
     [ -r /etc/munge/munge.key ] || { cluster_die "/etc/munge/munge.key missing (reinstall munge)"; return 1; }
+    local release
+    release=$(_cluster_slurm_release "$slurmctld") || { cluster_die "cannot read the version of $slurmctld"; return 1; }
     local sysplugins
     sysplugins=$(_cluster_plugindir) || { cluster_die "Slurm's plugin directory not found"; return 1; }
 
@@ -220,6 +230,10 @@ EOF
         echo "MessageTimeout=10"
         echo "TmpFS=$dir/tmp"
         echo "SlurmdParameters=config_overrides"
+        # What differs between the Slurm releases (with cgroup.conf below); the rest is common.
+        # 24.11 checks MailProg at start and logs an error when it is missing (a minimal root
+        # has no mail program).
+        [ "$release" -ge 2405 ] && echo "MailProg=/bin/true"
         for line in "${extra_conf[@]}"; do echo "$line"; done
         for ((n = 1; n <= nodes; n++)); do
             t=${node_type[n - 1]:-}
@@ -227,6 +241,10 @@ EOF
         done
         echo "PartitionName=gpu Nodes=ALL Default=YES MaxTime=INFINITE State=UP"
     } >"$dir/slurm.conf"
+    # Since 24.05 slurmd loads a cgroup plugin even with proctrack/linuxproc and task/none, and
+    # fails where no cgroup file system is mounted (a chroot); CgroupPlugin=disabled (new in 24.05)
+    # turns it off. 22.05 reads no cgroup.conf in this setup.
+    if [ "$release" -ge 2405 ]; then echo "CgroupPlugin=disabled" >"$dir/cgroup.conf"; fi
     for ((n = 1; n <= nodes; n++)); do
         t=${node_type[n - 1]:-}
         echo "NodeName=n$n Name=gpu ${t:+Type=$t }File=$dir/dev/n$n/nvidia[0-$((gpus - 1))]"

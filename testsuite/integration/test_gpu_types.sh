@@ -59,7 +59,8 @@ blk1=$(submit --gres=gpu:v100:2 -w n1 --wrap 'sleep 600')
 blk2=$(submit --gres=gpu:k80:2 -w n2 --wrap 'sleep 600')
 wait_until 30 '[ "$(job_state $blk1)" = RUNNING ] && [ "$(job_state $blk2)" = RUNNING ]' "blockers running"
 scontrol update jobid="$a" TresPerNode=gres:gpu:k80:1 || fail "cannot make job $a ask for a k80"
-scontrol show job "$a" | grep -q 'TresPerNode=gres:gpu:k80:1' || fail "job $a does not ask for a k80"
+# 22.05 prints the request as gres:gpu:k80:1, 24.11 as gres/gpu:k80:1.
+scontrol show job "$a" | grep -Eq 'TresPerNode=gres[:/]gpu:k80:1' || fail "job $a does not ask for a k80"
 
 wait_until 20 'comment $a | grep -q "gpu=k80 gpu_value=scaled:[0-9.e-]*:v100"' "job $a valued on k80, measured on v100"
 wait_until 20 'comment $b | grep -q "gpu=v100 gpu_value=same-type"' "job $b valued on v100"

@@ -29,6 +29,9 @@ pass "cancel: job $cancel CANCELLED; $c"
 
 wait_until 30 '[ "$(job_field $requeue Restarts)" -ge 1 ] && [ "$(job_field $requeue Priority)" = 0 ]' \
     "the hopeless trial with --explore-on-hopeless=requeue to be requeued and held"
+# Slurm 24.11 counts the restart and holds the job while its old allocation is still COMPLETING
+# (a few seconds on a loaded machine); 22.05 shows PENDING at once.
+wait_until 30 '[ "$(job_state $requeue)" != COMPLETING ]' "the requeued trial to finish COMPLETING"
 [ "$(job_state $requeue)" = PENDING ] || fail "requeued trial is $(job_state $requeue), not PENDING"
 sleep 3
 [ "$(job_state $requeue)" = PENDING ] || fail "the held trial started again"

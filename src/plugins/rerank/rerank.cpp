@@ -42,15 +42,9 @@
 #include "core/sched/throughput_table.hpp"
 #include "core/sched/trial_curves.hpp"
 
-extern "C" {
-#include "src/common/assoc_mgr.h"
-#include "src/common/node_conf.h"
-#include "src/common/slurm_priority.h"
-#include "src/common/xmalloc.h"
-#include "src/common/xstring.h"
-#include "src/slurmctld/locks.h"
-#include "src/slurmctld/slurmctld.h"
+#include "plugins/slurm_compat.hpp"
 
+extern "C" {
 // Defined by the plugin this driver is linked into.
 extern const char plugin_type[];
 }
@@ -63,7 +57,7 @@ extern const char plugin_type[];
 extern "C" {
 // sshare and sprio load priority plugins outside slurmctld, where these do not exist: weak
 // references resolve to NULL there instead of failing the load.
-extern List job_list __attribute__((weak));
+extern list_t* job_list __attribute__((weak));
 extern time_t last_job_update __attribute__((weak));
 extern time_t last_part_update __attribute__((weak));
 }
@@ -457,13 +451,11 @@ void answer_factors(JobAnswer& ans, const JobView& view, const Assessment& a, do
 // Under the job write lock: stores precomputed factors (no formatting, one allocation the first
 // time only).
 void write_factors(job_record_t* job, const JobAnswer& ans) {
-    if (job->prio_factors == nullptr)
-        job->prio_factors =
-            static_cast<priority_factors_object_t*>(xmalloc(sizeof(priority_factors_object_t)));
-    job->prio_factors->priority_age = ans.age;
-    job->prio_factors->priority_part = ans.partition;
-    job->prio_factors->priority_site = ans.site;
-    job->prio_factors->nice = ans.nice;
+    compat::job_factors_t* f = compat::job_factors(job);
+    f->priority_age = ans.age;
+    f->priority_part = ans.partition;
+    f->priority_site = ans.site;
+    f->nice = ans.nice;
 }
 
 // --- one round ----------------------------------------------------------------------------------
@@ -552,9 +544,11 @@ void walk_jobs(Ranker& r) {
     g_state.gpu_types.refresh(&last_part_update != nullptr ? last_part_update : 0);
     std::vector<job_record_t*>& all = g_state.all;
     all.clear();
-    ListIterator it = list_iterator_create(job_list);
-    while (auto* job = static_cast<job_record_t*>(list_next(it))) all.push_back(job);
-    list_iterator_destroy(it);
+    if (job_list != nullptr) {  // 24.11 makes it after loading the plugins: no jobs until then
+        list_itr_t* it = list_iterator_create(job_list);
+        while (auto* job = static_cast<job_record_t*>(list_next(it))) all.push_back(job);
+        list_iterator_destroy(it);
+    }
     std::vector<std::pair<const job_record_t*, JobEntry*>>& last = g_state.last_walk;
     g_state.walk.assign(all.size(), {nullptr, nullptr});
     r.live.reserve(all.size());
@@ -1078,7 +1072,9 @@ void rerank_loop() {
     }
 }
 
-bool in_slurmctld() { return &job_list != nullptr && job_list != nullptr; }
+// In slurmctld, not in sprio or sshare (which load the plugin too): slurmctld defines job_list. It
+// may not have made the list yet (24.11 loads the plugins first); the walk waits for it.
+bool in_slurmctld() { return &job_list != nullptr; }
 
 // At submit or requeue: the last round's answer for this instance if it had one, else the rank of
 // a job with no curve yet. Never waits for a round (the engine runs without our mutex).

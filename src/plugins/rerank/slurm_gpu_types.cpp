@@ -1,10 +1,6 @@
 #include <string_view>
 
-extern "C" {
-#include "src/common/bitstring.h"
-#include "src/common/node_conf.h"
-#include "src/slurmctld/slurmctld.h"
-}
+#include "plugins/slurm_compat.hpp"
 
 #include "plugins/rerank/slurm_gpu_types.hpp"
 

@@ -9,16 +9,7 @@
 #include "core/sched/policy.hpp"
 #include "core/sched/settings.hpp"
 
-extern "C" {
-#include "src/common/assoc_mgr.h"
-#include "src/common/bitstring.h"
-#include "src/common/xmalloc.h"
-#include "src/common/xstring.h"
-#include "src/slurmctld/locks.h"
-#include "src/slurmctld/preempt.h"
-#include "src/slurmctld/slurmctld.h"
-}
-
+#include "plugins/slurm_compat.hpp"
 #include "plugins/slurmctld_shim.hpp"
 
 extern "C" {

@@ -8,13 +8,7 @@
 
 #include "core/base/export.hpp"
 
-extern "C" {
-#include "src/common/assoc_mgr.h"
-#include "src/common/slurm_priority.h"
-#include "src/common/xmalloc.h"
-#include "src/slurmctld/locks.h"
-#include "src/slurmctld/slurmctld.h"
-}
+#include "plugins/slurm_compat.hpp"
 
 #include "plugins/rerank/rerank.hpp"
 #include "plugins/slurmctld_shim.hpp"
@@ -26,7 +20,7 @@ EXPLSCHED_EXPORT extern const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
 // sshare and sprio load priority plugins outside slurmctld, where these do not exist: weak
 // references resolve to NULL there instead of failing the load.
-extern List job_list __attribute__((weak));
+extern list_t* job_list __attribute__((weak));
 extern int slurmctld_tres_cnt __attribute__((weak));
 extern void* acct_db_conn __attribute__((weak));
 extern bool validate_operator(uid_t uid) __attribute__((weak));
@@ -41,7 +35,7 @@ using namespace explsched;
 bool factors_visible(const job_record_t* job, uid_t uid) {
     if (!(slurm_conf.private_data & PRIVATE_DATA_JOBS) || job->user_id == uid) return true;
     if (&validate_operator != nullptr && validate_operator(uid)) return true;
-    return assoc_mgr_is_user_acct_coord(&acct_db_conn != nullptr ? acct_db_conn : nullptr, uid, job->account);
+    return compat::is_user_acct_coord(&acct_db_conn != nullptr ? acct_db_conn : nullptr, uid, job->account);
 }
 
 }  // namespace
@@ -74,41 +68,15 @@ EXPLSCHED_EXPORT double priority_p_calc_fs_factor(long double usage_efctv, long 
     return static_cast<double>(std::pow(2.0L, -(usage_efctv / shares_norm)));
 }
 
-EXPLSCHED_EXPORT List priority_p_get_priority_factors_list(priority_factors_request_msg_t* req_msg,
-                                                           uid_t uid) {
-    try {
-        List ret = list_create(slurm_destroy_priority_factors_object);
-        auto matches = [](List wanted, uint32_t id) {
-            return wanted == nullptr ||
-                   list_find_first(
-                       wanted,
-                       [](void* x, void* key) -> int {
-                           return *static_cast<uint32_t*>(x) == *static_cast<uint32_t*>(key);
-                       },
-                       &id) != nullptr;
-        };
-        shim::SlurmctldLocks locks(slurmctld_lock_t{NO_LOCK, READ_LOCK, READ_LOCK, READ_LOCK, NO_LOCK});
-        ListIterator it = list_iterator_create(job_list);
-        while (auto* job = static_cast<job_record_t*>(list_next(it))) {
-            if (!IS_JOB_PENDING(job) || job->priority == 0 || job->prio_factors == nullptr) continue;
-            if (job->part_ptr == nullptr) continue;
-            if (!factors_visible(job, uid)) continue;
-            if (req_msg != nullptr && !matches(req_msg->job_id_list, job->job_id)) continue;
-            if (req_msg != nullptr && !matches(req_msg->uid_list, job->user_id)) continue;
-            auto* obj = static_cast<priority_factors_object_t*>(xmalloc(sizeof(priority_factors_object_t)));
-            slurm_copy_priority_factors_object(obj, job->prio_factors);
-            if (job->direct_set_prio) obj->direct_prio = job->priority;
-            obj->job_id = job->job_id;
-            obj->partition = job->part_ptr->name;
-            obj->user_id = job->user_id;
-            list_append(ret, obj);
-        }
-        list_iterator_destroy(it);
-        return ret;
-    } catch (...) {
-        return nullptr;
-    }
+// Slurm 23.02+ asks for these two; 22.05 never calls them. Priorities are ours to set: no boost
+// for recovered jobs (as priority/multifactor). The re-rank thread started in init and waits for
+// slurmctld's job list itself.
+EXPLSCHED_EXPORT uint32_t priority_p_recover(uint32_t prio_boost) {
+    (void)prio_boost;
+    return 0;
 }
+
+EXPLSCHED_EXPORT void priority_p_thread_start(void) {}
 
 EXPLSCHED_EXPORT void priority_p_job_end(job_record_t* job_ptr) {
     // Slurm's bookkeeping, as priority/basic does it: return the unused part of the job's
@@ -139,3 +107,29 @@ EXPLSCHED_EXPORT void priority_p_job_end(job_record_t* job_ptr) {
 }
 
 }  // extern "C"
+
+namespace explsched::compat {
+
+// sprio's answer: the pending jobs' stored factors, as uid may see them.
+list_t* priority_factors_list(const FactorsRequest& request, uid_t uid) {
+    try {
+        if (job_list == nullptr) return nullptr;
+        list_t* ret = factors_list_create();
+        FactorsListLocks locks;
+        list_itr_t* it = list_iterator_create(job_list);
+        while (auto* job = static_cast<job_record_t*>(list_next(it))) {
+            if (!IS_JOB_PENDING(job) || job->priority == 0 || job->prio_factors == nullptr) continue;
+            if (job->part_ptr == nullptr) continue;
+            if (!factors_visible(job, uid) || !request.wants(job)) continue;
+            append_factors(ret, job);
+        }
+        list_iterator_destroy(it);
+        return ret;
+    } catch (...) {
+        return nullptr;
+    }
+}
+
+}  // namespace explsched::compat
+
+EXPLSCHED_PRIORITY_FACTORS_ENTRY_POINT

@@ -9,9 +9,7 @@
 
 #include "core/base/export.hpp"
 
-extern "C" {
-#include "src/slurmctld/slurmctld.h"
-}
+#include "plugins/slurm_compat.hpp"
 
 #include "plugins/rerank/rerank.hpp"
 

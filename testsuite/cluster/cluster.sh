@@ -403,9 +403,9 @@ cluster_down() {
     _cluster_kill_pidfiles "${pidfiles[@]}"
     [ -f "$dir/accounting" ] && _cluster_accounting_down "$dir"
     # Steps still running (slurmstepd and the tasks under it) and helpers started for the cluster.
-    for pid in $(_cluster_pids "$dir"); do kill -TERM "$pid" 2>/dev/null; done
+    for pid in $(_cluster_pids "$dir"); do kill -TERM "$pid" 2>/dev/null || true; done
     sleep 0.3
-    for pid in $(_cluster_pids "$dir"); do kill -KILL "$pid" 2>/dev/null; done
+    for pid in $(_cluster_pids "$dir"); do kill -KILL "$pid" 2>/dev/null || true; done
     _cluster_kill_pidfile "$dir/munge/munged.pid"
     rm -f "$dir/slurm.conf"
     cluster_log "down: $dir"

@@ -76,6 +76,13 @@ awk -v a="$fh" -v b="$fl" 'BEGIN { exit !(a < b) }' || fail "fair-share: heavy $
 [ "$ph" -lt "$pl" ] || fail "the heavy user's trial ($ph) does not rank below the light user's ($pl)"
 pass "equal utility: the heavy user's trial ($ph) ranks below the light user's ($pl), by fair-share"
 
+# A user may not set a site factor, not even on their own job (Slurm checks the operator): the
+# heavy user cannot buy back the rank fair-share took.
+if as $heavy scontrol update job "$th" SiteFactor=1000000 >/dev/null 2>&1; then
+    fail "an unprivileged user set the SiteFactor of their own job"
+fi
+pass "the heavy user's scontrol update SiteFactor=1000000 on their own trial is refused"
+
 # An operator's site factor is kept (site_factor_hold=0: for the job's life), also after a restart.
 scontrol update job "$tl" SiteFactor=5 || fail "scontrol update SiteFactor refused for root"
 wait_until 150 'grep -q "job $tl: site factor 5 was set by an operator" "$log"' "the plugin to notice the operator's value"
@@ -86,6 +93,7 @@ sleep 1
 [ "$(factor $tl S)" = 5 ] || fail "the operator's site factor was overwritten: $(factor $tl S)"
 other=$(factor $th S)
 [ "${other%.*}" -gt 5 ] || fail "the other trial's site factor is not ExplSched's: $other"
+grep -q "job $th: site factor .* was set by an operator" "$log" && fail "the user's refused attempt pinned job $th"
 pass "an operator's SiteFactor=5 is kept by the next cycles (the other trial has ExplSched's: $other)"
 grep -q "^$tl .* site_pinned " "$CLUSTER_DIR/state/explsched_actions" || fail "the pin is not in the action ledger"
 cluster_restart_slurmctld "$CLUSTER_DIR" || fail "slurmctld did not restart"

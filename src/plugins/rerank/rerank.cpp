@@ -671,6 +671,15 @@ void prepare_answers(Ranker& r, time_t now) {
     }
 }
 
+// Under the job write lock: the prepared SystemComment into the record, by pointer, unless it
+// already says the same; the replaced one stays in `ans.comment`, freed after the locks.
+void swap_in_comment(job_record_t* job, JobAnswer& ans) {
+    if (job->system_comment != nullptr && std::strcmp(job->system_comment, ans.comment.get()) == 0) return;
+    char* old = job->system_comment;
+    job->system_comment = ans.comment.release();
+    ans.comment.reset(old);
+}
+
 // Step 4, under the job write lock: the prepared answers into the records that are still the
 // instance the walk saw, in the state it saw; collects the hopeless decisions to carry out. A
 // SystemComment is swapped in by pointer (the replaced one stays in `ans.comment`, freed after the
@@ -691,11 +700,7 @@ bool write_back(Ranker& r, std::vector<HopelessAct>& acts, std::size_t& skipped)
         write_factors(job, ans);
         s.entry->priority = ans.priority;
         if (ans.comment_due) {
-            if (job->system_comment == nullptr || std::strcmp(job->system_comment, ans.comment.get()) != 0) {
-                char* old = job->system_comment;
-                job->system_comment = ans.comment.release();
-                ans.comment.reset(old);
-            }
+            swap_in_comment(job, ans);
             s.entry->mark = ans.mark;
         }
         if (IS_JOB_PENDING(job) && !job->direct_set_prio && job->priority != ans.priority) {
@@ -809,11 +814,7 @@ void write_comments(Ranker& r) {
         const JobSnap& s = r.snaps[i];
         job_record_t* job = find_job_record(s.job_id);
         if (job == nullptr || submit_of(job) != s.submit) continue;
-        if (job->system_comment == nullptr || std::strcmp(job->system_comment, ans.comment.get()) != 0) {
-            char* old = job->system_comment;
-            job->system_comment = ans.comment.release();
-            ans.comment.reset(old);
-        }
+        swap_in_comment(job, ans);
         s.entry->mark = ans.mark;
     }
 }
@@ -951,14 +952,19 @@ void rerank_all() {
     // lock) is logged apart.
     auto t0 = std::chrono::steady_clock::now();
     double cpu0 = 0.0, wait_ms = 0.0;
+    // Once slurmctld's locks are granted: the wait since `since` is counted apart, and the hold's
+    // wall and CPU time start now.
+    auto locks_granted = [&wait_ms, &cpu0](std::chrono::steady_clock::time_point& since) {
+        const auto granted = std::chrono::steady_clock::now();
+        wait_ms += ms_between(since, granted);
+        since = granted;
+        cpu0 = thread_cpu_ms();
+    };
     ClusterView cluster;
     cluster.now = static_cast<double>(now);
     {
         shim::SlurmctldLocks locks(slurmctld_lock_t{READ_LOCK, READ_LOCK, READ_LOCK, READ_LOCK, NO_LOCK});
-        const auto granted = std::chrono::steady_clock::now();
-        wait_ms += ms_between(t0, granted);
-        t0 = granted;
-        cpu0 = thread_cpu_ms();
+        locks_granted(t0);
         walk_jobs(r);
         cluster.total_gpus = cluster_gpus();
     }
@@ -999,20 +1005,14 @@ void rerank_all() {
         save_pins(r);
         if (publish_site_answers(r, acts) != 0) {
             shim::SlurmctldLocks locks(slurmctld_lock_t{NO_LOCK, WRITE_LOCK, NO_LOCK, NO_LOCK, NO_LOCK});
-            const auto granted = std::chrono::steady_clock::now();
-            wait_ms += ms_between(t2, granted);
-            t2 = granted;
-            cpu0 = thread_cpu_ms();
+            locks_granted(t2);
             write_comments(r);
         } else {
             cpu0 = thread_cpu_ms();
         }
     } else {
         shim::SlurmctldLocks locks(slurmctld_lock_t{READ_LOCK, WRITE_LOCK, NO_LOCK, READ_LOCK, NO_LOCK});
-        const auto granted = std::chrono::steady_clock::now();
-        wait_ms += ms_between(t2, granted);
-        t2 = granted;
-        cpu0 = thread_cpu_ms();
+        locks_granted(t2);
         if (round == g_throw_in_round) throw std::bad_alloc();
         if (write_back(r, acts, skipped)) last_job_update = now;
         prune_entries(r, now);

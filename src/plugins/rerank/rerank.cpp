@@ -796,6 +796,10 @@ void prepare_answers(Ranker& r, time_t now) {
             std::string line = summary_line(a, load, s.st->trial);
             // the reason runs to the end of the line: the note becomes part of it
             if (s.pinned) line += "; site factor: an operator's, kept (site_factor_hold)";
+            // a trial we paused and that runs again says so as long as it lives (`explsched why`)
+            if (s.pauses > 0 && !s.paused)
+                line += "; resumed from pause (paused " + std::to_string(s.pauses) +
+                        "x, restarted from its checkpoint)";
             ans.comment.reset(xstrdup(line.c_str()));
             ans.mark = CommentMark{now, a.state, a.decision, view.points.size, gpu};
         }

@@ -94,6 +94,9 @@ def main():
                     help="take --lr and --hidden from the demo sweep's grid point INDEX (0..31)")
     ap.add_argument("--optuna-storage", default="", help="Optuna RDB storage URL of the sweep's study")
     ap.add_argument("--optuna-study", default="", help="the study's name (with --optuna-storage)")
+    ap.add_argument("--optuna-pruner", default="median", choices=("median", "sha", "hyperband"),
+                    help="MedianPruner() (Optuna's default), SuccessiveHalvingPruner(min_resource=1) or "
+                         "HyperbandPruner(min_resource=1, max_resource=steps/eval-every)")
     args = ap.parse_args()
     if bool(args.optuna_storage) != bool(args.optuna_study):
         ap.error("--optuna-storage and --optuna-study go together")
@@ -137,7 +140,12 @@ def main():
         optuna.logging.set_verbosity(optuna.logging.WARNING)
         # SQLite under concurrent trials: wait for the lock rather than fail.
         storage = optuna.storages.RDBStorage(args.optuna_storage, engine_kwargs={"connect_args": {"timeout": 120}})
-        study = optuna.load_study(study_name=args.optuna_study, storage=storage)
+        evals = max(args.steps // args.eval_every, 1)
+        # The step reported is the evaluation's number (1, 2, ...), as a loop that reports per epoch.
+        pruner = {"median": lambda: optuna.pruners.MedianPruner(),
+                  "sha": lambda: optuna.pruners.SuccessiveHalvingPruner(min_resource=1),
+                  "hyperband": lambda: optuna.pruners.HyperbandPruner(min_resource=1, max_resource=evals)}
+        study = optuna.load_study(study_name=args.optuna_study, storage=storage, pruner=pruner[args.optuna_pruner]())
         trial = study.ask()
         trial.set_user_attr("lr", args.lr)
         trial.set_user_attr("hidden", args.hidden)
@@ -163,7 +171,7 @@ def main():
             print(json.dumps({"step": step, "val_loss": round(float(val), 6), "val_acc": acc,
                               "t": round(time.time(), 3)}), flush=True)
             if trial is not None and math.isfinite(val):
-                trial.report(float(val), step)
+                trial.report(float(val), step // args.eval_every)
                 if trial.should_prune():
                     study.tell(trial, state=optuna.trial.TrialState.PRUNED)
                     print(json.dumps({"event": "pruned", "step": step}), flush=True)

@@ -150,8 +150,8 @@ optuna.create_study(study_name="spirals", storage=sys.argv[1], direction="minimi
 }
 
 # Two users, two sweeps of the same grid, the second a minute after the first, on the 16 GPUs
-# under ExplSched (as the first arm). Trials run twice as long as in the other arms (step delay
-# 0.02 s), so the sweeps overlap. Every change of a trial's state is printed as it happens.
+# under ExplSched (as the first arm). Trials run four times as long as in the other arms (step
+# delay 0.04 s), so the sweeps overlap. Every change of a trial's state is printed as it happens.
 users=(explsched-demo-alice explsched-demo-bob)
 remove_demo_users() {
     local u
@@ -183,12 +183,21 @@ run_two_users() {
     (
         . "$dir/env.sh"
         chmod 755 "$dir"
+        if [ -f "$dir/accounting" ]; then  # multifactor's accounting: the users need associations
+            local cluster
+            cluster=$(sed -n 's/^ClusterName=//p' "$SLURM_CONF")
+            for u in "${users[@]}"; do sacctmgr -i add user "$u" account=root_acct cluster="$cluster" >/dev/null; done
+            for _ in $(seq 1 30); do
+                scontrol show assoc_mgr users="${users[1]}" flags=assoc 2>/dev/null | grep -q "Account=root_acct" && break
+                sleep 1
+            done
+        fi
         local jobs=() names=() when=(0 60) i
         for i in 0 1; do
             u=${users[$i]}
             names[$i]=${u#explsched-demo-}
             mkdir -p "$dir/${names[$i]}"
-            write_trial_script "$dir/${names[$i]}" 0.02
+            write_trial_script "$dir/${names[$i]}" 0.04
             chown "$u" "$dir/${names[$i]}"
         done
         local t0 now elapsed line id user state reason key what

@@ -218,7 +218,7 @@ run_two_users() {
                         "${jobs[$i]}" "$trials"
                 fi
             done
-            if [ "$elapsed" -ge 80 ] && [ -z "${shown_order:-}" ]; then
+            if [ "$elapsed" -ge 66 ] && [ -z "${shown_order:-}" ]; then
                 shown_order=yes
                 echo "        pending trials in scheduling order at +${elapsed} s (both sweeps):"
                 squeue -r -h -t PD -S -p -o '%u %i %Q %r' | head -12 | \

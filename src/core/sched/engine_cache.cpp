@@ -189,6 +189,7 @@ void Engine::Impl::join_group(const JobView& job, std::size_t j, TrialCache& c, 
         gs.start_round(round, job.direction);
         ++active_groups;
     }
+    if (gs.application.empty()) gs.application = engine_detail::application_key(job);
     group_of[j] = g->second;
     c.group = g->second;
     gs.members.push_back(j);
@@ -306,6 +307,7 @@ void Engine::Impl::audit(const JobView& job, TrialCache& c, GroupStats& gs) {
             }
             ++gs.audits;
             gs.widen = audit_widening(gs.audit_ratios, settings);
+            pool_audit(gs, ratio);
             // fell short of even the pessimistic bound: the curve promised what it did not do
             if (job.owner != kNoOwner && std::isfinite(c.audit_floor))
                 owners[job.owner].add(sign * (realized - c.audit_floor) < 0.0);

@@ -115,6 +115,10 @@ struct GroupStats {
     std::vector<double> audit_ratios;
     std::size_t audits = 0;  // checked forecasts ever (the ring's write position)
     double widen = 1.0;
+    // The application it belongs to (owner and --explore-model, engine_pooled_audit.cpp): a sweep
+    // with fewer than calibration_min_audits checked forecasts of its own reads its application's
+    // pooled audit instead.
+    std::string application;
 
     void start_round(std::uint64_t round, Direction d);
     // Adds a member's observed curve (it has points) to this round's range, best and furthest.
@@ -122,6 +126,21 @@ struct GroupStats {
     // Keeps what a member that left the queue achieved (see ended_*).
     void record_ended(const TrialCache& gone, const TrialKey& key);
 };
+
+// The forecast audits of every sweep of one application (one owner's trials of one
+// --explore-model), pooled: the newest kAuditWindow checked forecasts, and the widening they call
+// for (engine_pooled_audit.cpp).
+struct PooledAudit {
+    std::vector<double> ratios;
+    std::size_t audits = 0;
+    double widen = 1.0;
+
+    void add(double ratio, const EngineSettings& s);
+};
+
+// The key pooling a job's sweep's audits with its application's other sweeps ("" for none: a
+// job without --explore-model is pooled with nothing).
+std::string application_key(const JobView& job);
 
 // The interval widening a sweep's forecast audits call for: the factor by which the optimistic
 // half-width must grow for the audited forecasts to have been beaten no more often than the
@@ -179,7 +198,9 @@ struct Engine::Impl {
     std::vector<std::size_t> group_of;  // per job: its group (kNone if none)
     std::vector<double> scratch;
     std::unordered_map<std::uint32_t, OwnerAudit> owners;  // forecast audits per owner (uid)
-    std::size_t discounted = 0;                            // this round's trials with trust < 1
+    // forecast audits pooled per application (application_key), at most kMaxPooledApplications
+    std::unordered_map<std::string, engine_detail::PooledAudit> applications;
+    std::size_t discounted = 0;  // this round's trials with trust < 1
 
     void log(LogLevel level, const std::string& message) {
         if (logger != nullptr && logger->enabled(level)) logger->write(level, message);
@@ -204,6 +225,11 @@ struct Engine::Impl {
     void derive(const JobView& job, TrialCache& c);
     void audit(const JobView& job, TrialCache& c, GroupStats& gs);
     double owner_factor(std::uint32_t owner) const;
+    // Adds a checked forecast to the sweep's application's pooled audit (engine_pooled_audit.cpp).
+    void pool_audit(const GroupStats& gs, double ratio);
+    // The widening a sweep's intervals get: its own audits' once it has calibration_min_audits,
+    // else its application's pooled audits'.
+    double group_widen(const GroupStats& gs) const;
     const std::vector<double>& rungs_of(const JobView& job, TrialCache& c) const;
     // The trial's standing at the highest milestone it reached (`reached` NaN when none).
     MilestoneStanding milestone_rank(const JobView& job, std::size_t j);

@@ -16,6 +16,7 @@
 #include "core/base/log.hpp"
 #include "core/base/result.hpp"
 #include "core/curves/curve_ensemble.hpp"
+#include "core/curves/sibling_prior.hpp"
 #include "core/sched/engine.hpp"
 #include "core/sched/policy.hpp"
 #include "core/sched/price.hpp"
@@ -85,6 +86,23 @@ struct OwnerAudit {
     double factor(const EngineSettings& s) const;
 };
 
+// The curves of a sweep's trials that its members' forecasts read as a prior (the sibling prior,
+// curves/sibling_prior.hpp; engine_siblings.cpp): at most kMaxSiblingCurves, each thinned to
+// kSiblingCurvePoints, the ones that reached furthest into their runs kept. A running member's
+// copy is refreshed when it moved on by 1/kSiblingCurvePoints of its run, so a round costs
+// O(changed trials x kMaxSiblingCurves) here, whatever the sweep's size.
+constexpr std::size_t kMaxSiblingCurves = 16;
+struct SiblingStore {
+    std::vector<TrialKey> keys;
+    std::vector<SiblingCurve> curves;
+
+    // Offers a member's curve: `length` the step its run ends at (max_steps; 0: unknown, not
+    // kept), `ended` when it left the queue.
+    void offer(const TrialKey& key, const CurvePredictor& p, double length, bool ended);
+    // Every kept curve but `self`'s, into `out`.
+    void others(const TrialKey& self, std::vector<const SiblingCurve*>& out) const;
+};
+
 // A group (sweep) persists across rounds so that what only changes when a member's curve
 // changes (the ASHA rung values) is not recomputed every round.
 struct GroupStats {
@@ -119,6 +137,7 @@ struct GroupStats {
     // with fewer than calibration_min_audits checked forecasts of its own reads its application's
     // pooled audit instead.
     std::string application;
+    SiblingStore siblings;
 
     void start_round(std::uint64_t round, Direction d);
     // Adds a member's observed curve (it has points) to this round's range, best and furthest.
@@ -201,6 +220,9 @@ struct Engine::Impl {
     // forecast audits pooled per application (application_key), at most kMaxPooledApplications
     std::unordered_map<std::string, engine_detail::PooledAudit> applications;
     std::size_t discounted = 0;  // this round's trials with trust < 1
+    // scratch of apply_sibling_prior
+    std::vector<const SiblingCurve*> sibling_scratch;
+    std::vector<double> thin_steps, thin_metrics;
 
     void log(LogLevel level, const std::string& message) {
         if (logger != nullptr && logger->enabled(level)) logger->write(level, message);
@@ -223,6 +245,9 @@ struct Engine::Impl {
     void end_sync(std::size_t trials);
     bool sync(const JobView& job, TrialCache& c, std::size_t& budget);
     void derive(const JobView& job, TrialCache& c);
+    // Mixes the sweep's siblings' curves into the trial's forecast of its final metric
+    // (engine_siblings.cpp); called by derive when the trial's forecast is recomputed.
+    void apply_sibling_prior(const JobView& job, TrialCache& c);
     void audit(const JobView& job, TrialCache& c, GroupStats& gs);
     double owner_factor(std::uint32_t owner) const;
     // Adds a checked forecast to the sweep's application's pooled audit (engine_pooled_audit.cpp).

@@ -267,6 +267,13 @@ struct Engine::Impl {
     RoundPrice update_price(const RoundLoad& load);
     void decide(const std::vector<JobView>& jobs, const ClusterView& cluster, const RoundLoad& load,
                 const RoundPrice& price, std::vector<Assessment>& out);
+    // The evidence the stopping rules read for one trial with a usable fit.
+    StopEvidence stop_evidence(const JobView& job, std::size_t j, const TrialCache& c) const;
+    // Pause and resume (engine_pause.cpp): after decide, turns stops whose optimistic bound can
+    // still matter and unlikely trials below the price into pauses (as far as pending demand
+    // needs the GPUs), and decides which paused trials resume, stay paused or stop for good.
+    void pause_and_resume(const std::vector<JobView>& jobs, const ClusterView& cluster, const RoundLoad& load,
+                          std::vector<Assessment>& out);
     LadderInputs ladder_inputs(const JobView& job, const TrialCache* c, const Assessment& a,
                                double load_after, double running_s, const RoundPrice& price) const;
     void finish_round(const std::vector<Assessment>& out, const ClusterView& cluster, const RoundLoad& load,

@@ -18,6 +18,21 @@ struct FitSettings {
     double backtest_split = 0.7;       // mixing weights: fit up to this fraction of the last
                                        // step, score the forecast of the rest
     double agreement_shrinkage = 1.0;  // kappa: gain kept = gain^2 / (gain^2 + kappa var)
+    // The fitted interval's half-width is scaled by this: intervals fitted to one curve are
+    // overconfident on curves whose future their past does not show. Measured by
+    // leave-one-application-out cross-validation (testsuite/bench/bench_calibration) on the
+    // Pollux curves and contrib/heldout's sweeps together.
+    double interval_calibration = 1.78;
+    // ... and the data-free interval of a curve too short to fit (around its last value)
+    double fallback_calibration = 1.22;
+    // Sibling prior (sibling_prior.hpp): the sweep's siblings' forecast gets weight
+    // n_eff / (n_eff + sibling_prior_weight) against the trial's own (0: no sibling prior); its
+    // kernel's bandwidths in units of the sweep's metric range (recent shape, level); and the
+    // mixed forecast's interval scaling (cross-validated like interval_calibration).
+    double sibling_prior_weight = 1.5;
+    double sibling_shape_bandwidth = 0.05;
+    double sibling_level_bandwidth = 0.25;
+    double sibling_calibration = 1.0;
 };
 
 }  // namespace explsched

@@ -129,7 +129,7 @@ StopEvidence Engine::Impl::stop_evidence(const JobView& job, std::size_t j, cons
     e.sweep_furthest = gs.furthest_step;
     e.leader = gs.best_key == job.key;
     e.best_other = e.leader ? gs.second : gs.best;
-    e.final_metric = widen_interval(c.final_metric, gs.widen);
+    e.final_metric = widen_interval(c.final_metric, group_widen(gs));
     e.win_probability = win_probability_heavy(e.final_metric, job.direction, e.best_other, s.interval_level);
     const double own = std::fabs(c.best - c.first);
     e.sweep_scale = gs.hi > gs.lo ? gs.hi - gs.lo : std::max(own, 1e-12);

@@ -181,8 +181,8 @@ int main(int argc, char** argv) {
         if (!load_root(root, set, curves)) return 2;
     }
     EngineSettings settings;  // the defaults, with the calibration scales taken out
-    const double default_own = settings.interval_calibration, default_sib = settings.sibling_calibration;
-    const double default_fb = settings.fallback_calibration;
+    const double default_own = kCalibratedInterval, default_sib = settings.sibling_calibration;
+    const double default_fb = kCalibratedFallback;  // what explsched predict reports
     settings.interval_calibration = 1.0;
     settings.fallback_calibration = 1.0;
     settings.sibling_calibration = 1.0;
@@ -365,8 +365,9 @@ int main(int argc, char** argv) {
         }
     }
     std::printf(
-        "calibration fitted on all applications: interval_calibration %.3f (default %.3f); "
-        "fallback_calibration %.3f (default %.3f); sibling_calibration %.3f on waves, %.3f on ended "
+        "calibration fitted on all applications: interval_calibration %.3f (explsched predict: %.3f); "
+        "fallback_calibration %.3f (explsched predict: %.3f); sibling_calibration %.3f on waves, %.3f on "
+        "ended "
         "(default %.3f)\n",
         fit_excluding("", 1, 0), default_own, fit_excluding("", 1, 2), default_fb, fit_excluding("", 2, 1),
         fit_excluding("", 3, 1), default_sib);

@@ -76,10 +76,10 @@ BOOST_AUTO_TEST_SUITE(engine_siblings)
 // bound is never below its own fit's. Without the prior (sibling_prior_weight=0) it stays put.
 BOOST_AUTO_TEST_CASE(a_trial_forecast_moves_toward_its_siblings_shape) {
     EngineSettings on;
+    on.sibling_prior_weight = 1.5;  // the benchmarked weight (off by default)
     on.calibration_min_audits = 0;  // no audit widening: the two runs differ in the prior alone
     EngineSettings off = on;
     off.sibling_prior_weight = 0.0;
-    BOOST_REQUIRE(on.sibling_prior_weight > 0.0);  // on by default
     const auto with = forecasts(on), without = forecasts(off);
     for (std::size_t r = 1; r < 3; ++r) {
         BOOST_TEST_CONTEXT("round " << r + 1) {

@@ -196,6 +196,12 @@ Status set_kernel_sched(Settings& s, std::string_view v) {
     return {};
 }
 
+Status set_placement_rule(Settings& s, std::string_view v) {
+    if (v != "link" && v != "min") return make_error("'" + std::string(v) + "' is not link or min");
+    s.placement_rule = std::string(v);
+    return {};
+}
+
 std::string fmt_double(double d) {
     std::ostringstream out;
     out << d;
@@ -241,6 +247,14 @@ const Row kRows[] = {
     {"throughput_table",
      "Gavel-format JSON of throughputs per job type and GPU type (absolute path; empty: none)",
      set_path<&Settings::throughput_table, true>, [](const Settings& s) { return s.throughput_table; }},
+    {"placement", "place pending multi-node jobs where network contention is predicted least (yes/no)",
+     set_bool<&Settings::placement>,
+     [](const Settings& s) { return std::string(s.placement ? "yes" : "no"); }},
+    {"net_table",
+     "directory of DeepShare-format isolated_thp.csv and shared_thp_ratio.csv (absolute path; empty: none)",
+     set_path<&Settings::net_table, true>, [](const Settings& s) { return s.net_table; }},
+    {"placement_rule", "contention rule of placement: link (additive per link) or min (DeepShare's)",
+     set_placement_rule, [](const Settings& s) { return s.placement_rule; }},
     {"utility_horizon", "wall time whose predicted gain a trial's utility values (seconds)",
      set_duration<&EngineSettings::utility_horizon_s, 1, 30 * 86400>,
      [](const Settings& s) { return fmt_double(s.engine.utility_horizon_s); }},

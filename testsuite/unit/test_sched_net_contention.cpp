@@ -6,6 +6,7 @@
 
 #include "core/sched/net_contention.hpp"
 #include "core/sched/net_placement.hpp"
+#include "core/sched/net_round.hpp"
 #include "core/sched/net_table.hpp"
 
 using namespace explsched::net;
@@ -210,6 +211,33 @@ BOOST_AUTO_TEST_CASE(deepshare_table_loads_and_the_rank1_fit_is_useful) {
     const double sd = std::sqrt(var / double(t->size() * t->size()));
     BOOST_TEST_MESSAGE("rank-1 fit rms " << t->fit_rms_error() << " vs constant " << sd);
     BOOST_TEST(t->fit_rms_error() < sd);
+}
+
+BOOST_AUTO_TEST_CASE(a_round_places_pending_jobs_in_priority_order_without_double_booking) {
+    const PairTable t = small_table();
+    const ContentionModel add(t, {Rule::link_additive, 0.35});
+    const std::vector<RoundNode> nodes = {
+        {"n1", 4, true}, {"n2", 4, true}, {"n3", 4, true}, {"n4", 4, false}};
+    // B runs on n1,n2 with two GPUs each; two As (hurt by B) wait for 2 nodes x 2 GPUs.
+    const std::vector<RoundRunning> running = {{7, "B", 4, {0, 1}}};
+    std::vector<RoundPending> pending = {
+        {10, "A", 4, 2, 5.0, {}}, {11, "A", 4, 2, 9.0, {}}, {12, "A", 3, 2, 1.0, {}}};
+    const auto out = placement_round(add, nodes, running, pending);
+    BOOST_REQUIRE(out.size() == 3u);
+    BOOST_TEST(out[0].id == 11u);  // the higher priority first
+    BOOST_TEST(out[0].pin);
+    // n4 is unusable; n3 is B-free: the first A takes n3 and one of B's nodes, the second what is left
+    BOOST_TEST((out[0].nodes_text == "n1,n3" || out[0].nodes_text == "n2,n3"));
+    BOOST_TEST(out[1].id == 10u);
+    BOOST_TEST(out[1].pin);
+    std::vector<int> both = out[0].nodes;
+    both.insert(both.end(), out[1].nodes.begin(), out[1].nodes.end());
+    int on_n3 = 0;
+    for (int v : both) on_n3 += v == 2;
+    BOOST_TEST(on_n3 == 2);  // n3's two GPUs, one each; no node over-booked
+    BOOST_TEST(out[2].id == 12u);
+    BOOST_TEST(!out[2].pin);  // 3 GPUs over 2 nodes: not placed
+    BOOST_TEST(out[0].reason.rfind("placement: nodes ", 0) == 0);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

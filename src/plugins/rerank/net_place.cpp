@@ -96,10 +96,10 @@ bool place_locked(const net::ContentionModel& model) {
     for (int i = 0; (node = next_node(&i)); ++i) {
         const auto at = static_cast<std::size_t>(node->index);
         if (at >= nodes.size()) nodes.resize(at + 1, net::RoundNode{"", 0, false});
-        const bool full = IS_NODE_ALLOCATED(node) && !IS_NODE_MIXED(node);
-        nodes[at] = net::RoundNode{node->name, node->gres ? static_cast<int>(node_gpus(node->gres).count) : 0,
-                                   !(IS_NODE_DOWN(node) || IS_NODE_DRAIN(node) || IS_NODE_FAIL(node) ||
-                                     IS_NODE_NO_RESPOND(node) || full)};
+        // GPUs only: slurmctld keeps a partly used node ALLOCATED (MIXED is made when reporting).
+        nodes[at] = net::RoundNode{
+            node->name, node->gres ? static_cast<int>(node_gpus(node->gres).count) : 0,
+            !(IS_NODE_DOWN(node) || IS_NODE_DRAIN(node) || IS_NODE_FAIL(node) || IS_NODE_NO_RESPOND(node))};
     }
     std::vector<net::RoundRunning> running;
     std::vector<net::RoundPending> pending;
@@ -162,11 +162,27 @@ bool place_locked(const net::ContentionModel& model) {
     return changed;
 }
 
+// placement=no after a reconfigure: the pins of ours still on pending jobs are dropped once.
+void drop_pins() {
+    shim::SlurmctldLocks locks(slurmctld_lock_t{NO_LOCK, WRITE_LOCK, NO_LOCK, NO_LOCK, NO_LOCK});
+    for (const auto& [id, nodes] : g_place.pins) {
+        job_record_t* job = find_job_record(id);
+        if (job != nullptr && IS_JOB_PENDING(job) && job->details != nullptr && pinned_by_us(job))
+            require_nodes(job, "");
+    }
+    g_place.pins.clear();
+    last_job_update = time(nullptr);
+}
+
 }  // namespace
 
 void place_multinode_jobs(const Settings& settings) {
     try {
-        if (!settings.placement || job_list == nullptr) return;
+        if (job_list == nullptr) return;
+        if (!settings.placement) {
+            if (!g_place.pins.empty()) drop_pins();
+            return;
+        }
         sync_table(settings);
         const auto table = g_place.table;
         const net::ModelSettings ms{

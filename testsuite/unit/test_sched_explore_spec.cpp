@@ -135,4 +135,31 @@ BOOST_AUTO_TEST_CASE(model_names) {
     BOOST_TEST(r.error().message.find("EXPLSCHED_MODEL") != std::string::npos, r.error().message);
 }
 
+BOOST_AUTO_TEST_CASE(errors_quote_a_bounded_printable_excerpt_of_the_value) {
+    // a crafted job environment (libslurm, no SPANK plugin): the error names the option and does not
+    // carry 100 kB or raw escape sequences into slurmctld's log
+    const std::string huge = "EXPLSCHED_MODEL=" + std::string(100000, 'x');
+    const std::string esc = "EXPLSCHED_MODEL=a\x01\x1b[2J";
+    for (const std::string& model : {huge, esc}) {
+        const std::vector<std::string_view> env{"EXPLSCHED_GROUP=g", model};
+        auto spec = parse_explore_env(env);
+        BOOST_REQUIRE(!spec);
+        const std::string& m = spec.error().message;
+        BOOST_TEST(m.find("EXPLSCHED_MODEL") != std::string::npos, m);
+        BOOST_TEST(m.find("--explore-model") != std::string::npos, m);
+        BOOST_TEST(m.size() < 400u, m.size());
+        BOOST_TEST(m.find('\x1b') == std::string::npos);
+        BOOST_TEST(m.find('\x01') == std::string::npos);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(a_variable_written_twice_is_refused) {
+    const std::vector<std::string_view> env{"EXPLSCHED_GROUP=mine", "EXPLSCHED_GROUP=theirs"};
+    auto spec = parse_explore_env(env);
+    BOOST_REQUIRE(!spec);
+    BOOST_TEST(spec.error().message == "job record variable EXPLSCHED_GROUP appears more than once");
+    const std::vector<std::string_view> other{"EXPLSCHED_GROUP=mine", "OTHER=1", "OTHER=2"};
+    BOOST_TEST(static_cast<bool>(parse_explore_env(other)));  // names that are not ours are not our business
+}
+
 BOOST_AUTO_TEST_SUITE_END()

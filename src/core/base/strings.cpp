@@ -57,4 +57,23 @@ std::optional<double> parse_finite_double(std::string_view text) {
     return value;
 }
 
+std::string printable_excerpt(std::string_view text, std::size_t max) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out;
+    const std::string_view head = text.substr(0, max);
+    out.reserve(head.size() + 24);
+    for (const char ch : head) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (c >= 0x20 && c < 0x7f && c != '\\') {
+            out += ch;
+        } else {
+            out += "\\x";
+            out += kHex[c >> 4];
+            out += kHex[c & 0xf];
+        }
+    }
+    if (head.size() < text.size()) out += "... (" + std::to_string(text.size()) + " bytes)";
+    return out;
+}
+
 }  // namespace explsched

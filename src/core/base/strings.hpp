@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -16,5 +17,10 @@ std::optional<uint64_t> parse_uint64(std::string_view text);
 std::optional<int64_t> parse_int64(std::string_view text);
 // A finite double (rejects nan, inf, empty text and trailing garbage).
 std::optional<double> parse_finite_double(std::string_view text);
+// Untrusted text made safe to quote in an error or a log line: at most `max` bytes of it, bytes
+// outside printable ASCII (and the backslash) written as \xNN, and, when cut, "..." and its length
+// ("... (100000 bytes)"), so a user's 100 kB option or an escape sequence cannot flood or drive
+// slurmctld's log or a terminal.
+std::string printable_excerpt(std::string_view text, std::size_t max = 64);
 
 }  // namespace explsched

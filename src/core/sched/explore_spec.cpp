@@ -1,5 +1,7 @@
 #include "core/sched/explore_spec.hpp"
 
+#include <iterator>
+
 #include "core/base/strings.hpp"
 
 namespace explsched {
@@ -24,7 +26,8 @@ bool valid_name(std::string_view text, size_t max_len) {
 }
 
 Error option_error(std::string_view option, std::string_view value, std::string_view why) {
-    return make_error("--" + std::string(option) + ": '" + std::string(value) + "' " + std::string(why));
+    return make_error("--" + std::string(option) + ": '" + printable_excerpt(value) + "' " +
+                      std::string(why));
 }
 
 constexpr uint64_t kMaxSteps = 1000000000000ULL;  // 1e12: beyond any real training run
@@ -163,11 +166,22 @@ std::vector<std::pair<std::string, std::string>> explore_env(const ExploreSpec& 
 
 Result<ExploreSpec> parse_explore_env(const std::vector<std::string_view>& env) {
     ExploreSpec spec;
+    // The SPANK plugin writes each of our names once; a record with one twice was made by hand
+    // (libslurm, no plugin): which one counts would be a guess, so the record is refused.
+    static constexpr std::string_view kOurs[] = {
+        kEnvGroup, kEnvMetric, kEnvMaxSteps, kEnvOnHopeless, kEnvMilestones, kEnvKernelSched, kEnvModel};
+    bool seen[std::size(kOurs)] = {};
     for (std::string_view item : env) {
         const auto eq = item.find('=');
         if (eq == std::string_view::npos) continue;
         const std::string_view name = item.substr(0, eq);
         const std::string_view value = item.substr(eq + 1);
+        for (std::size_t k = 0; k < std::size(kOurs); ++k) {
+            if (name != kOurs[k]) continue;
+            if (seen[k])
+                return make_error("job record variable " + std::string(name) + " appears more than once");
+            seen[k] = true;
+        }
         auto bad = [&](const Error& e) {
             return make_error("job record variable " + std::string(name) + ": " + e.message);
         };

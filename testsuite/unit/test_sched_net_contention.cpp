@@ -240,4 +240,30 @@ BOOST_AUTO_TEST_CASE(a_round_places_pending_jobs_in_priority_order_without_doubl
     BOOST_TEST(out[0].reason.rfind("placement: nodes ", 0) == 0);
 }
 
+BOOST_AUTO_TEST_CASE(a_round_with_leaf_switches_keeps_a_job_under_one_switch) {
+    // n1,n2 under switch 0, n3,n4 under switch 1. B runs on n1 and n3, so its traffic crosses
+    // both uplinks; A (hurt by B) needs two nodes. The B-free pair n2,n4 crosses both uplinks too:
+    // with thin uplinks (capacity 1) that is as bad as sharing a node with B.
+    const PairTable t = small_table();
+    const ContentionModel add(t, {Rule::link_additive, 0.0});
+    std::vector<RoundNode> nodes = {
+        {"n1", 4, true, 0}, {"n2", 4, true, 0}, {"n3", 4, true, 1}, {"n4", 4, true, 1}};
+    const std::vector<RoundRunning> running = {{7, "B", 4, {0, 2}}};
+    const std::vector<RoundPending> pending = {{10, "A", 4, 2, 1.0, {}}};
+    const auto flat = placement_round(add, nodes, running, pending, 1.0);
+    BOOST_REQUIRE(flat.size() == 1u);
+    BOOST_TEST(flat[0].pin);
+    BOOST_TEST(flat[0].ratio == 0.5,
+               boost::test_tools::tolerance(1e-9));  // shares an uplink or a node with B
+    // fat uplinks: the B-free pair across switches is nearly free
+    const auto fat = placement_round(add, nodes, running, pending, 100.0);
+    BOOST_TEST(fat[0].nodes_text == "n2,n4");
+    BOOST_TEST(fat[0].ratio > 0.95);
+    // without switches the same pair is entirely free
+    for (auto& n : nodes) n.leaf = -1;
+    const auto none = placement_round(add, nodes, running, pending, 1.0);
+    BOOST_TEST(none[0].nodes_text == "n2,n4");
+    BOOST_TEST(none[0].ratio == 1.0);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

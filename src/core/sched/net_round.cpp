@@ -6,7 +6,7 @@ namespace explsched::net {
 
 std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std::vector<RoundNode>& nodes,
                                          const std::vector<RoundRunning>& running,
-                                         std::vector<RoundPending> pending) {
+                                         std::vector<RoundPending> pending, double uplink_capacity) {
     const PairTable& table = model.table();
     std::vector<int> free(nodes.size());
     std::vector<std::string> names(nodes.size());
@@ -14,7 +14,10 @@ std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std
         free[v] = nodes[v].gpus;
         names[v] = nodes[v].name;
     }
-    NetState state(nodes.size());
+    std::vector<int> leaf(nodes.size(), -1);
+    for (std::size_t v = 0; v < nodes.size(); ++v) leaf[v] = nodes[v].leaf;
+    NetState state(nodes.size(), std::move(leaf));
+    state.uplink_capacity = uplink_capacity;
     for (const RoundRunning& r : running) {
         const int n = static_cast<int>(r.nodes.size());
         if (n == 0) continue;

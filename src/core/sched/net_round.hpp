@@ -15,7 +15,8 @@ namespace explsched::net {
 struct RoundNode {
     std::string name;
     int gpus = 0;        // configured
-    bool usable = true;  // up, not drained, not fully allocated
+    bool usable = true;  // up, not drained
+    int leaf = -1;       // leaf switch (Topology), -1 = none known
 };
 
 struct RoundRunning {
@@ -45,6 +46,6 @@ struct RoundAnswer {
 
 std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std::vector<RoundNode>& nodes,
                                          const std::vector<RoundRunning>& running,
-                                         std::vector<RoundPending> pending);
+                                         std::vector<RoundPending> pending, double uplink_capacity = 4.0);
 
 }  // namespace explsched::net

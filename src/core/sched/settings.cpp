@@ -202,6 +202,16 @@ Status set_placement_rule(Settings& s, std::string_view v) {
     return {};
 }
 
+Status set_uplink_capacity(Settings& s, std::string_view v) {
+    const std::string text(v);
+    char* end = nullptr;
+    const double d = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || !(d >= 0.1 && d <= 1e6))
+        return make_error("'" + text + "' is not a number from 0.1 to 1e6");
+    s.uplink_capacity = d;
+    return {};
+}
+
 std::string fmt_double(double d) {
     std::ostringstream out;
     out << d;
@@ -255,6 +265,11 @@ const Row kRows[] = {
      set_path<&Settings::net_table, true>, [](const Settings& s) { return s.net_table; }},
     {"placement_rule", "contention rule of placement: link (additive per link) or min (DeepShare's)",
      set_placement_rule, [](const Settings& s) { return s.placement_rule; }},
+    {"topology_file",
+     "topology.conf-style leaf switches for placement: uplinks are shared links (absolute path; empty: none)",
+     set_path<&Settings::topology_file, true>, [](const Settings& s) { return s.topology_file; }},
+    {"uplink_capacity", "a leaf switch uplink's capacity in node links, for placement (default 4)",
+     set_uplink_capacity, [](const Settings& s) { return fmt_double(s.uplink_capacity); }},
     {"utility_horizon", "wall time whose predicted gain a trial's utility values (seconds)",
      set_duration<&EngineSettings::utility_horizon_s, 1, 30 * 86400>,
      [](const Settings& s) { return fmt_double(s.engine.utility_horizon_s); }},

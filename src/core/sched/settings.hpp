@@ -52,6 +52,10 @@ struct Settings {
     bool placement = false;
     std::string net_table = "";
     std::string placement_rule = "link";
+    // topology.conf-style leaf switches (SwitchName=s1 Nodes=n[1-4]): a job spanning several
+    // crosses their uplinks, each worth uplink_capacity node links. Empty: nodes' links only.
+    std::string topology_file = "";
+    double uplink_capacity = 4.0;
 
     // --- site_factor/explsched ------------------------------------------------------------------
     // Seconds an operator's `scontrol update job SiteFactor=` is kept before ExplSched writes the

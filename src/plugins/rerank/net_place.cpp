@@ -1,7 +1,9 @@
 #include <cstring>
 #include <exception>
+#include <fstream>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -24,6 +26,8 @@ struct PlaceState {
     std::string table_path;
     std::shared_ptr<net::PairTable> table = std::make_shared<net::PairTable>();
     std::unordered_map<uint32_t, std::string> pins;  // job id -> the node list we required
+    std::string topology_path;
+    net::Topology topology;
 };
 PlaceState g_place;  // the re-ranking thread's alone
 
@@ -44,6 +48,28 @@ void sync_table(const Settings& s) {
     verbose("%s: placement: %s: %zu job types, %zu measured pairs", plugin_type, s.net_table.c_str(),
             t->size(), t->measured_pairs());
     g_place.table = std::make_shared<net::PairTable>(std::move(t).value());
+}
+
+// The leaf switches named by topology_file, read when the path changes; a bad file keeps the last.
+void sync_topology(const Settings& s) {
+    if (s.topology_file == g_place.topology_path) return;
+    g_place.topology_path = s.topology_file;
+    if (s.topology_file.empty()) {
+        g_place.topology = net::Topology{};
+        return;
+    }
+    std::ifstream in(s.topology_file);
+    std::ostringstream text;
+    text << in.rdbuf();
+    auto t =
+        in ? net::Topology::parse(text.str()) : Result<net::Topology>(make_error("cannot read the file"));
+    if (!t) {
+        error("%s: placement: topology_file %s: %s (keeping the previous one)", plugin_type,
+              s.topology_file.c_str(), t.error().message.c_str());
+        return;
+    }
+    verbose("%s: placement: %s: %zu leaf switches", plugin_type, s.topology_file.c_str(), t->switches.size());
+    g_place.topology = std::move(t).value();
 }
 
 std::string model_of(const job_record_t* job) {
@@ -90,16 +116,20 @@ void require_nodes(job_record_t* job, const std::string& nodes) {
 }
 
 // The locked part: copy in, decide, write back. Answers whether a job changed.
-bool place_locked(const net::ContentionModel& model) {
+bool place_locked(const net::ContentionModel& model, double uplink_capacity) {
     std::vector<net::RoundNode> nodes;
     node_record_t* node = nullptr;
     for (int i = 0; (node = next_node(&i)); ++i) {
         const auto at = static_cast<std::size_t>(node->index);
-        if (at >= nodes.size()) nodes.resize(at + 1, net::RoundNode{"", 0, false});
+        if (at >= nodes.size()) nodes.resize(at + 1, net::RoundNode{"", 0, false, -1});
         // GPUs only: slurmctld keeps a partly used node ALLOCATED (MIXED is made when reporting).
         nodes[at] = net::RoundNode{
             node->name, node->gres ? static_cast<int>(node_gpus(node->gres).count) : 0,
-            !(IS_NODE_DOWN(node) || IS_NODE_DRAIN(node) || IS_NODE_FAIL(node) || IS_NODE_NO_RESPOND(node))};
+            !(IS_NODE_DOWN(node) || IS_NODE_DRAIN(node) || IS_NODE_FAIL(node) || IS_NODE_NO_RESPOND(node)),
+            -1};
+        if (const auto sw = g_place.topology.switch_of.find(node->name);
+            sw != g_place.topology.switch_of.end())
+            nodes[at].leaf = sw->second;
     }
     std::vector<net::RoundRunning> running;
     std::vector<net::RoundPending> pending;
@@ -139,7 +169,8 @@ bool place_locked(const net::ContentionModel& model) {
     std::unordered_map<uint32_t, job_record_t*> by_id;
     for (job_record_t* j : by_id_jobs) by_id[j->job_id] = j;
     bool changed = false;
-    for (const net::RoundAnswer& a : net::placement_round(model, nodes, running, std::move(pending))) {
+    for (const net::RoundAnswer& a :
+         net::placement_round(model, nodes, running, std::move(pending), uplink_capacity)) {
         job_record_t* job = by_id.at(a.id);
         const bool ours = pinned_by_us(job);
         if (a.pin) {
@@ -184,12 +215,13 @@ void place_multinode_jobs(const Settings& settings) {
             return;
         }
         sync_table(settings);
+        sync_topology(settings);
         const auto table = g_place.table;
         const net::ModelSettings ms{
             settings.placement_rule == "min" ? net::Rule::min_pairwise : net::Rule::link_additive, 0.35};
         const net::ContentionModel model(*table, ms);
         shim::SlurmctldLocks locks(slurmctld_lock_t{READ_LOCK, WRITE_LOCK, READ_LOCK, READ_LOCK, NO_LOCK});
-        if (place_locked(model)) last_job_update = time(nullptr);
+        if (place_locked(model, settings.uplink_capacity)) last_job_update = time(nullptr);
     } catch (const std::exception& e) {
         error("%s: placement: %s", plugin_type, e.what());
     } catch (...) {

@@ -4,8 +4,8 @@
 # while a job they are hurt by shares one of their nodes; the plugin reads the same pairwise table
 # (DeepShare's format). Shown: a pending Victim is required onto the nodes Bully does not use and
 # runs unslowed; a pending Friend (harmless to Bully, harmful to Victim) joins Bully rather than
-# Victim; the decision is in each job's SystemComment; the pin survives `scontrol reconfigure`,
-# and a requeued job is placed again.
+# Victim; the decision is in each job's SystemComment; the pin survives `scontrol reconfigure`
+# and a slurmctld restart, and a requeued job is placed again; placement=no is the control.
 set -u
 . "$(dirname "$0")/lib.sh"
 require_cluster
@@ -93,6 +93,16 @@ wait_until 10 '[ -s result.Victim ]' "Victim's result"
 last=$(tail -1 result.Victim)
 echo "$last" | grep -q "^Victim n3 n4 slow_steps=0$" || { cat result.*; fail "Victim was slowed: $last"; }
 pass "Victim ran unslowed: $last"
+
+# A pin survives a slurmctld restart (saved in its state; the plugin knows it by the SystemComment).
+late=$(submit -N 2 --gres=gpu:2 -J Victim -o late.out --begin=now+3600 --export=ALL,STEPS=1,HURT_BY=Bully model.sh)
+wait_until 10 '[ "$(req_nodes $late)" = "n3,n4" ]' "job $late required onto n3,n4"
+cluster_restart_slurmctld "$CLUSTER_DIR" || fail "slurmctld did not restart"
+sleep 3
+[ "$(req_nodes $late)" = "n3,n4" ] || fail "after restart ReqNodeList=$(req_nodes $late)"
+[ "$(comment $late)" = "placement: nodes n3,n4, predicted 1.00 of isolated" ] || fail "after restart: '$(comment $late)'"
+pass "the pin survives a slurmctld restart"
+scancel "$late"
 
 # Control: placement=no (slurm.conf edited, scontrol reconfigure). Slurm's own choice for the same
 # job, with Bully still on n1,n2.

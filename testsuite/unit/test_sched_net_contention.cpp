@@ -238,6 +238,11 @@ BOOST_AUTO_TEST_CASE(a_round_places_pending_jobs_in_priority_order_without_doubl
     BOOST_TEST(out[2].id == 12u);
     BOOST_TEST(!out[2].pin);  // 3 GPUs over 2 nodes: not placed
     BOOST_TEST(out[0].reason.rfind("placement: nodes ", 0) == 0);
+    // a CPU-only multi-node job: no pin, no reason (Slurm places it)
+    const auto cpu = placement_round(add, nodes, running, {{13, "A", 0, 2, 1.0, {}}});
+    BOOST_REQUIRE(cpu.size() == 1u);
+    BOOST_TEST(!cpu[0].pin);
+    BOOST_TEST(cpu[0].reason.empty());
 }
 
 BOOST_AUTO_TEST_CASE(a_round_with_leaf_switches_keeps_a_job_under_one_switch) {

@@ -35,6 +35,10 @@ std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std
     for (const RoundPending& p : pending) {
         RoundAnswer a;
         a.id = p.id;
+        if (p.gpus <= 0) {  // GPUs are what placement counts: a CPU-only job is Slurm's alone
+            out.push_back(std::move(a));
+            continue;
+        }
         if (p.nodes < 2 || p.gpus % p.nodes != 0) {
             a.reason = "placement: not a multi-node job with equal GPUs per node";
             out.push_back(std::move(a));

@@ -41,7 +41,7 @@ struct RoundAnswer {
     std::vector<int> nodes;
     std::string nodes_text;  // "n3,n4"
     double ratio = 1.0;
-    std::string reason;  // "placement: nodes n3,n4, predicted 0.97 of isolated"
+    std::string reason;  // "placement: nodes n3,n4, predicted 0.97 of isolated"; empty: no opinion
 };
 
 std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std::vector<RoundNode>& nodes,

@@ -185,7 +185,7 @@ bool place_locked(const net::ContentionModel& model, double uplink_capacity) {
             g_place.pins.erase(a.id);
             changed = true;
         }
-        if (!is_trial(job)) shim::set_system_comment(job, a.reason);
+        if (!a.reason.empty() && !is_trial(job)) shim::set_system_comment(job, a.reason);
     }
     // forget pins of jobs no longer pending
     for (auto p = g_place.pins.begin(); p != g_place.pins.end();)

@@ -271,4 +271,27 @@ BOOST_AUTO_TEST_CASE(a_round_with_leaf_switches_keeps_a_job_under_one_switch) {
     BOOST_TEST(none[0].ratio == 1.0);
 }
 
+BOOST_AUTO_TEST_CASE(migration_moves_the_worst_placed_job_when_a_clearly_better_set_is_free) {
+    const PairTable t = small_table();
+    const ContentionModel add(t, {Rule::link_additive, 0.0});
+    const std::vector<RoundNode> nodes = {{"n1", 4, true}, {"n2", 4, true}, {"n3", 4, true}, {"n4", 4, true}};
+    // A (hurt by B: 0.5) shares n1,n2 with B; n3,n4 are free.
+    const std::vector<RoundRunning> running = {{1, "A", 4, {0, 1}}, {2, "B", 4, {0, 1}}};
+    BOOST_TEST(!choose_migration(add, nodes, running, 0.0, 0.2, {}).has_value());  // off
+    BOOST_TEST(!choose_migration(add, nodes, running, 0.4, 0.2, {}).has_value());  // 0.5 is not below 0.4
+    const auto m = choose_migration(add, nodes, running, 0.6, 0.2, {});
+    BOOST_REQUIRE(m.has_value());
+    BOOST_TEST(m->id == 1u);
+    BOOST_TEST(m->nodes_text == "n3,n4");
+    BOOST_TEST(m->ratio_now == 0.5, boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(m->reason == "migrate: predicted 0.50 of isolated here, 1.00 on n3,n4");
+    BOOST_TEST(!choose_migration(add, nodes, running, 0.6, 0.2, {1}).has_value());  // moved recently
+    // nowhere better: n3,n4 down
+    std::vector<RoundNode> busy = nodes;
+    busy[2].usable = busy[3].usable = false;
+    BOOST_TEST(!choose_migration(add, busy, running, 0.6, 0.2, {}).has_value());
+    // a margin larger than the gain
+    BOOST_TEST(!choose_migration(add, nodes, running, 0.6, 0.6, {}).has_value());
+}
+
 BOOST_AUTO_TEST_SUITE_END()

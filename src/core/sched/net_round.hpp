@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,21 @@ struct RoundAnswer {
     double ratio = 1.0;
     std::string reason;  // "placement: nodes n3,n4, predicted 0.97 of isolated"; empty: no opinion
 };
+
+// Migration (DeepShare's preemption, off unless asked): the running multi-node job with the lowest
+// predicted ratio below `below`, when the same shape elsewhere (its own GPUs counted free) is
+// predicted at least `margin` better. At most one a round; `skip` lists jobs not to move (moved
+// recently). Empty when none.
+struct Migration {
+    std::uint32_t id = 0;
+    double ratio_now = 1.0, ratio_there = 1.0;
+    std::string nodes_text;  // where it would go (the next round re-places it once pending)
+    std::string reason;      // "migrate: predicted 0.33 of isolated here, 1.00 on n3,n4"
+};
+std::optional<Migration> choose_migration(const ContentionModel& model, const std::vector<RoundNode>& nodes,
+                                          const std::vector<RoundRunning>& running, double below,
+                                          double margin, const std::vector<std::uint32_t>& skip,
+                                          double uplink_capacity = 4.0);
 
 std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std::vector<RoundNode>& nodes,
                                          const std::vector<RoundRunning>& running,

@@ -212,6 +212,16 @@ Status set_uplink_capacity(Settings& s, std::string_view v) {
     return {};
 }
 
+Status set_migrate_below(Settings& s, std::string_view v) {
+    const std::string text(v);
+    char* end = nullptr;
+    const double d = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || !(d >= 0.0 && d <= 1.0))
+        return make_error("'" + text + "' is not a ratio from 0 to 1");
+    s.migrate_below = d;
+    return {};
+}
+
 std::string fmt_double(double d) {
     std::ostringstream out;
     out << d;
@@ -270,6 +280,10 @@ const Row kRows[] = {
      set_path<&Settings::topology_file, true>, [](const Settings& s) { return s.topology_file; }},
     {"uplink_capacity", "a leaf switch uplink's capacity in node links, for placement (default 4)",
      set_uplink_capacity, [](const Settings& s) { return fmt_double(s.uplink_capacity); }},
+    {"migrate_below",
+     "requeue a running multi-node job predicted below this ratio when a 0.2 better node set is free (0: "
+     "off)",
+     set_migrate_below, [](const Settings& s) { return fmt_double(s.migrate_below); }},
     {"utility_horizon", "wall time whose predicted gain a trial's utility values (seconds)",
      set_duration<&EngineSettings::utility_horizon_s, 1, 30 * 86400>,
      [](const Settings& s) { return fmt_double(s.engine.utility_horizon_s); }},

@@ -56,6 +56,9 @@ struct Settings {
     // crosses their uplinks, each worth uplink_capacity node links. Empty: nodes' links only.
     std::string topology_file = "";
     double uplink_capacity = 4.0;
+    // Migration (off: 0): a running multi-node job predicted below this ratio is requeued when the
+    // same shape elsewhere is predicted at least 0.2 better (at most one a round).
+    double migrate_below = 0.0;
 
     // --- site_factor/explsched ------------------------------------------------------------------
     // Seconds an operator's `scontrol update job SiteFactor=` is kept before ExplSched writes the

@@ -28,6 +28,7 @@ struct PlaceState {
     std::unordered_map<uint32_t, std::string> pins;  // job id -> the node list we required
     std::string topology_path;
     net::Topology topology;
+    std::unordered_map<uint32_t, time_t> migrated;  // job id -> when we requeued it to move it
 };
 PlaceState g_place;  // the re-ranking thread's alone
 
@@ -116,7 +117,8 @@ void require_nodes(job_record_t* job, const std::string& nodes) {
 }
 
 // The locked part: copy in, decide, write back. Answers whether a job changed.
-bool place_locked(const net::ContentionModel& model, double uplink_capacity) {
+// The nodes as the core sees them (node read lock held).
+std::vector<net::RoundNode> collect_nodes() {
     std::vector<net::RoundNode> nodes;
     node_record_t* node = nullptr;
     for (int i = 0; (node = next_node(&i)); ++i) {
@@ -131,6 +133,11 @@ bool place_locked(const net::ContentionModel& model, double uplink_capacity) {
             sw != g_place.topology.switch_of.end())
             nodes[at].leaf = sw->second;
     }
+    return nodes;
+}
+
+bool place_locked(const net::ContentionModel& model, double uplink_capacity) {
+    const std::vector<net::RoundNode> nodes = collect_nodes();
     std::vector<net::RoundRunning> running;
     std::vector<net::RoundPending> pending;
     std::vector<job_record_t*> by_id_jobs;
@@ -205,6 +212,51 @@ void drop_pins() {
     last_job_update = time(nullptr);
 }
 
+// The running multi-node jobs (job read lock held).
+std::vector<net::RoundRunning> collect_running(std::size_t node_count) {
+    std::vector<net::RoundRunning> running;
+    list_itr_t* it = list_iterator_create(job_list);
+    while (auto* job = static_cast<job_record_t*>(list_next(it))) {
+        if (!IS_JOB_RUNNING(job) || job->node_bitmap == nullptr || job->node_cnt < 2) continue;
+        net::RoundRunning r{job->job_id, model_of(job), gpus_of(job, job->node_cnt), {}};
+        for (std::size_t v = 0; v < node_count; ++v)
+            if (bit_test(job->node_bitmap, static_cast<bitoff_t>(v))) r.nodes.push_back(static_cast<int>(v));
+        running.push_back(std::move(r));
+    }
+    list_iterator_destroy(it);
+    return running;
+}
+
+// Migration (migrate_below > 0): requeue the worst-placed running job when a clearly better node
+// set is free; Slurm sends it SIGTERM (its checkpoint signal) and KillWait later SIGKILL, and the
+// next round places it again. A job is moved at most once per 10 minutes.
+void migrate(const Settings& settings, const net::ContentionModel& model) {
+    const time_t now = time(nullptr);
+    std::vector<uint32_t> skip;
+    for (auto p = g_place.migrated.begin(); p != g_place.migrated.end();) {
+        if (now - p->second > 600) {
+            p = g_place.migrated.erase(p);
+        } else {
+            skip.push_back(p->first);
+            ++p;
+        }
+    }
+    shim::SlurmctldLocks locks(slurmctld_lock_t{READ_LOCK, WRITE_LOCK, WRITE_LOCK, READ_LOCK, READ_LOCK});
+    const std::vector<net::RoundNode> nodes = collect_nodes();
+    const auto m = net::choose_migration(model, nodes, collect_running(nodes.size()), settings.migrate_below,
+                                         0.2, skip, settings.uplink_capacity);
+    if (!m) return;
+    job_record_t* job = find_job_record(m->id);
+    if (job == nullptr || !IS_JOB_RUNNING(job)) return;
+    info("%s: JobId=%u %s: requeueing it", plugin_type, m->id, m->reason.c_str());
+    if (!is_trial(job)) shim::set_system_comment(job, m->reason);
+    const int rc = job_requeue(0, m->id, nullptr, false, 0);
+    if (rc != SLURM_SUCCESS)
+        error("%s: requeue of JobId=%u failed: %s", plugin_type, m->id, slurm_strerror(rc));
+    g_place.migrated[m->id] = now;
+    last_job_update = now;
+}
+
 }  // namespace
 
 void place_multinode_jobs(const Settings& settings) {
@@ -220,8 +272,12 @@ void place_multinode_jobs(const Settings& settings) {
         const net::ModelSettings ms{
             settings.placement_rule == "min" ? net::Rule::min_pairwise : net::Rule::link_additive, 0.35};
         const net::ContentionModel model(*table, ms);
-        shim::SlurmctldLocks locks(slurmctld_lock_t{READ_LOCK, WRITE_LOCK, READ_LOCK, READ_LOCK, NO_LOCK});
-        if (place_locked(model, settings.uplink_capacity)) last_job_update = time(nullptr);
+        {
+            shim::SlurmctldLocks locks(
+                slurmctld_lock_t{READ_LOCK, WRITE_LOCK, READ_LOCK, READ_LOCK, NO_LOCK});
+            if (place_locked(model, settings.uplink_capacity)) last_job_update = time(nullptr);
+        }
+        if (settings.migrate_below > 0.0) migrate(settings, model);
     } catch (const std::exception& e) {
         error("%s: placement: %s", plugin_type, e.what());
     } catch (...) {

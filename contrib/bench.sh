@@ -44,6 +44,24 @@ scenario() {
     "$cli" plot --sim "$out/$name.json" -o "$out/$name.svg" >/dev/null
 }
 
+# optuna_peer NAME CURVES ARGS...: the scenario's workloads (every seed) through Optuna's pruners
+# (contrib/optuna_replay.py), written beside its JSON as NAME-optuna.json.
+have_optuna=yes
+/usr/bin/python3 -c 'import optuna, numpy' 2>/dev/null || {
+    have_optuna=no
+    echo "bench.sh: warning: no python3-optuna: the Optuna peer is left out" >&2
+}
+optuna_peer() {
+    local name=$1 curves_dir=$2; shift 2
+    [ "$have_optuna" = yes ] || return 0
+    local start=$SECONDS wl
+    wl=$(mktemp /tmp/explsched-bench-workload-XXXXXX.json)
+    "$sim" --curves "$curves_dir" --seeds "$seeds" --quiet "$@" --export-workload "$wl"
+    /usr/bin/python3 "$top/contrib/optuna_replay.py" "$wl" --quiet -o "$out/$name-optuna.json"
+    rm -f "$wl"
+    echo "bench.sh: $name: Optuna replay took $((SECONDS - start)) s" >&2
+}
+
 # aggressive NAME ARGS...: the same with explsched's aggressive profile (early stopping), against
 # the baselines its targets name.
 aggressive=hopeless_min_progress=0,milestone_stop_probability=1,milestone_stop_unpredicted=yes,min_expected_gain=0.02
@@ -62,16 +80,21 @@ demo_args=(--trace "$demo/trace.csv" --gpus 16 --sweep-size 32 --variation none)
 "$cli" plot --sim "$out/demo-sweep.json" -o "$out/demo-sweep.svg" >/dev/null
 "$sim" --curves "$demo/curves" --seeds "$seeds" --json --quiet --policies fifo,asha,slaq,explsched,oracle \
     --params "$aggressive" "${demo_args[@]}" >"$out/demo-sweep-aggressive.json"
+optuna_peer demo-sweep "$demo/curves" "${demo_args[@]}"
 
 scenario pollux --trace "$pollux" --gpus 64
 scenario pollux-real-curves --trace "$pollux" --gpus 64 --variation none
 scenario pollux-heterogeneous --trace "$pollux" --cluster v100:4x8,p100:4x8,k80:6x8 --throughputs "$tput"
+optuna_peer pollux "$curves" --trace "$pollux" --gpus 64
+optuna_peer pollux-real-curves "$curves" --trace "$pollux" --gpus 64 --variation none
+optuna_peer pollux-heterogeneous "$curves" --trace "$pollux" --cluster v100:4x8,p100:4x8,k80:6x8 --throughputs "$tput"
 profile pollux --trace "$pollux" --gpus 64
 profile pollux-real-curves --trace "$pollux" --gpus 64 --variation none
 profile pollux-heterogeneous --trace "$pollux" --cluster v100:4x8,p100:4x8,k80:6x8 --throughputs "$tput"
 if [ "$quick" = 0 ]; then
     scenario philly --trace "$philly" --jobs 1000 --gpus 128
     profile philly --trace "$philly" --jobs 1000 --gpus 128
+    optuna_peer philly "$curves" --trace "$philly" --jobs 1000 --gpus 128
 fi
 
 # One recorded run to show a trial and a sweep as the scheduler saw them.

@@ -2,7 +2,8 @@
 """Writes doc/results.md from contrib/bench.sh's outputs.
 
 usage: bench_report.py RESULTS_DIR OUT.md SEEDS [RECORDED_RUN.json]
-RESULTS_DIR holds <scenario>.json (explsched-sim --json), <scenario>.svg, scale-*.json/.time,
+RESULTS_DIR holds <scenario>.json (explsched-sim --json), <scenario>-optuna.json (the same workloads
+through Optuna's pruners, contrib/optuna_replay.py), <scenario>.svg, scale-*.json/.time,
 trial.svg, sweep.svg, show.txt, why.txt. RECORDED_RUN is an explsched-sim --output file of
 explsched and asha on one scenario, used to show where the exploration GPU-hours go.
 """
@@ -11,7 +12,8 @@ import math
 import os
 import sys
 
-POLICIES = ["fifo", "tiresias", "gandiva", "gavel", "asha", "slaq", "oasis", "explsched", "oracle"]
+POLICIES = ["fifo", "tiresias", "gandiva", "gavel", "asha", "optuna-median", "optuna-sha", "optuna-hyperband", "slaq",
+            "oasis", "explsched", "oracle"]
 
 SCENARIOS = [
     ("pollux", "Pollux workload 1 (150 jobs of cifar10, deepspeech2, imagenet, ncf; bert and yolov3 rows "
@@ -63,7 +65,23 @@ TARGETS = [
     ("profit_per_gpu_hour", "asha", ">=", 1.3, "profit per GPU-hour vs asha"),
     ("profit_per_gpu_hour", "oracle", ">=", 0.9, "profit per GPU-hour vs oracle"),
     ("non_best_gpu_hours", "fifo", "<=", 0.4, "GPU-hours on eventually-stopped (non-best) trials vs fifo"),
+    ("gpu_hours", "optuna-sha", "<=", 1.0, "GPU-hours vs Optuna SuccessiveHalvingPruner"),
 ]
+
+
+def load_summary(results_dir, name):
+    """<name>.json with the Optuna peer's runs (<scenario>-optuna.json) merged in, or None."""
+    path = os.path.join(results_dir, name + ".json")
+    if not os.path.exists(path):
+        return None
+    summary = json.load(open(path))
+    scenario = name[:-len("-aggressive")] if name.endswith("-aggressive") else name
+    peer = os.path.join(results_dir, scenario + "-optuna.json")
+    if os.path.exists(peer):
+        optuna = json.load(open(peer))
+        summary["runs"] = summary.get("runs", []) + optuna.get("runs", [])
+        summary.setdefault("mean", {}).update(optuna.get("mean", {}))
+    return summary
 
 
 def fin(v):
@@ -216,9 +234,9 @@ def main(argv):
     recorded_het = json.load(open(argv[5])) if len(argv) > 5 and os.path.exists(argv[5]) else None
     results = []
     for name, _ in SCENARIOS:
-        path = os.path.join(results_dir, name + ".json")
-        if os.path.exists(path):
-            results.append((name, json.load(open(path))))
+        summary = load_summary(results_dir, name)
+        if summary is not None:
+            results.append((name, summary))
     rel = os.path.relpath(results_dir, os.path.dirname(out_path))
     md = []
     md.append("# Policy comparison on the shipped data\n")
@@ -230,9 +248,9 @@ def main(argv):
     md.append(targets_table(results) + "\n")
     aggressive = []
     for name, _ in SCENARIOS:
-        path = os.path.join(results_dir, name + "-aggressive.json")
-        if os.path.exists(path):
-            aggressive.append((name, json.load(open(path))))
+        summary = load_summary(results_dir, name + "-aggressive")
+        if summary is not None:
+            aggressive.append((name, summary))
     if aggressive:
         params = aggressive[0][1].get("config", {}).get("params", "")
         md.append("### The same targets with the aggressive profile (`--params %s`)\n" % params)

@@ -35,6 +35,8 @@ packages=(
     libboost-test-dev
     # tools the tests use
     python3 python3-numpy procps iproute2 hostname
+    # the Optuna peer of bench.sh and demo.sh (its RDB storage is SQLAlchemy on SQLite)
+    python3-optuna python3-sqlalchemy
     # the hostile-user tests make real users (useradd) and run as them (setpriv)
     passwd util-linux
 )

@@ -12,6 +12,9 @@ Figures, per policy:
   gpu_h    GPU-hours used by the whole sweep (1 GPU per trial; sum of run lengths)
   stopped  trials ExplSched stopped as hopeless; gpu_h_stopped: GPU-hours spent on those same
            trials under each policy
+  pruned   trials that Optuna's pruner stopped (train.py printed {"event": "pruned"})
+With explsched, basic and optuna all given, it also checks the live demo's targets: time to best
+<= 0.5x basic's and <= 0.7x optuna's, GPU-hours <= optuna's, and the sweep's best kept.
 """
 import json
 import os
@@ -24,7 +27,7 @@ def read_policy(d):
         if not (name.startswith("trial.") and name.endswith(".out")):
             continue
         task = int(name.split(".")[1])
-        runs, evals, open_start = [], [], None
+        runs, evals, open_start, pruned = [], [], None, False
         with open(os.path.join(d, name)) as f:
             for line in f:
                 line = line.strip()
@@ -40,7 +43,9 @@ def read_policy(d):
                         continue
                     if "val_loss" in rec:
                         evals.append(rec)
-        trials[task] = {"runs": runs, "evals": evals}
+                    elif rec.get("event") == "pruned":
+                        pruned = True
+        trials[task] = {"runs": runs, "evals": evals, "pruned": pruned}
     states = {}
     with open(os.path.join(d, "states")) as f:
         for line in f:
@@ -78,14 +83,16 @@ def main():
             "t_best": (min(reach) - submitted) if reach else float("nan"),
             "gpu_h": gpu_s / 3600.0, "gpu_h_stopped": gpu_s_stopped / 3600.0,
             "completed": len(done), "cancelled": cancelled, "held": held, "preempted_resumed": preempted,
+            "pruned": sorted(task for task, t in trials.items() if t["pruned"]),
         })
     print("sweep best final val_loss (all policies): %.6f" % target)
     print("%-10s %10s %12s %9s %14s %9s  %s" % ("policy", "best", "t_best [s]", "GPU-h", "GPU-h stopped*", "completed",
                                               "stopped / preempted"))
     for r in rows:
-        print("%-10s %10.6f %12.1f %9.4f %14.4f %9d  cancelled %s held %s preempted+resumed %s" % (
+        print("%-10s %10.6f %12.1f %9.4f %14.4f %9d  cancelled %s held %s preempted+resumed %s%s" % (
             r["policy"], r["best"], r["t_best"], r["gpu_h"], r["gpu_h_stopped"], r["completed"],
-            r["cancelled"] or "-", r["held"] or "-", r["preempted_resumed"] or "-"))
+            r["cancelled"] or "-", r["held"] or "-", r["preempted_resumed"] or "-",
+            (" pruned by Optuna %s" % r["pruned"]) if r["pruned"] else ""))
     print("* GPU-hours spent on the trials ExplSched stopped as hopeless (%d trials), under each policy"
           % len(stopped))
     by = {r["policy"]: r for r in rows}
@@ -94,6 +101,19 @@ def main():
         print("ratios explsched/basic: time to best %.2f, GPU-hours %.2f, GPU-hours on stopped trials %.2f" % (
             e["t_best"] / b["t_best"], e["gpu_h"] / b["gpu_h"],
             (e["gpu_h_stopped"] / b["gpu_h_stopped"]) if b["gpu_h_stopped"] > 0 else float("nan")))
+    if "explsched" in by and "optuna" in by:
+        e, o = by["explsched"], by["optuna"]
+        print("ratios explsched/optuna: time to best %.2f, GPU-hours %.2f" % (
+            e["t_best"] / o["t_best"], e["gpu_h"] / o["gpu_h"]))
+    if all(p in by for p in ("explsched", "basic", "optuna")):
+        e, b, o = by["explsched"], by["basic"], by["optuna"]
+        checks = [
+            ("time to best <= 0.5x basic's", e["t_best"] <= 0.5 * b["t_best"]),
+            ("time to best <= 0.7x optuna's", e["t_best"] <= 0.7 * o["t_best"]),
+            ("GPU-hours <= optuna's", e["gpu_h"] <= o["gpu_h"]),
+            ("best kept", e["best"] <= target + 1e-12),
+        ]
+        print("targets: " + ", ".join("%s %s" % (what, "met" if ok else "MISSED") for what, ok in checks))
     with open(os.path.join(os.path.dirname(list(dirs.values())[0]), "summary.json"), "w") as f:
         json.dump(rows, f, indent=1)
 

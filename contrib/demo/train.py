@@ -6,6 +6,12 @@ validation loss, prints it, and reports it to explschedd when run under `sbatch 
 
 It checkpoints on SIGTERM (what Slurm sends before a preemption requeue) and every --ckpt-every
 steps, and resumes from its checkpoint when restarted, as a well-behaved trial does.
+
+With --optuna-storage URL --optuna-study NAME it is what a user without ExplSched runs: an Optuna
+trial of that study (created beforehand, direction minimize) that reports its validation loss at
+every evaluation and stops when the study's pruner says so (`should_prune()`), printing
+{"event": "pruned"}; a trial that ends is told to the study with its final loss. The study lives in
+RDB storage shared by all trials (sqlite:///PATH works; python3-optuna and python3-sqlalchemy).
 """
 import argparse
 import json
@@ -86,7 +92,14 @@ def main():
                     help="seconds to sleep per step (stretches the demo to cluster time scales)")
     ap.add_argument("--sweep-index", type=int, default=None,
                     help="take --lr and --hidden from the demo sweep's grid point INDEX (0..31)")
+    ap.add_argument("--optuna-storage", default="", help="Optuna RDB storage URL of the sweep's study")
+    ap.add_argument("--optuna-study", default="", help="the study's name (with --optuna-storage)")
+    ap.add_argument("--optuna-pruner", default="median", choices=("median", "sha", "hyperband"),
+                    help="MedianPruner() (Optuna's default), SuccessiveHalvingPruner(min_resource=1) or "
+                         "HyperbandPruner(min_resource=1, max_resource=steps/eval-every)")
     args = ap.parse_args()
+    if bool(args.optuna_storage) != bool(args.optuna_study):
+        ap.error("--optuna-storage and --optuna-study go together")
     if args.sweep_index is not None:
         try:
             args.lr, args.hidden = sweep_point(args.sweep_index)
@@ -121,12 +134,31 @@ def main():
 
     signal.signal(signal.SIGTERM, on_term)
 
+    study = trial = None
+    if args.optuna_storage:
+        import optuna
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        # SQLite under concurrent trials: wait for the lock rather than fail.
+        storage = optuna.storages.RDBStorage(args.optuna_storage, engine_kwargs={"connect_args": {"timeout": 120}})
+        evals = max(args.steps // args.eval_every, 1)
+        # The step reported is the evaluation's number (1, 2, ...), as a loop that reports per epoch.
+        pruner = {"median": lambda: optuna.pruners.MedianPruner(),
+                  "sha": lambda: optuna.pruners.SuccessiveHalvingPruner(min_resource=1),
+                  "hyperband": lambda: optuna.pruners.HyperbandPruner(min_resource=1, max_resource=evals)}
+        study = optuna.load_study(study_name=args.optuna_study, storage=storage, pruner=pruner[args.optuna_pruner]())
+        trial = study.ask()
+        trial.set_user_attr("lr", args.lr)
+        trial.set_user_attr("hidden", args.hidden)
+        print(json.dumps({"event": "optuna_trial", "number": trial.number}), flush=True)
+
     last_reported = None
     while step < args.steps and not stop["now"]:
         idx = rng.integers(0, len(ytr), args.batch)
         loss, grads = loss_and_grads(params, xtr[idx], ytr[idx])
         if not math.isfinite(loss):
             print(json.dumps({"event": "diverged", "step": step}), flush=True)
+            if trial is not None:
+                study.tell(trial, state=optuna.trial.TrialState.FAIL)
             return 3
         for p, g in zip(params, grads):
             p -= args.lr * g
@@ -138,6 +170,12 @@ def main():
             acc = float(np.mean((forward(params, xva)[1] > 0) == (yva > 0.5)))
             print(json.dumps({"step": step, "val_loss": round(float(val), 6), "val_acc": acc,
                               "t": round(time.time(), 3)}), flush=True)
+            if trial is not None and math.isfinite(val):
+                trial.report(float(val), step // args.eval_every)
+                if trial.should_prune():
+                    study.tell(trial, state=optuna.trial.TrialState.PRUNED)
+                    print(json.dumps({"event": "pruned", "step": step}), flush=True)
+                    return 0
             if explsched is not None and os.environ.get("EXPLSCHED_JOB_ID"):
                 try:
                     explsched.report(step, float(val))
@@ -151,6 +189,9 @@ def main():
     if stop["now"]:
         print(json.dumps({"event": "checkpointed", "step": step}), flush=True)
         return 0
+    if trial is not None:
+        val, _ = loss_and_grads(params, xva, yva)
+        study.tell(trial, float(val))
     print(json.dumps({"event": "done", "step": step, "last_reported": last_reported}), flush=True)
     return 0
 

@@ -1,4 +1,4 @@
-// explsched plot JOBID | --group G | --sim RESULT.json  -o FILE.png|.svg
+// explsched plot JOBID | --group G [JOBID...] | --sim RESULT.json  -o FILE.png|.svg
 // Draws a trial's curve with the engine's prediction band and the scheduler's decisions, a whole
 // sweep, or (from a simulator result alone) the policy comparison. The data is prepared here;
 // drawing is done by explsched_plot.py with Debian's python3-matplotlib.
@@ -31,14 +31,16 @@ namespace explsched::cli {
 namespace {
 
 void plot_usage(FILE* out) {
-    std::fprintf(out,
-                 "usage: explsched plot JOBID | --group G | --sim RESULT.json  -o FILE.png|FILE.svg\n"
-                 "  JOBID        one trial: its curve, the predicted path with its interval, decisions\n"
-                 "  --group G    every trial of sweep G (from --sim, or --curve with --sibling)\n"
-                 "  --sim FILE   alone: the policy comparison of a simulator result\n"
-                 "  -o FILE      output; the extension picks PNG or SVG\n"
-                 "The script is found in $EXPLSCHED_PLOT_SCRIPT, %s, or the source tree.\n%s",
-                 EXPLSCHED_PKGDATADIR "/explsched_plot.py", source_options_help());
+    std::fprintf(
+        out,
+        "usage: explsched plot JOBID | --group G [JOBID...] | --sim RESULT.json  -o FILE.png|FILE.svg\n"
+        "  JOBID        one trial: its curve, the predicted path with its interval, decisions\n"
+        "  --group G    every trial of sweep G (from --sim, or --curve with --sibling); on the\n"
+        "               live cluster the trials given as JOBID... (each task's own job id)\n"
+        "  --sim FILE   alone: the policy comparison of a simulator result\n"
+        "  -o FILE      output; the extension picks PNG or SVG\n"
+        "The script is found in $EXPLSCHED_PLOT_SCRIPT, %s, or the source tree.\n%s",
+        EXPLSCHED_PKGDATADIR "/explsched_plot.py", source_options_help());
 }
 
 nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
@@ -121,6 +123,7 @@ int cmd_plot(int argc, char** argv) {
         return 2;
     }
     std::string job, group, out;
+    std::vector<std::string> more_jobs;  // --group on the live cluster: the sweep's other trials
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
         if (a == "-o" || a == "--output" || a == "--group") {
@@ -135,10 +138,16 @@ int cmd_plot(int argc, char** argv) {
             return 2;
         } else if (job.empty()) {
             job = a;
+        } else if (options->sim.empty() && options->curve.empty()) {
+            more_jobs.push_back(a);  // one trial, unless --group (checked below)
         } else {
             std::fprintf(stderr, "explsched plot: one JOBID at a time\n");
             return 2;
         }
+    }
+    if (!more_jobs.empty() && group.empty()) {
+        std::fprintf(stderr, "explsched plot: one JOBID at a time (several only with --group)\n");
+        return 2;
     }
     const auto dot = out.rfind('.');
     const std::string ext = dot == std::string::npos ? "" : out.substr(dot + 1);
@@ -202,6 +211,16 @@ int cmd_plot(int argc, char** argv) {
         for (const Sibling& s : first.siblings) {
             spec["trials"].push_back(
                 trial_json(s.name, s.state_text, s.points, s.truth, s.marks, s.assessment, {}, false));
+        }
+        for (const std::string& other : more_jobs) {
+            auto t = load_trial(other, *options);
+            if (!t) {  // a trial cancelled before its first report has nothing to draw
+                std::fprintf(stderr, "explsched plot: skipping %s: %s\n", other.c_str(),
+                             t.error().message.c_str());
+                continue;
+            }
+            spec["trials"].push_back(
+                trial_json(t->name, t->state_text, t->points, t->truth, t->marks, t->assessment, {}, false));
         }
     } else {
         auto t = load_trial(job, *options);

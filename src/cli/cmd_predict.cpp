@@ -160,7 +160,8 @@ int cmd_predict(int argc, char** argv) {
         if (last < first) direction = Direction::minimize;
     }
 
-    auto prediction = predict_curve(seen, direction, horizon);
+    // the interval as cross-validated on curves never seen (fit_settings.hpp)
+    auto prediction = predict_curve(seen, direction, horizon, calibrated_fit_settings());
     if (!prediction) {
         std::fprintf(stderr, "explsched: %s: %s\n", curve_path.c_str(), prediction.error().message.c_str());
         return 1;

@@ -104,6 +104,23 @@ void print_what_would_change(const TrialInfo& t) {
             "    earlier checkpoint with other hyperparameters.\n");
         return;
     }
+    if (a.decision == "pause") {
+        std::printf(
+            "    It is paused: requeued and held with its checkpoint, holding no GPU. It resumes (ExplSched\n"
+            "    releases its hold) when its optimistic utility is at least the GPU price and GPUs are\n"
+            "    free for it, paused trials with the highest optimistic bound first; it is stopped for\n"
+            "    good only once even its optimistic bound (now %g) cannot beat its sweep's best. Its\n"
+            "    owner may release it at any time (scontrol release); ExplSched then leaves it alone.\n",
+            t.direction == Direction::maximize ? p.upper : p.lower);
+        return;
+    }
+    if (a.reason.find("resumed from pause") != std::string::npos) {
+        std::printf(
+            "    It was paused and has been resumed from its checkpoint: its optimistic utility is at\n"
+            "    least the GPU price and GPUs were free. It is not paused again (pause_max); it is\n"
+            "    judged from here on as any running trial.\n");
+        return;
+    }
     if (a.state == "hopeless") {
         std::printf(
             "    Its predicted final %g has an optimistic bound of %g, which cannot beat what its sweep's\n"

@@ -58,6 +58,8 @@ Metrics compute_metrics(const Workload& workload, const SimResult& result, std::
             last_end = std::max(last_end, out.end);
         }
         m.preemptions += out.preemptions;
+        m.pauses += out.pauses;
+        m.resumes += out.resumes;
     }
     if (m.unfinished > 0) last_end = std::max(last_end, result.end_time);
     for (std::size_t s = 0; s < workload.sweeps.size(); ++s) {

@@ -40,6 +40,8 @@ struct Metrics {
     double makespan_h = 0.0;
     double utilisation = 0.0;  // GPU-hours / (GPUs × makespan)
     std::size_t preemptions = 0;
+    std::size_t pauses = 0;   // freeze-thaw: trials paused with their checkpoint
+    std::size_t resumes = 0;  // ... and resumed
     std::size_t rounds = 0;
     double decision_ms_mean = 0.0, decision_ms_p99 = 0.0, decision_ms_max = 0.0;
     double wall_s = 0.0;

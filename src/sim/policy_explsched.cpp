@@ -9,7 +9,9 @@
 //    job that fits; the priority only orders them);
 //  - a pending trial that does not fit may preempt running trials the engine allows
 //    (Engine::can_preempt, the preempt/explsched plugin's rule), lowest utility first, but only
-//    if that frees enough GPUs.
+//    if that frees enough GPUs;
+//  - pause (freeze-thaw) → a running trial is checkpointed and held, holding no GPU; a paused
+//    trial the engine resumes (decision run) is queued again, one it gives up on is stopped.
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -56,6 +58,8 @@ public:
         for (ObservedTrial* t : input.running) trials_.push_back(t);
         for (ObservedTrial* t : input.pending) trials_.push_back(t);
         for (ObservedTrial* t : input.waiting) trials_.push_back(t);
+        const std::size_t n_queued = trials_.size();
+        for (ObservedTrial* t : input.paused) trials_.push_back(t);
         const std::size_t n_running = input.running.size();
         const bool rerank =
             last_rerank_ < 0.0 || input.now - last_rerank_ >= context_.settings.rerank_period_s;
@@ -64,6 +68,7 @@ public:
             views_.clear();
             for (std::size_t j = 0; j < trials_.size(); ++j) {
                 views_.push_back(view_of(*trials_[j], j < n_running ? JobState::running : JobState::pending));
+                views_.back().paused = j >= n_queued;
             }
             ClusterView cluster;
             cluster.now = kEpoch + input.now;
@@ -84,8 +89,8 @@ public:
                 if (const Assessment* a = engine_.find(key)) {
                     assessments_[j] = *a;
                 } else {
-                    const JobView v =
-                        view_of(*trials_[j], j < n_running ? JobState::running : JobState::pending);
+                    JobView v = view_of(*trials_[j], j < n_running ? JobState::running : JobState::pending);
+                    v.paused = j >= n_queued;
                     assessments_[j] =
                         provisional_assessment(v, engine_.settings().unknown_value, engine_.settings());
                 }
@@ -97,6 +102,18 @@ public:
         if (rerank) {
             for (std::size_t j = 0; j < trials_.size(); ++j) {
                 const Decision d = assessments_[j].decision;
+                if (d == Decision::pause && j < n_running) {
+                    plan.pause.push_back(trials_[j]->id);
+                    note(plan, j);
+                    gone[j] = 1;
+                    free.give(trials_[j]->gpu_type, trials_[j]->gpus);
+                    continue;
+                }
+                if (d == Decision::run && j >= n_queued) {
+                    plan.resume.push_back(trials_[j]->id);  // queued again; starts from next round
+                    note(plan, j);
+                    continue;
+                }
                 if (d != Decision::terminate && d != Decision::requeue_hold) continue;
                 plan.stop.push_back(trials_[j]->id);
                 note(plan, j);
@@ -152,6 +169,7 @@ private:
         v.has_hopeless_action = true;
         v.hopeless_action = HopelessAction::terminate;
         v.gpus = t.gpus;
+        v.pauses = t.pauses;
         v.gpu_type = state == JobState::running ? t.gpu_type : std::string();
         v.job_type = *t.job_type;
         v.state = state;

@@ -48,6 +48,8 @@ const MetricField kMetricFields[] = {
     {"makespan_h", &Metrics::makespan_h},
     {"utilisation", &Metrics::utilisation},
     {"preemptions", &Metrics::preemptions},
+    {"pauses", &Metrics::pauses},
+    {"resumes", &Metrics::resumes},
     {"rounds", &Metrics::rounds},
     {"decision_ms_mean", &Metrics::decision_ms_mean},
     {"decision_ms_p99", &Metrics::decision_ms_p99},
@@ -75,6 +77,8 @@ const Column kColumns[] = {
     {"JCTp99 h", 8, [](const Metrics& m) { return fmt(m.jct_p99_h, 1); }},
     {"span h", 8, [](const Metrics& m) { return fmt(m.makespan_h, 1); }},
     {"preempt", 8, [](const Metrics& m) { return std::to_string(m.preemptions); }},
+    {"pause/res", 9,
+     [](const Metrics& m) { return std::to_string(m.pauses) + "/" + std::to_string(m.resumes); }},
     {"ms/round", 9, [](const Metrics& m) { return fmt(m.decision_ms_mean, 2); }},
     {"wall s", 7, [](const Metrics& m) { return fmt(m.wall_s, 1); }},
 };
@@ -279,6 +283,8 @@ nlohmann::json trials_json(const Workload& workload, const CurveLibrary& library
         j["gpu_hours"] = o.gpu_seconds / 3600.0;
         j["best_quality"] = o.best_quality;
         j["preemptions"] = o.preemptions;
+        j["pauses"] = o.pauses;
+        j["resumes"] = o.resumes;
         nlohmann::json truth = nlohmann::json::array();
         for (std::size_t k = 0; k < t.steps.size(); ++k) truth.push_back({t.steps[k], number(t.metrics[k])});
         j["curve"] = truth;

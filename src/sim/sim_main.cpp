@@ -11,11 +11,40 @@
 #include "sim/report.hpp"
 #include "sim/sim_options.hpp"
 #include "sim/simulator.hpp"
+#include "sim/workload_export.hpp"
 
 namespace {
 
 using namespace explsched;
 using namespace explsched::sim;
+
+// --export-workload: every seed's workload, for replays outside the simulator.
+int export_workloads(const SimOptions& options, const Trace& trace, const CurveLibrary& library,
+                     const ThroughputTable& throughputs) {
+    nlohmann::json seeds = nlohmann::json::array();
+    for (std::uint64_t seed : options.seeds) {
+        WorkloadOptions wopts = options.workload;
+        wopts.seed = seed;
+        auto workload = build_workload(trace, library, wopts);
+        if (!workload) {
+            std::fprintf(stderr, "explsched-sim: %s: %s\n", options.trace.c_str(),
+                         workload.error().message.c_str());
+            return 1;
+        }
+        seeds.push_back(workload_json(workload.value(), library, throughputs, options.cluster,
+                                      options.sim.reference_gpu, seed));
+    }
+    const nlohmann::json out = {
+        {"config", options.describe()}, {"tolerance", kBestTolerance}, {"seeds", std::move(seeds)}};
+    std::ofstream file(options.export_workload);
+    file << out.dump() << "\n";
+    if (!file) {
+        std::fprintf(stderr, "explsched-sim: %s: cannot write: %s\n", options.export_workload.c_str(),
+                     std::strerror(errno));
+        return 1;
+    }
+    return 0;
+}
 
 int run(const SimOptions& options) {
     auto trace = read_trace(options.trace, options.trace_format);
@@ -41,6 +70,8 @@ int run(const SimOptions& options) {
                      "explsched-sim: warning: several GPU types but no --throughputs: all types run "
                      "at the same speed\n");
     }
+    if (!options.export_workload.empty())
+        return export_workloads(options, trace.value(), library.value(), throughputs);
     std::vector<RunRecord> runs;
     nlohmann::json detail = nlohmann::json::array();
     for (std::uint64_t seed : options.seeds) {

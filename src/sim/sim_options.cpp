@@ -45,6 +45,8 @@ const char* sim_usage() {
            "                        Slurm's PriorityCalcPeriod)\n"
            "  --json                print the summary as JSON\n"
            "  --output FILE         also write every trial's record (for explsched show/why/plot --sim)\n"
+           "  --export-workload FILE  write each seed's workload (trials, curves, speeds, sweeps'\n"
+           "                        best) as JSON and exit without simulating (contrib/optuna_replay.py)\n"
            "  --quiet               no progress lines\n";
 }
 
@@ -232,6 +234,11 @@ Result<SimOptions> parse_sim_options(int argc, char** argv) {
         {"--output",
          [&](std::string_view v) -> Status {
              o.output = std::string(v);
+             return {};
+         }},
+        {"--export-workload",
+         [&](std::string_view v) -> Status {
+             o.export_workload = std::string(v);
              return {};
          }},
     };

@@ -30,8 +30,9 @@ struct SimOptions {
     bool json = false;
     bool quiet = false;
     bool help = false;
-    std::string output;  // full result JSON (per-trial records)
-    std::string params;  // --params as given (explsched's engine settings)
+    std::string output;           // full result JSON (per-trial records)
+    std::string export_workload;  // write each seed's workload as JSON here and simulate nothing
+    std::string params;           // --params as given (explsched's engine settings)
 
     nlohmann::json describe() const;
 };

@@ -21,6 +21,8 @@ const char* to_string(TrialStatus status) {
             return "finished";
         case TrialStatus::stopped:
             return "stopped";
+        case TrialStatus::paused:
+            return "paused";
     }
     return "?";
 }
@@ -70,6 +72,8 @@ void RoundPlan::clear() {
     stop.clear();
     preempt.clear();
     start.clear();
+    pause.clear();
+    resume.clear();
     notes.clear();
 }
 

@@ -22,7 +22,8 @@ namespace explsched::sim {
 
 struct Workload;
 
-enum class TrialStatus { future, pending, running, finished, stopped };
+// paused: checkpointed and held by its policy (freeze-thaw), holding no GPU until resumed.
+enum class TrialStatus { future, pending, running, finished, stopped, paused };
 const char* to_string(TrialStatus status);
 
 // What a scheduler can see of one trial. Kept by the simulator and updated in place.
@@ -50,6 +51,7 @@ struct ObservedTrial {
     std::string gpu_type;            // running: the type it holds
     std::vector<CurvePoint> points;  // reports so far (wall_time = its run time at the report)
     std::uint32_t restarts = 0;
+    std::uint32_t pauses = 0;  // times it was paused
 };
 
 // GPUs free per type, as a policy plans a round (it gives back what it preempts and takes what
@@ -78,6 +80,7 @@ struct RoundInput {
     std::vector<ObservedTrial*> pending;
     std::vector<ObservedTrial*> waiting;
     std::vector<ObservedTrial*> running;  // by id
+    std::vector<ObservedTrial*> paused;   // by id: held with their checkpoint (RoundPlan::pause)
     const Cluster* cluster = nullptr;
 };
 
@@ -90,6 +93,10 @@ struct RoundPlan {
     std::vector<std::uint32_t> stop;     // end for good (killed/cancelled): counts as stopped
     std::vector<std::uint32_t> preempt;  // running → checkpoint, requeue
     std::vector<StartOrder> start;       // pending → running, in order
+    // Freeze-thaw: running → paused (checkpointed, holds no GPU, not queued) and paused → pending
+    // (queued again; it pays the restart cost when it starts). A paused trial may be stopped.
+    std::vector<std::uint32_t> pause;
+    std::vector<std::uint32_t> resume;
     // Why, for the record (explsched show/why/plot on a simulator result): id → reason.
     std::vector<std::pair<std::uint32_t, std::string>> notes;
     void clear();

@@ -50,6 +50,8 @@ private:
     std::vector<Runtime> runtime_;
     std::vector<std::uint32_t> running_;  // indices, kept sorted
     std::vector<std::uint32_t> queued_;   // pending indices
+    std::vector<std::uint32_t> paused_;   // paused indices, kept sorted
+    std::size_t idle_paused_rounds_ = 0;  // rounds with only paused trials left and nothing done
     SimResult result_;
 };
 
@@ -107,6 +109,8 @@ void Simulation::end_trial(std::size_t i, TrialStatus status, double when, const
         running_.erase(std::find(running_.begin(), running_.end(), static_cast<std::uint32_t>(i)));
     } else if (o.status == TrialStatus::pending) {
         queued_.erase(std::find(queued_.begin(), queued_.end(), static_cast<std::uint32_t>(i)));
+    } else if (o.status == TrialStatus::paused) {
+        paused_.erase(std::find(paused_.begin(), paused_.end(), static_cast<std::uint32_t>(i)));
     }
     o.status = status;
     out.status = status;
@@ -129,8 +133,8 @@ Status Simulation::apply(const RoundPlan& plan, double now) {
         const long i = index_of(id);
         if (i < 0) return bad(id, "stop of an unknown job");
         const auto s = observed_[static_cast<std::size_t>(i)].status;
-        if (s != TrialStatus::running && s != TrialStatus::pending)
-            return bad(id, "stop of a job that is not queued or running");
+        if (s != TrialStatus::running && s != TrialStatus::pending && s != TrialStatus::paused)
+            return bad(id, "stop of a job that is not queued, running or paused");
         const std::string* note = settings_.record ? note_for(plan, id) : nullptr;
         end_trial(static_cast<std::size_t>(i), TrialStatus::stopped, now, "stop",
                   note ? *note : std::string());
@@ -157,6 +161,47 @@ Status Simulation::apply(const RoundPlan& plan, double now) {
             result_.trials[k].marks.push_back({now, rt.progress, "preempt", note ? *note : std::string()});
         }
         policy_.on_end(o);
+    }
+    for (std::uint32_t id : plan.pause) {
+        const long i = index_of(id);
+        if (i < 0 || observed_[static_cast<std::size_t>(i)].status != TrialStatus::running)
+            return bad(id, "pause of a job that is not running");
+        const auto k = static_cast<std::size_t>(i);
+        ObservedTrial& o = observed_[k];
+        Runtime& rt = runtime_[k];
+        cluster_.release(rt.allocation);
+        rt.allocation = {};
+        running_.erase(std::find(running_.begin(), running_.end(), static_cast<std::uint32_t>(k)));
+        paused_.insert(std::lower_bound(paused_.begin(), paused_.end(), static_cast<std::uint32_t>(k)),
+                       static_cast<std::uint32_t>(k));
+        o.status = TrialStatus::paused;
+        o.gpu_type.clear();
+        ++o.pauses;
+        ++result_.trials[k].pauses;
+        if (settings_.record) {
+            const std::string* note = note_for(plan, id);
+            result_.trials[k].marks.push_back({now, rt.progress, "pause", note ? *note : std::string()});
+        }
+        policy_.on_end(o);
+    }
+    for (std::uint32_t id : plan.resume) {
+        const long i = index_of(id);
+        if (i < 0 || observed_[static_cast<std::size_t>(i)].status != TrialStatus::paused)
+            return bad(id, "resume of a job that is not paused");
+        const auto k = static_cast<std::size_t>(i);
+        ObservedTrial& o = observed_[k];
+        paused_.erase(std::find(paused_.begin(), paused_.end(), static_cast<std::uint32_t>(k)));
+        queued_.push_back(static_cast<std::uint32_t>(k));
+        o.status = TrialStatus::pending;
+        o.queued_at = now;
+        // the requeue delay ran while it was paused
+        o.eligible_at = now;
+        ++result_.trials[k].resumes;
+        if (settings_.record) {
+            const std::string* note = note_for(plan, id);
+            result_.trials[k].marks.push_back(
+                {now, runtime_[k].progress, "resume", note ? *note : std::string()});
+        }
     }
     for (const StartOrder& order : plan.start) {
         const long i = index_of(order.id);
@@ -291,7 +336,7 @@ Result<SimResult> Simulation::run() {
             queued_.push_back(static_cast<std::uint32_t>(next_arrival));
             ++next_arrival;
         }
-        if (running_.empty() && queued_.empty()) {
+        if (running_.empty() && queued_.empty() && paused_.empty()) {
             if (next_arrival == n) break;
             // Idle cluster: jump to the round in which the next trial arrives.
             const double gap = workload_.trials[next_arrival].arrival - now;
@@ -312,6 +357,8 @@ Result<SimResult> Simulation::run() {
         std::sort(input.pending.begin(), input.pending.end(), by_queue);
         std::sort(input.waiting.begin(), input.waiting.end(), by_queue);
         for (std::uint32_t i : running_) input.running.push_back(&observed_[i]);
+        input.paused.clear();
+        for (std::uint32_t i : paused_) input.paused.push_back(&observed_[i]);
         plan.clear();
         const auto t0 = std::chrono::steady_clock::now();
         if (auto ok = policy_.schedule(input, plan); !ok) return ok.error();
@@ -319,6 +366,15 @@ Result<SimResult> Simulation::run() {
         result_.decision_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
         ++result_.rounds;
         if (auto ok = apply(plan, now); !ok) return ok.error();
+        // A policy that leaves only paused trials and never resumes nor stops them would loop for
+        // ever: after a day of such rounds they count as stopped.
+        const bool only_paused = running_.empty() && queued_.empty() && !paused_.empty() && next_arrival == n;
+        idle_paused_rounds_ = only_paused ? idle_paused_rounds_ + 1 : 0;
+        if (static_cast<double>(idle_paused_rounds_) * period > 86400.0) {
+            const std::vector<std::uint32_t> left = paused_;
+            for (std::uint32_t i : left) end_trial(i, TrialStatus::stopped, now, "stop", "never resumed");
+            continue;
+        }
 
         bool eligible_left = false;
         for (std::uint32_t i : queued_) eligible_left = eligible_left || observed_[i].eligible_at <= now;
@@ -336,7 +392,8 @@ Result<SimResult> Simulation::run() {
     for (std::size_t i = 0; i < n; ++i) {
         TrialOutcome& out = result_.trials[i];
         const ObservedTrial& o = observed_[i];
-        if (o.status == TrialStatus::running || o.status == TrialStatus::pending) {
+        if (o.status == TrialStatus::running || o.status == TrialStatus::pending ||
+            o.status == TrialStatus::paused) {
             out.status = o.status;
             out.progress = runtime_[i].progress;
             out.gpu_seconds = o.gpu_seconds;

@@ -2,7 +2,9 @@
 // like Slurm's. Between rounds running trials make progress at their speed on the GPU type they
 // hold and report a curve point whenever they pass one of their curve's steps; a preempted trial
 // keeps its checkpointed progress, waits out a requeue delay, and pays a restart cost (GPU time
-// without progress) when it starts again. Rounds in which nothing could change (no eligible
+// without progress) when it starts again. A paused trial (freeze-thaw) keeps its checkpointed
+// progress and holds no GPU until its policy resumes it (it is then queued and pays the restart
+// cost when it starts) or stops it. Rounds in which nothing could change (no eligible
 // pending trial) are skipped up to the next arrival, report or finish.
 #pragma once
 
@@ -32,7 +34,7 @@ struct SimSettings {
 struct Mark {
     double time = 0.0;
     double step = 0.0;
-    std::string what;  // start, preempt, stop, finish, unfinished
+    std::string what;  // start, preempt, pause, resume, stop, finish, unfinished
     std::string note;  // the policy's reason, when recorded
 };
 
@@ -46,6 +48,8 @@ struct TrialOutcome {
     double best_quality = 0.0;  // normalised best report (0 before any)
     double best_metric = std::numeric_limits<double>::quiet_NaN();
     std::uint32_t preemptions = 0;
+    std::uint32_t pauses = 0;        // paused with its checkpoint (freeze-thaw)
+    std::uint32_t resumes = 0;       // resumed from a pause
     std::vector<Mark> marks;         // record only
     std::vector<CurvePoint> points;  // record only: what it reported
     std::string detail;              // record only: policy's JSON object for this trial

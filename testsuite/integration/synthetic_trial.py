@@ -1,9 +1,11 @@
 #!/usr/bin/python3
 """A trial for integration tests: reports loss = a + b * step^-c every --every seconds up to
---steps, through the explsched Python module (contrib/python). Like a real training program it
+--steps (with --drop STEP --after LOSS a late bloomer: that curve up to STEP, then an exponential
+fall to LOSS, reached by --steps), through the explsched Python module (contrib/python). Like a real training program it
 checkpoints (the last step) on SIGTERM, Slurm's preemption signal, and every step, and resumes
 from the checkpoint when requeued. Prints one line per event."""
 import argparse
+import math
 import os
 import signal
 import sys
@@ -24,6 +26,8 @@ ap.add_argument("--steps", type=int, default=1000)
 ap.add_argument("--stride", type=int, default=10)
 ap.add_argument("--every", type=float, default=0.2)
 ap.add_argument("--checkpoint", required=True)
+ap.add_argument("--drop", type=int, default=0, help="late bloomer: the curve falls from this step on")
+ap.add_argument("--after", type=float, default=0.0, help="late bloomer: the loss it falls to")
 ap.add_argument("--acks", default="", help="append each acknowledged step to this file")
 args = ap.parse_args()
 
@@ -38,6 +42,16 @@ else:
 stop = False
 
 
+def loss_at(s):
+    loss = args.a + args.b * s ** (-args.c)
+    if args.drop > 0 and s > args.drop:
+        start = args.a + args.b * args.drop ** (-args.c)
+        tau = max(1.0, (args.steps - args.drop) / 5.0)
+        loss = args.after + (start - args.after) * math.exp(-(s - args.drop) / tau)
+    return loss
+
+
+
 def on_term(signum, frame):
     global stop
     stop = True
@@ -46,7 +60,7 @@ def on_term(signum, frame):
 signal.signal(signal.SIGTERM, on_term)
 while step < args.steps and not stop:
     step += args.stride
-    loss = args.a + args.b * step ** (-args.c)
+    loss = loss_at(step)
     try:
         explsched.report(step, loss, throughput=args.stride / args.every, strict=True)
         if args.acks:
@@ -63,4 +77,4 @@ while step < args.steps and not stop:
 if stop:
     print("checkpointed at step %d" % step, flush=True)
 else:
-    print("done at step %d" % step, flush=True)
+    print("done at step %d loss %.6f" % (step, loss_at(step)), flush=True)

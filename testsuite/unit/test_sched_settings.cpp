@@ -49,6 +49,36 @@ BOOST_AUTO_TEST_CASE(forecast_audit_settings) {
                bad.error().message);
 }
 
+BOOST_AUTO_TEST_CASE(calibration_and_sibling_prior_settings) {
+    auto d = parse_settings("", ",");
+    BOOST_REQUIRE(d.ok());
+    BOOST_TEST(d->engine.interval_calibration == 1.0);  // the engine's rules: the interval as fitted
+    BOOST_TEST(d->engine.fallback_calibration == 1.0);
+    BOOST_TEST(d->engine.sibling_prior_weight == 0.0);
+    auto s = parse_settings(
+        "interval_calibration=1.78,fallback_calibration=1.5,sibling_prior_weight=1.5,sibling_shape_bandwidth="
+        "0.1,"
+        "sibling_level_bandwidth=0.5,sibling_calibration=1.2",
+        ",");
+    BOOST_REQUIRE_MESSAGE(s.ok(), (s.ok() ? "" : s.error().message));
+    BOOST_TEST(s->engine.interval_calibration == 1.78);
+    BOOST_TEST(s->engine.fallback_calibration == 1.5);
+    BOOST_TEST(s->engine.sibling_prior_weight == 1.5);
+    BOOST_TEST(s->engine.sibling_shape_bandwidth == 0.1);
+    BOOST_TEST(s->engine.sibling_level_bandwidth == 0.5);
+    BOOST_TEST(s->engine.sibling_calibration == 1.2);
+    for (const char* text :
+         {"interval_calibration=0", "fallback_calibration=-1", "sibling_prior_weight=-0.5",
+          "sibling_shape_bandwidth=0", "sibling_calibration=1000", "interval_calibration=x"}) {
+        auto bad = parse_settings(text, ",");
+        BOOST_TEST_CONTEXT(text) {
+            BOOST_REQUIRE(!bad.ok());
+            const std::string key(text, std::string(text).find('='));
+            BOOST_TEST(bad.error().message.find("'" + key + "'") != std::string::npos, bad.error().message);
+        }
+    }
+}
+
 BOOST_AUTO_TEST_CASE(plugstack_args) {
     auto s = parse_settings_args({"kernel_sched=observe", "runtime_dir=/tmp/x", "report_port=7000"});
     BOOST_REQUIRE(s.ok());

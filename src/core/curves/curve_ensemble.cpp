@@ -333,6 +333,7 @@ Prediction CurvePredictor::predict(double step) const {
         double spread = 0.0;
         for (double m : metrics_) spread = std::max(spread, std::fabs(m - last));
         spread = std::max(spread, 0.1 * std::fabs(last) + 1e-9);
+        spread *= std::max(settings_.fallback_calibration, 0.0);
         out.value = last;
         out.lower = sign > 0 ? last - 0.5 * spread : last - 2.0 * spread;
         out.upper = sign > 0 ? last + 2.0 * spread : last + 0.5 * spread;
@@ -357,7 +358,9 @@ Prediction CurvePredictor::predict(double step) const {
     const double reach = std::max(0.0, std::log(std::max(x, 1e-9) * x_scale_ / steps_.back()));
     const double per_reach = backtest_reach_ > 0.0 ? backtest_error_ / backtest_reach_ : 0.1;
     const double extrap = per_reach * reach;
-    const double sd = std::sqrt(between + noise_sigma_ * noise_sigma_ + extrap * extrap);
+    // scaled by the cross-validated calibration (fit_settings.hpp: interval_calibration)
+    const double sd = std::sqrt(between + noise_sigma_ * noise_sigma_ + extrap * extrap) *
+                      std::max(settings_.interval_calibration, 0.0);
     out.value = metric_of(mean * y_scale_ + y_offset_);
     const double a = metric_of((mean - z * sd) * y_scale_ + y_offset_);
     const double b = metric_of((mean + z * sd) * y_scale_ + y_offset_);

@@ -23,6 +23,8 @@ Result<LedgerAction> parse_action(const std::string& word) {
     if (word == "requeued_held") return LedgerAction::requeued_held;
     if (word == "cancelled") return LedgerAction::cancelled;
     if (word == "site_pinned") return LedgerAction::site_pinned;
+    if (word == "paused") return LedgerAction::paused;
+    if (word == "resumed") return LedgerAction::resumed;
     return make_error("unknown action '" + word + "'");
 }
 
@@ -55,33 +57,75 @@ const char* to_string(LedgerAction action) {
             return "cancelled";
         case LedgerAction::site_pinned:
             return "site_pinned";
+        case LedgerAction::paused:
+            return "paused";
+        case LedgerAction::resumed:
+            return "resumed";
     }
     return "?";
 }
 
 namespace {
 
-// The entry of this job instance, or of it before a requeue (see the header), or null.
-const LedgerEntry* find_instance(const std::map<JobInstance, LedgerEntry>& m, const JobInstance& job,
-                                 std::uint32_t uid, std::uint32_t restarts) {
+bool matches(const JobInstance& key, const LedgerEntry& e, const JobInstance& job, std::uint32_t uid,
+             std::uint32_t restarts) {
+    if (e.uid != uid) return false;
+    return key.submit == job.submit || (key.submit < job.submit && restarts > e.restarts);
+}
+
+// The newest entry of this job instance, or of it before a requeue (see the header), or null.
+template <typename Map>
+auto find_instance(Map& m, const JobInstance& job, std::uint32_t uid, std::uint32_t restarts)
+    -> decltype(&m.begin()->second) {
+    decltype(&m.begin()->second) found = nullptr;
     for (auto it = m.lower_bound(JobInstance{job.job_id, INT64_MIN});
          it != m.end() && it->first.job_id == job.job_id; ++it) {
-        if (it->second.uid != uid) continue;
-        if (it->first.submit == job.submit) return &it->second;
-        if (it->first.submit < job.submit && restarts > it->second.restarts) return &it->second;
+        if (matches(it->first, it->second, job, uid, restarts)) found = &it->second;
     }
-    return nullptr;
+    return found;
 }
 
 }  // namespace
 
 bool ActionLedger::acted(const JobInstance& job, std::uint32_t uid, std::uint32_t restarts) const {
-    return find_instance(entries_, job, uid, restarts) != nullptr;
+    const LedgerEntry* e = find_instance(entries_, job, uid, restarts);
+    return e != nullptr && e->action != LedgerAction::resumed;
+}
+
+const LedgerEntry* ActionLedger::latest(const JobInstance& job, std::uint32_t uid,
+                                        std::uint32_t restarts) const {
+    return find_instance(entries_, job, uid, restarts);
+}
+
+std::uint32_t ActionLedger::pauses(const JobInstance& job, std::uint32_t uid, std::uint32_t restarts) const {
+    std::uint32_t n = 0;
+    for (auto it = entries_.lower_bound(JobInstance{job.job_id, INT64_MIN});
+         it != entries_.end() && it->first.job_id == job.job_id; ++it) {
+        const LedgerAction a = it->second.action;
+        if ((a == LedgerAction::paused || a == LedgerAction::resumed) &&
+            matches(it->first, it->second, job, uid, restarts))
+            ++n;
+    }
+    return n;
+}
+
+bool ActionLedger::update(const JobInstance& job, std::uint32_t uid, std::uint32_t restarts,
+                          LedgerAction action, std::int64_t when) {
+    LedgerEntry* e = find_instance(entries_, job, uid, restarts);
+    if (e == nullptr) return false;
+    e->action = action;
+    e->when = when;
+    return true;
 }
 
 bool ActionLedger::record(const JobInstance& job, const LedgerEntry& entry) {
     if (entry.action == LedgerAction::site_pinned) return pins_.emplace(job, entry).second;
-    return entries_.emplace(job, entry).second;
+    auto [it, inserted] = entries_.emplace(job, entry);
+    if (!inserted && it->second.action == LedgerAction::resumed) {
+        it->second = entry;
+        return true;
+    }
+    return inserted;
 }
 
 const LedgerEntry* ActionLedger::pinned(const JobInstance& job, std::uint32_t uid,

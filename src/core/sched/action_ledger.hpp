@@ -27,7 +27,10 @@
 
 namespace explsched {
 
-enum class LedgerAction { held, requeued_held, cancelled, site_pinned };
+// paused: requeued and held by the pause rule (the hold is ours to release); resumed: that hold
+// was released (by the plugin, or by its owner or an operator), after which the trial may be acted
+// on again (a later stop, or another pause within pause_max).
+enum class LedgerAction { held, requeued_held, cancelled, site_pinned, paused, resumed };
 const char* to_string(LedgerAction action);
 
 struct JobInstance {
@@ -50,9 +53,19 @@ struct LedgerEntry {
 
 class ActionLedger {
 public:
-    // True if the job (this instance, or it before a requeue) was acted on: then never again.
+    // True if the job (this instance, or it before a requeue) was acted on and not resumed since:
+    // then never again.
     bool acted(const JobInstance& job, std::uint32_t uid, std::uint32_t restarts) const;
-    // Records an action; false if the instance already had one (nothing changes). A site_pinned
+    // The newest entry of this job (this instance, or it before a requeue), or null.
+    const LedgerEntry* latest(const JobInstance& job, std::uint32_t uid, std::uint32_t restarts) const;
+    // How often the job was paused (paused and resumed entries).
+    std::uint32_t pauses(const JobInstance& job, std::uint32_t uid, std::uint32_t restarts) const;
+    // Changes the newest entry's action (paused -> resumed, cancelled, requeued_held) and time;
+    // false when the job has no entry.
+    bool update(const JobInstance& job, std::uint32_t uid, std::uint32_t restarts, LedgerAction action,
+                std::int64_t when);
+    // Records an action; false if the instance already had one (nothing changes), unless that one
+    // was resumed (it is replaced). A site_pinned
     // entry goes to the pins instead (see pin()).
     bool record(const JobInstance& job, const LedgerEntry& entry);
     // The pin of this job (this instance, or it before a requeue), or null.

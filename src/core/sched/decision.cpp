@@ -31,6 +31,8 @@ const char* to_string(Decision decision) {
             return "terminate";
         case Decision::requeue_hold:
             return "requeue-hold";
+        case Decision::pause:
+            return "pause";
     }
     return "?";
 }
@@ -63,6 +65,16 @@ const char* to_string(ReasonCode code) {
             return "behind_at_milestone";
         case ReasonCode::negligible_gain:
             return "negligible_gain";
+        case ReasonCode::pause_unlikely:
+            return "pause_unlikely";
+        case ReasonCode::paused_below_price:
+            return "paused_below_price";
+        case ReasonCode::paused_no_room:
+            return "paused_no_room";
+        case ReasonCode::resumed:
+            return "resumed";
+        case ReasonCode::bound_cannot_matter:
+            return "bound_cannot_matter";
     }
     return "?";
 }
@@ -131,6 +143,28 @@ std::string describe(Decision decision, const Reason& r) {
                     num(r.d, 4) + " by " +
                     (r.a < 1e-4 ? std::string("almost nothing") : num(r.a, 2) + " of its range") +
                     ", less than " + num(r.b, 2);
+            break;
+        case ReasonCode::pause_unlikely:
+            text += "chance " + num(r.a, 2) + " to beat the group's best is below " + num(r.b, 2) +
+                    " and its utility " + num(r.c) + "/GPU-s below the GPU price " + num(r.d) +
+                    ": paused with its checkpoint (optimistic bound " + num(r.e, 4) + ")";
+            break;
+        case ReasonCode::paused_below_price:
+            text += "paused; optimistic utility " + num(r.a) + "/GPU-s is below the GPU price " + num(r.b) +
+                    " at load " + num(r.c, 2) + " (optimistic bound " + num(r.d, 4) + ")";
+            break;
+        case ReasonCode::paused_no_room:
+            text += "paused; optimistic utility " + num(r.a) + "/GPU-s is at least the GPU price " +
+                    num(r.b) + " but " + num(r.c, 6) + " GPUs are free for " + num(r.d, 6) + " needed";
+            break;
+        case ReasonCode::resumed:
+            text += "resumed from pause: optimistic utility " + num(r.a) +
+                    "/GPU-s is at least the GPU price " + num(r.b) + " at load " + num(r.c, 2) +
+                    " (optimistic bound " + num(r.d, 4) + ", group's best " + num(r.e, 4) + ")";
+            break;
+        case ReasonCode::bound_cannot_matter:
+            text += "even the optimistic bound " + num(r.a, 4) + " cannot beat the group's best " +
+                    num(r.b, 4) + " (chance " + num(r.c, 2) + ")";
             break;
     }
     return text;

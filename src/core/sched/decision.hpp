@@ -12,8 +12,10 @@ enum class TrialState { unknown, promising, hopeless };
 
 // pending trials: run (worth GPUs at the price its load would create) or wait;
 // running trials: keep, preemptable (utility under the price), or, when hopeless, terminate or
-// requeue_hold (requeue and hold, per the job's hopeless action).
-enum class Decision { run, wait, keep, preemptable, terminate, requeue_hold };
+// requeue_hold (requeue and hold, per the job's hopeless action); pause: a running trial is
+// requeued and held with its checkpoint (costs nothing while paused, the host may release it), a
+// paused one stays paused. A paused trial the engine thaws gets `run` (ReasonCode::resumed).
+enum class Decision { run, wait, keep, preemptable, terminate, requeue_hold, pause };
 
 enum class ReasonCode {
     nonexploratory,       // no group: ranked by age, partition and nice
@@ -29,6 +31,12 @@ enum class ReasonCode {
     in_grace,             // running a s < min_run_s b: not preemptable yet
     behind_at_milestone,  // milestone step a: rank b of c, outside the top 1/d; chance e to win
     negligible_gain,      // expected improvement a (of the range) on best d < b; final c
+    // pause and resume (core/sched/pause.hpp)
+    pause_unlikely,       // chance a < pause_probability b, utility c < price d; optimistic bound e
+    paused_below_price,   // paused: optimistic utility a < price b at load c; optimistic bound d
+    paused_no_room,       // paused: optimistic utility a >= price b, but c GPUs free, d needed
+    resumed,              // optimistic utility a >= price b at load c; optimistic bound d vs best e
+    bound_cannot_matter,  // optimistic bound a cannot beat the sweep's best b (chance c)
 };
 
 struct Reason {

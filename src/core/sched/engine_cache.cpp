@@ -53,6 +53,7 @@ void GroupStats::record_ended(const TrialCache& gone, const TrialKey& key) {
         ended_best_key = key;
     }
     const CurvePredictor& p = gone.predictor;
+    siblings.offer(key, p, gone.max_steps, true);
     for (double r : gone.rungs) {
         if (p.last_step() < r) break;
         const double v = metric_at(p.steps(), p.metrics(), r);
@@ -189,10 +190,14 @@ void Engine::Impl::join_group(const JobView& job, std::size_t j, TrialCache& c, 
         gs.start_round(round, job.direction);
         ++active_groups;
     }
+    if (gs.application.empty()) gs.application = engine_detail::application_key(job);
     group_of[j] = g->second;
     c.group = g->second;
     gs.members.push_back(j);
-    if (changed) audit(job, c, gs);
+    if (changed) {
+        audit(job, c, gs);
+        gs.siblings.offer(job.key, c.predictor, job.max_steps, false);
+    }
     gs.changed = gs.changed || changed || is_new;
     gs.signature += TrialKeyHash()(job.key) * 0x9E3779B97F4A7C15ULL + 1;
     ++gs.trials;
@@ -279,6 +284,7 @@ void Engine::Impl::derive(const JobView& job, TrialCache& c) {
     const double s0 = p.last_step();
     const double horizon = job.max_steps > 0.0 ? job.max_steps : 2.0 * std::max(s0, 1.0);
     c.final_metric = p.predict(std::max(horizon, s0));
+    apply_sibling_prior(job, c);
     if (!p.fitted() || !(c.speed > 0.0) || (job.max_steps > 0.0 && s0 >= job.max_steps)) return;
     double s1 = s0 + c.speed * ratio * settings.utility_horizon_s;
     if (job.max_steps > 0.0) s1 = std::min(s1, job.max_steps);
@@ -306,6 +312,7 @@ void Engine::Impl::audit(const JobView& job, TrialCache& c, GroupStats& gs) {
             }
             ++gs.audits;
             gs.widen = audit_widening(gs.audit_ratios, settings);
+            pool_audit(gs, ratio);
             // fell short of even the pessimistic bound: the curve promised what it did not do
             if (job.owner != kNoOwner && std::isfinite(c.audit_floor))
                 owners[job.owner].add(sign * (realized - c.audit_floor) < 0.0);

@@ -16,6 +16,7 @@
 #include "core/base/log.hpp"
 #include "core/base/result.hpp"
 #include "core/curves/curve_ensemble.hpp"
+#include "core/curves/sibling_prior.hpp"
 #include "core/sched/engine.hpp"
 #include "core/sched/policy.hpp"
 #include "core/sched/price.hpp"
@@ -85,6 +86,23 @@ struct OwnerAudit {
     double factor(const EngineSettings& s) const;
 };
 
+// The curves of a sweep's trials that its members' forecasts read as a prior (the sibling prior,
+// curves/sibling_prior.hpp; engine_siblings.cpp): at most kMaxSiblingCurves, each thinned to
+// kSiblingCurvePoints, the ones that reached furthest into their runs kept. A running member's
+// copy is refreshed when it moved on by 1/kSiblingCurvePoints of its run, so a round costs
+// O(changed trials x kMaxSiblingCurves) here, whatever the sweep's size.
+constexpr std::size_t kMaxSiblingCurves = 16;
+struct SiblingStore {
+    std::vector<TrialKey> keys;
+    std::vector<SiblingCurve> curves;
+
+    // Offers a member's curve: `length` the step its run ends at (max_steps; 0: unknown, not
+    // kept), `ended` when it left the queue.
+    void offer(const TrialKey& key, const CurvePredictor& p, double length, bool ended);
+    // Every kept curve but `self`'s, into `out`.
+    void others(const TrialKey& self, std::vector<const SiblingCurve*>& out) const;
+};
+
 // A group (sweep) persists across rounds so that what only changes when a member's curve
 // changes (the ASHA rung values) is not recomputed every round.
 struct GroupStats {
@@ -115,6 +133,11 @@ struct GroupStats {
     std::vector<double> audit_ratios;
     std::size_t audits = 0;  // checked forecasts ever (the ring's write position)
     double widen = 1.0;
+    // The application it belongs to (owner and --explore-model, engine_pooled_audit.cpp): a sweep
+    // with fewer than calibration_min_audits checked forecasts of its own reads its application's
+    // pooled audit instead.
+    std::string application;
+    SiblingStore siblings;
 
     void start_round(std::uint64_t round, Direction d);
     // Adds a member's observed curve (it has points) to this round's range, best and furthest.
@@ -122,6 +145,21 @@ struct GroupStats {
     // Keeps what a member that left the queue achieved (see ended_*).
     void record_ended(const TrialCache& gone, const TrialKey& key);
 };
+
+// The forecast audits of every sweep of one application (one owner's trials of one
+// --explore-model), pooled: the newest kAuditWindow checked forecasts, and the widening they call
+// for (engine_pooled_audit.cpp).
+struct PooledAudit {
+    std::vector<double> ratios;
+    std::size_t audits = 0;
+    double widen = 1.0;
+
+    void add(double ratio, const EngineSettings& s);
+};
+
+// The key pooling a job's sweep's audits with its application's other sweeps ("" for none: a
+// job without --explore-model is pooled with nothing).
+std::string application_key(const JobView& job);
 
 // The interval widening a sweep's forecast audits call for: the factor by which the optimistic
 // half-width must grow for the audited forecasts to have been beaten no more often than the
@@ -179,7 +217,12 @@ struct Engine::Impl {
     std::vector<std::size_t> group_of;  // per job: its group (kNone if none)
     std::vector<double> scratch;
     std::unordered_map<std::uint32_t, OwnerAudit> owners;  // forecast audits per owner (uid)
-    std::size_t discounted = 0;                            // this round's trials with trust < 1
+    // forecast audits pooled per application (application_key), at most kMaxPooledApplications
+    std::unordered_map<std::string, engine_detail::PooledAudit> applications;
+    std::size_t discounted = 0;  // this round's trials with trust < 1
+    // scratch of apply_sibling_prior
+    std::vector<const SiblingCurve*> sibling_scratch;
+    std::vector<double> thin_steps, thin_metrics;
 
     void log(LogLevel level, const std::string& message) {
         if (logger != nullptr && logger->enabled(level)) logger->write(level, message);
@@ -202,8 +245,16 @@ struct Engine::Impl {
     void end_sync(std::size_t trials);
     bool sync(const JobView& job, TrialCache& c, std::size_t& budget);
     void derive(const JobView& job, TrialCache& c);
+    // Mixes the sweep's siblings' curves into the trial's forecast of its final metric
+    // (engine_siblings.cpp); called by derive when the trial's forecast is recomputed.
+    void apply_sibling_prior(const JobView& job, TrialCache& c);
     void audit(const JobView& job, TrialCache& c, GroupStats& gs);
     double owner_factor(std::uint32_t owner) const;
+    // Adds a checked forecast to the sweep's application's pooled audit (engine_pooled_audit.cpp).
+    void pool_audit(const GroupStats& gs, double ratio);
+    // The widening a sweep's intervals get: its own audits' once it has calibration_min_audits,
+    // else its application's pooled audits'.
+    double group_widen(const GroupStats& gs) const;
     const std::vector<double>& rungs_of(const JobView& job, TrialCache& c) const;
     // The trial's standing at the highest milestone it reached (`reached` NaN when none).
     MilestoneStanding milestone_rank(const JobView& job, std::size_t j);
@@ -216,6 +267,13 @@ struct Engine::Impl {
     RoundPrice update_price(const RoundLoad& load);
     void decide(const std::vector<JobView>& jobs, const ClusterView& cluster, const RoundLoad& load,
                 const RoundPrice& price, std::vector<Assessment>& out);
+    // The evidence the stopping rules read for one trial with a usable fit.
+    StopEvidence stop_evidence(const JobView& job, std::size_t j, const TrialCache& c) const;
+    // Pause and resume (engine_pause.cpp): after decide, turns stops whose optimistic bound can
+    // still matter and unlikely trials below the price into pauses (as far as pending demand
+    // needs the GPUs), and decides which paused trials resume, stay paused or stop for good.
+    void pause_and_resume(const std::vector<JobView>& jobs, const ClusterView& cluster, const RoundLoad& load,
+                          std::vector<Assessment>& out);
     LadderInputs ladder_inputs(const JobView& job, const TrialCache* c, const Assessment& a,
                                double load_after, double running_s, const RoundPrice& price) const;
     void finish_round(const std::vector<Assessment>& out, const ClusterView& cluster, const RoundLoad& load,

@@ -111,13 +111,14 @@ void Engine::Impl::classify(const std::vector<JobView>& jobs, std::vector<Assess
                 a.measured_gpu_type = jobs[j].measured_gpu_type;
         }
         if (c == nullptr || !c->predictor.fitted() || !c->error.empty()) continue;
-        if (classify_trial(jobs[j], j, *c, a)) scratch.push_back(a.utility);
+        // a paused trial bids for no GPU: its utility does not inform the price
+        if (classify_trial(jobs[j], j, *c, a) && !jobs[j].paused) scratch.push_back(a.utility);
     }
 }
 
 // One trial with a usable fit: its prediction, its utility, and whether a stopping rule makes it
 // hopeless. Returns true if it stays promising (its utility then informs the price bounds).
-bool Engine::Impl::classify_trial(const JobView& job, std::size_t j, const TrialCache& c, Assessment& a) {
+StopEvidence Engine::Impl::stop_evidence(const JobView& job, std::size_t j, const TrialCache& c) const {
     const EngineSettings& s = settings;
     const GroupStats& gs = groups[group_of[j]];
     StopEvidence e;
@@ -128,10 +129,16 @@ bool Engine::Impl::classify_trial(const JobView& job, std::size_t j, const Trial
     e.sweep_furthest = gs.furthest_step;
     e.leader = gs.best_key == job.key;
     e.best_other = e.leader ? gs.second : gs.best;
-    e.final_metric = widen_interval(c.final_metric, gs.widen);
+    e.final_metric = widen_interval(c.final_metric, group_widen(gs));
     e.win_probability = win_probability_heavy(e.final_metric, job.direction, e.best_other, s.interval_level);
     const double own = std::fabs(c.best - c.first);
     e.sweep_scale = gs.hi > gs.lo ? gs.hi - gs.lo : std::max(own, 1e-12);
+    return e;
+}
+
+bool Engine::Impl::classify_trial(const JobView& job, std::size_t j, const TrialCache& c, Assessment& a) {
+    const EngineSettings& s = settings;
+    const StopEvidence e = stop_evidence(job, j, c);
     a.prediction = e.final_metric;
     // Audited utility: scaled down when the owner's forecasts keep failing (what preemption and
     // the priority compare).

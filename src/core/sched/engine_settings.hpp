@@ -88,6 +88,18 @@ struct EngineSettings : FitSettings {
     // finishing it would add nothing worth its GPUs. 0: off (the default: on the demo's real
     // training sweep a plateau-shaped best trial got 0.8 % at half its run and was cancelled).
     double min_expected_gain = 0.0;
+    // Pause and resume (freeze-thaw, core/sched/pause.hpp). A running trial past its grace
+    // (min_run_s), past pause_min_progress of its run, below the GPU price while pending trials
+    // want GPUs, whose chance to beat its sweep's best is below this, is paused: requeued and
+    // held with its checkpoint, holding no GPU. A trial a stopping rule calls hopeless is paused
+    // instead of stopped while its optimistic bound can still beat the sweep's best. A paused trial
+    // is resumed (in order of its optimistic bound) when its optimistic utility is at least the
+    // GPU price and GPUs are free for it; it is stopped (its hopeless action) once even its
+    // optimistic bound cannot beat the sweep's best. 0: no pause (the hopeless rules act alone).
+    double pause_probability = 0.2;
+    double pause_min_progress = 0.1;
+    std::uint32_t pause_max = 1;  // pauses per trial: then the hopeless action as without pause
+
     HopelessAction hopeless_action = HopelessAction::requeue_hold;  // site default
     double asha_reduction = 3.0;                                    // η: keep the top 1/η at each milestone
     double asha_min_step = 0.0;  // first milestone; 0: max_steps / η^asha_rungs

@@ -46,6 +46,10 @@ struct JobView {
     std::string measured_gpu_type;
     std::string job_type;  // throughput-table job type (--explore-model); empty = no scaling by type
     JobState state = JobState::pending;
+    // A pending trial held because the engine paused it (the host's record says the hold is its
+    // own): the engine decides whether to resume it. Not counted in the load, bids for no price.
+    bool paused = false;
+    std::uint32_t pauses = 0;       // times the host paused this trial before (pause_max)
     double submit_time = 0.0;       // when it was (re)queued: the age term counts from here
     double start_time = 0.0;        // running: when this run started (0 = unknown)
     double partition_factor = 0.0;  // Slurm partition priority, normalised to [0, 1]

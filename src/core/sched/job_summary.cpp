@@ -31,7 +31,8 @@ bool enum_from(std::string_view text, const Enum (&values)[N], Enum& out) {
 
 constexpr TrialState kStates[] = {TrialState::unknown, TrialState::promising, TrialState::hopeless};
 constexpr Decision kDecisions[] = {Decision::run,         Decision::wait,      Decision::keep,
-                                   Decision::preemptable, Decision::terminate, Decision::requeue_hold};
+                                   Decision::preemptable, Decision::terminate, Decision::requeue_hold,
+                                   Decision::pause};
 
 }  // namespace
 

@@ -345,6 +345,8 @@ PreemptVerdict preempt_verdict(const Assessment& preemptor, const Assessment& pr
         case Decision::terminate:
         case Decision::requeue_hold:
             return verdict(true, who + " is hopeless");
+        case Decision::pause:
+            return verdict(true, who + " is to be paused (unlikely to matter, below the GPU price)");
         case Decision::preemptable:
             break;
         default:

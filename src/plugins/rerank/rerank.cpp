@@ -128,6 +128,8 @@ struct JobSnap {
     bool running = false;
     bool has_comment = false;  // the record had a SystemComment at the walk
     bool pinned = false;       // site_factor mode: an operator's site factor is kept
+    bool paused = false;       // held by our pause (the ledger says so, and the hold is still ours)
+    uint32_t pauses = 0;       // times we paused it (the ledger)
     int32_t nice = 0;
     uint64_t nodes = 1;
     uint64_t tasks = 1;
@@ -150,8 +152,9 @@ using XString = std::unique_ptr<char, XFree>;
 // What the write-back stores into one job, all of it computed before the job write lock is taken.
 struct JobAnswer {
     uint32_t priority = 0;
-    uint32_t site = 0;  // prio_factors->priority_site (offset by NICE_OFFSET)
-    uint32_t nice = 0;  // prio_factors->nice (offset by NICE_OFFSET)
+    bool paused = false;  // the record stays held: its priority is not written
+    uint32_t site = 0;    // prio_factors->priority_site (offset by NICE_OFFSET)
+    uint32_t nice = 0;    // prio_factors->nice (offset by NICE_OFFSET)
     double age = 0.0, partition = 0.0;
     bool comment_due = false;
     bool act = false;    // a hopeless decision to carry out (see HopelessAct)
@@ -239,6 +242,9 @@ struct Ranker {
     std::vector<Assessment> out;
     std::vector<JobAnswer> answers;  // per snap: what the write-back stores
     std::vector<LiveJob> live;       // every job in job_list at the walk, sorted by id
+    // paused jobs whose hold someone else released or replaced (the walk's), with their restarts
+    std::vector<LiveJob> unpaused;
+    std::vector<uint32_t> unpaused_restarts;
     std::shared_ptr<const ThroughputTable> throughputs = std::make_shared<const ThroughputTable>();
     GpuTypeNames gpu_names;  // a copy of State::gpu_types' names, kept in step at each walk
 };
@@ -422,6 +428,8 @@ void view_of(const JobSnap& s, JobView& view, const EngineSettings& es) {
     const uint64_t gpus = job_gpus(st->gpus_per_job, st->gpus_per_node, st->gpus_per_task, s.nodes, s.tasks);
     view.gpus = static_cast<uint32_t>(std::clamp<uint64_t>(gpus, 1, UINT32_MAX));
     view.state = s.running ? JobState::running : JobState::pending;
+    view.paused = s.paused;
+    view.pauses = s.pauses;
     view.submit_time = s.eligible;
     view.start_time = s.start_time;
     view.partition_factor = s.partition_factor;
@@ -533,6 +541,30 @@ std::size_t read_reports(Ranker& r) {
     return batch.rows.size();
 }
 
+// Requeue-and-hold leaves this reason and text; `scontrol hold` by an operator sets WAIT_HELD, and
+// a user's hold after a release clears the text: then the hold is no longer ours to release.
+bool hold_is_ours(const job_record_t* job) {
+    return job->priority == 0 && job->state_reason == WAIT_HELD_USER &&
+           (job->state_desc == nullptr || std::strcmp(job->state_desc, "job requeued in held state") == 0);
+}
+
+// A pending job the ledger says we paused: `paused` when the hold is still ours. Released by
+// someone else (or re-held by an operator): the pause is over, noted for the ledger (r.unpaused),
+// and the job is ranked as any other. Returns true when the walk should skip the job (held, not by
+// us). Called under slurmctld's read locks.
+bool pause_state(Ranker& r, const job_record_t* job, bool& paused) {
+    const LedgerEntry* e =
+        r.ledger.latest(JobInstance{job->job_id, submit_of(job)}, job->user_id, job->restart_cnt);
+    if (e == nullptr || e->action != LedgerAction::paused) return job->priority == 0;
+    if (hold_is_ours(job)) {
+        paused = true;
+        return false;
+    }
+    r.unpaused.push_back(LiveJob{job->job_id, submit_of(job), job->user_id, job->restart_cnt > 0});
+    r.unpaused_restarts.push_back(job->restart_cnt);
+    return job->priority == 0;
+}
+
 // Step 2, under slurmctld's read locks: a view of every pending (not held) and running job, with
 // its instance and entry, in job_list order; and the list of every job instance slurmctld knows
 // (sorted by the caller once the locks are released).
@@ -624,7 +656,9 @@ bool walk_chunk(Ranker& r, JobListIterator& iter, std::size_t& index) {
         g_state.walk.emplace_back(nullptr, nullptr);
         r.live.push_back(LiveJob{job->job_id, submit_of(job), job->user_id, job->restart_cnt > 0});
         const bool pending = IS_JOB_PENDING(job) && job->priority != 0;  // 0: held, not competing
-        if (!pending && !IS_JOB_RUNNING(job)) continue;
+        bool paused = false;
+        if (IS_JOB_PENDING(job) && !r.ledger.entries().empty() && pause_state(r, job, paused)) continue;
+        if (!pending && !paused && !IS_JOB_RUNNING(job)) continue;
         // Where it sat last round (the list keeps its order): the same record with the same id.
         JobEntry* known =
             index < last.size() && last[index].first == job && last[index].second->job_id == job->job_id
@@ -635,6 +669,10 @@ bool walk_chunk(Ranker& r, JobListIterator& iter, std::size_t& index) {
         entry->seen_round = r.round;
         g_state.walk.back() = {job, entry};
         r.snaps.push_back(snap_of(job, entry));
+        JobSnap& snap = r.snaps.back();
+        snap.paused = paused;
+        if (!r.ledger.entries().empty())
+            snap.pauses = r.ledger.pauses(JobInstance{snap.job_id, snap.submit}, snap.uid, snap.restarts);
     }
     if (done) {
         g_state.last_walk.swap(g_state.walk);
@@ -711,11 +749,32 @@ void attach_curves(Ranker& r) {
     }
 }
 
+// What the act step does to one job: a hopeless trial's stop, a pause (requeue and hold, the
+// hold recorded as ours), or the release of a paused trial's hold.
+enum class ActKind { stop, pause, resume };
+
 struct HopelessAct {
     JobSnap job;
     Decision decision;
     std::string reason;
+    ActKind kind = ActKind::stop;
 };
+
+ActKind act_kind(const JobSnap& s, Decision d) {
+    if (s.paused) return d == Decision::run ? ActKind::resume : ActKind::stop;
+    return d == Decision::pause ? ActKind::pause : ActKind::stop;
+}
+
+// Whether the round's decision for `s` is one the act step carries out (the rule is the core's;
+// this is only which decisions change a job record): stops and pauses of jobs not acted on yet,
+// and the resume or stop of a job we paused.
+bool wants_act(const Ranker& r, const JobSnap& s, Decision d) {
+    if (!r.settled) return false;
+    if (s.paused) return d == Decision::run || d == Decision::terminate || d == Decision::requeue_hold;
+    const bool stop = d == Decision::terminate || d == Decision::requeue_hold;
+    const bool pause = d == Decision::pause && s.running;
+    return (stop || pause) && !r.ledger.acted(JobInstance{s.job_id, s.submit}, s.uid, s.restarts);
+}
 
 // Step 3 (end), without locks: everything the write-back stores, computed and formatted now so
 // that the write-back only compares and swaps: the factors, the SystemComment of each trial whose
@@ -738,11 +797,15 @@ void prepare_answers(Ranker& r, time_t now) {
             std::string line = summary_line(a, load, s.st->trial);
             // the reason runs to the end of the line: the note becomes part of it
             if (s.pinned) line += "; site factor: an operator's, kept (site_factor_hold)";
+            // a trial we paused and that runs again says so as long as it lives (`explsched why`)
+            if (s.pauses > 0 && !s.paused)
+                line += "; resumed from pause (paused " + std::to_string(s.pauses) +
+                        "x, restarted from its checkpoint)";
             ans.comment.reset(xstrdup(line.c_str()));
             ans.mark = CommentMark{now, a.state, a.decision, view.points.size, gpu};
         }
-        ans.act = (a.decision == Decision::terminate || a.decision == Decision::requeue_hold) && r.settled &&
-                  !r.ledger.acted(JobInstance{s.job_id, s.submit}, s.uid, s.restarts);
+        ans.paused = s.paused;
+        ans.act = wants_act(r, s, a.decision);
         if (ans.act) ans.reason = explain(a);
     }
 }
@@ -770,8 +833,8 @@ bool write_back(Ranker& r, std::size_t from, std::size_t to, std::vector<Hopeles
         const JobSnap& s = r.snaps[i];
         job_record_t* job = find_job_record(s.job_id);
         if (job == nullptr || submit_of(job) != s.submit || IS_JOB_RUNNING(job) != s.running ||
-            (!IS_JOB_RUNNING(job) && (!IS_JOB_PENDING(job) || job->priority == 0))) {
-            ++skipped;  // ended, requeued, held, started or replaced since the walk
+            (!IS_JOB_RUNNING(job) && (!IS_JOB_PENDING(job) || (job->priority == 0) != s.paused))) {
+            ++skipped;  // ended, requeued, held, released, started or replaced since the walk
             continue;
         }
         JobAnswer& ans = r.answers[i];
@@ -781,30 +844,97 @@ bool write_back(Ranker& r, std::size_t from, std::size_t to, std::vector<Hopeles
             swap_in_comment(job, ans);
             s.entry->mark = ans.mark;
         }
-        if (IS_JOB_PENDING(job) && !job->direct_set_prio && job->priority != ans.priority) {
+        if (IS_JOB_PENDING(job) && !ans.paused && !job->direct_set_prio && job->priority != ans.priority) {
             job->priority = ans.priority;
             changed = true;
         }
-        if (ans.act) acts.push_back({s, r.out[i].decision, std::move(ans.reason)});
+        if (ans.act)
+            acts.push_back({s, r.out[i].decision, std::move(ans.reason), act_kind(s, r.out[i].decision)});
     }
     return changed;
 }
 
 // Step 5: every act is first recorded in the ledger on disk (a crash after it leaves the job
-// un-acted-on, never acted on twice), then carried out as scontrol cancel/requeue/hold would,
-// on the record looked up again by id and instance. True when a job was acted on.
-bool act_on_hopeless(Ranker& r, const std::vector<HopelessAct>& acts, time_t now) {
-    for (const HopelessAct& act : acts) {
-        const LedgerAction what = act.decision == Decision::terminate ? LedgerAction::cancelled
-                                  : act.job.running                   ? LedgerAction::requeued_held
-                                                                      : LedgerAction::held;
-        r.ledger.record(JobInstance{act.job.job_id, act.job.submit},
-                        LedgerEntry{what, static_cast<int64_t>(now), act.job.uid, act.job.restarts});
+// un-acted-on, never acted on twice, and a paused job's hold known as ours), then carried out as
+// scontrol cancel/requeue/hold/release would, on the record looked up again by id and instance.
+// True when a job was acted on.
+LedgerAction ledger_action(const HopelessAct& act) {
+    switch (act.kind) {
+        case ActKind::pause:
+            return LedgerAction::paused;
+        case ActKind::resume:
+            return LedgerAction::resumed;
+        case ActKind::stop:
+            break;
     }
+    if (act.decision == Decision::terminate) return LedgerAction::cancelled;
+    return act.job.running ? LedgerAction::requeued_held : LedgerAction::held;
+}
+
+void record_acts(Ranker& r, const std::vector<HopelessAct>& acts, time_t now) {
+    for (const HopelessAct& act : acts) {
+        const JobInstance job{act.job.job_id, act.job.submit};
+        const LedgerAction what = ledger_action(act);
+        if (act.job.paused) {
+            // a paused job's entry changes (resumed, cancelled, held for good)
+            r.ledger.update(job, act.job.uid, act.job.restarts, what, static_cast<int64_t>(now));
+        } else {
+            r.ledger.record(job, LedgerEntry{what, static_cast<int64_t>(now), act.job.uid, act.job.restarts});
+        }
+    }
+}
+
+// As `scontrol release` does (_release_job_rec in slurmctld), under the job write lock.
+void release_hold(job_record_t* job, time_t now) {
+    if (job->details != nullptr && job->details->begin_time < now) job->details->begin_time = 0;
+    job->direct_set_prio = 0;
+    set_job_prio(job);
+    job->state_reason = WAIT_NO_REASON;
+    job->job_state &= ~static_cast<uint32_t>(JOB_SPECIAL_EXIT);
+    xfree(job->state_desc);
+    job->exit_code = 0;
+}
+
+// One act on a record that is still the instance, in the state, the round saw.
+int carry_out(const HopelessAct& act, job_record_t* job, time_t now) {
+    const uint32_t id = act.job.job_id;
+    if (act.kind == ActKind::pause) {
+        info("%s: pausing job %u (requeue and hold with its checkpoint): %s", plugin_type, id,
+             act.reason.c_str());
+        return job_requeue(0, id, nullptr, false, JOB_REQUEUE_HOLD);
+    }
+    if (act.kind == ActKind::resume) {
+        info("%s: resuming paused job %u (releasing our hold): %s", plugin_type, id, act.reason.c_str());
+        release_hold(job, now);
+        return SLURM_SUCCESS;
+    }
+    if (act.decision == Decision::terminate) {
+        info("%s: cancelling %s job %u: %s", plugin_type, act.job.paused ? "paused" : "hopeless", id,
+             act.reason.c_str());
+        return job_signal(job, SIGKILL, 0, 0, false);
+    }
+    if (act.job.paused) {
+        info("%s: paused job %u stays held for good (its owner may release it): %s", plugin_type, id,
+             act.reason.c_str());
+        return SLURM_SUCCESS;
+    }
+    if (IS_JOB_RUNNING(job)) {
+        info("%s: requeueing and holding hopeless job %u: %s", plugin_type, id, act.reason.c_str());
+        return job_requeue(0, id, nullptr, false, JOB_REQUEUE_HOLD);
+    }
+    info("%s: holding hopeless job %u: %s", plugin_type, id, act.reason.c_str());
+    job->priority = 0;
+    job->state_reason = WAIT_HELD;
+    xfree(job->state_desc);
+    return SLURM_SUCCESS;
+}
+
+bool act_on_hopeless(Ranker& r, const std::vector<HopelessAct>& acts, time_t now) {
+    record_acts(r, acts, now);
     if (!r.ledger_path.empty()) {
         if (Status st = r.ledger.save(r.ledger_path); !st) {
             // Without the record a restart could act again on a job whose owner undid it.
-            g_log.write(LogLevel::error, st.error().message + " (no hopeless trial acted on this round)");
+            g_log.write(LogLevel::error, st.error().message + " (no trial acted on this round)");
             return false;
         }
     }
@@ -812,29 +942,37 @@ bool act_on_hopeless(Ranker& r, const std::vector<HopelessAct>& acts, time_t now
     bool changed = false;
     for (const HopelessAct& act : acts) {
         job_record_t* job = find_job_record(act.job.job_id);
-        if (job == nullptr || submit_of(job) != act.job.submit || IS_JOB_RUNNING(job) != act.job.running ||
-            (!IS_JOB_RUNNING(job) && (!IS_JOB_PENDING(job) || job->priority == 0)))
+        if (job == nullptr || submit_of(job) != act.job.submit || IS_JOB_RUNNING(job) != act.job.running)
             continue;
-        const uint32_t id = act.job.job_id;
-        int rc = SLURM_SUCCESS;
-        if (act.decision == Decision::terminate) {
-            info("%s: cancelling hopeless job %u: %s", plugin_type, id, act.reason.c_str());
-            rc = job_signal(job, SIGKILL, 0, 0, false);
-        } else if (IS_JOB_RUNNING(job)) {
-            info("%s: requeueing and holding hopeless job %u: %s", plugin_type, id, act.reason.c_str());
-            rc = job_requeue(0, id, nullptr, false, JOB_REQUEUE_HOLD);
-        } else {
-            info("%s: holding hopeless job %u: %s", plugin_type, id, act.reason.c_str());
-            job->priority = 0;
-            job->state_reason = WAIT_HELD;
-            xfree(job->state_desc);
-        }
+        if (!IS_JOB_RUNNING(job) &&
+            (!IS_JOB_PENDING(job) || (act.job.paused ? !hold_is_ours(job) : job->priority == 0)))
+            continue;
+        const int rc = carry_out(act, job, now);
         if (rc != SLURM_SUCCESS)
-            error("%s: acting on hopeless job %u failed: %s", plugin_type, id, slurm_strerror(rc));
+            error("%s: acting on job %u failed: %s", plugin_type, act.job.job_id, slurm_strerror(rc));
         changed = true;
     }
     if (changed) last_job_update = now;
     return changed;
+}
+
+// The pauses someone else ended (released the hold, or replaced it): the ledger says resumed, so
+// the job is never released by us, and may be acted on again. Outside slurmctld's locks.
+void note_unpaused(Ranker& r, time_t now) {
+    if (r.unpaused.empty()) return;
+    for (std::size_t i = 0; i < r.unpaused.size(); ++i) {
+        const LiveJob& j = r.unpaused[i];
+        info(
+            "%s: job %u: the hold of its pause was released or replaced by its owner or an operator; "
+            "no longer ours",
+            plugin_type, j.job_id);
+        r.ledger.update(JobInstance{j.job_id, j.submit}, j.uid, r.unpaused_restarts[i], LedgerAction::resumed,
+                        static_cast<int64_t>(now));
+    }
+    r.unpaused.clear();
+    r.unpaused_restarts.clear();
+    if (r.ledger_path.empty()) return;
+    if (Status st = r.ledger.save(r.ledger_path); !st) g_log.write(LogLevel::error, st.error().message);
 }
 
 // Forgets the entries of jobs slurmctld no longer knows (as of the walk). Under slurmctld's
@@ -874,7 +1012,8 @@ std::size_t publish_site_answers(Ranker& r, std::vector<HopelessAct>& acts) {
         JobAnswer& ans = r.answers[i];
         out.push_back(SiteAnswer{s.job_id, s.submit, s.running, ans.site, s.entry});
         comments += ans.comment_due ? 1 : 0;
-        if (ans.act) acts.push_back({s, r.out[i].decision, std::move(ans.reason)});
+        if (ans.act)
+            acts.push_back({s, r.out[i].decision, std::move(ans.reason), act_kind(s, r.out[i].decision)});
     }
     std::lock_guard<std::mutex> guard(g_state.mutex);
     g_state.published.swap(out);
@@ -1034,6 +1173,7 @@ void rerank_all() {
     // 3. the engine, on the snapshot, without slurmctld's locks
     const auto t1 = std::chrono::steady_clock::now();
     std::sort(r.live.begin(), r.live.end());
+    note_unpaused(r, now);
     prune(r, now);
     attach_curves(r);
     if (Status st = r.engine->evaluate(r.views, cluster, r.out); !st) {

@@ -1,0 +1,331 @@
+#!/usr/bin/python3
+"""Makes the held-out learning-curve sweeps (contrib/heldout/curves/) by training small models.
+
+Every application is one hyperparameter sweep (learning rate, width, regularisation) of a small
+model on a data set that ships with scikit-learn (load_digits, load_breast_cancer, load_diabetes,
+load_wine, make_friedman1, make_classification), trained with Debian's python3-torch (CPU) or
+python3-sklearn. One validation metric per epoch is written in the layout of
+../shared/data/curves/<app>/validation-*.csv (progress,iteration,metric,grad_sqr,grad_var), with a
+`direction` file (min/max) and a `placements.csv` (one step time) so the simulator's curve
+library reads them too. A run whose loss becomes NaN/inf writes that row and stops (a diverged
+trial). Deterministic: fixed seeds, one torch thread. About a minute on one core.
+
+usage: contrib/heldout/make_sweeps.py [OUTDIR]     (default: contrib/heldout/curves)
+"""
+import math
+import os
+import sys
+import warnings
+
+import numpy as np
+import torch
+from sklearn import datasets
+from sklearn.linear_model import SGDClassifier, SGDRegressor
+from sklearn.metrics import log_loss, r2_score
+from sklearn.model_selection import train_test_split
+from sklearn.preprocessing import StandardScaler
+
+torch.set_num_threads(1)
+warnings.filterwarnings("ignore")
+
+
+def split(x, y, seed, stratify=True):
+    xt, xv, yt, yv = train_test_split(x, y, test_size=0.3, random_state=seed, stratify=y if stratify else None)
+    sc = StandardScaler().fit(xt)
+    return sc.transform(xt).astype(np.float32), sc.transform(xv).astype(np.float32), yt, yv
+
+
+class Curve:
+    """Collects one row per epoch; gradient statistics over the epoch's mini-batches."""
+
+    def __init__(self):
+        self.rows = []
+        self.samples = 0
+        self.iterations = 0
+        self.g = []
+
+    def batch(self, n, grad_sq):
+        self.samples += n
+        self.iterations += 1
+        self.g.append(grad_sq)
+
+    def epoch(self, metric):
+        g = np.array(self.g) if self.g else np.zeros(1)
+        self.rows.append((self.samples, self.iterations, metric, float(g.mean()), float(g.var())))
+        self.g = []
+        return math.isfinite(metric)
+
+
+def grad_sq(model):
+    total = 0.0
+    for p in model.parameters():
+        if p.grad is not None:
+            total += float((p.grad.detach() ** 2).sum())
+    return total
+
+
+def torch_train(model, xt, yt, xv, yv, epochs, lr, wd, batch, seed, metric, loss_fn, opt="sgd", momentum=0.9,
+                step_decay=None):
+    torch.manual_seed(seed)
+    xt_t, xv_t = torch.from_numpy(xt), torch.from_numpy(xv)
+    yt_t, yv_t = torch.from_numpy(yt), torch.from_numpy(yv)
+    if opt == "adam":
+        optim = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=wd)
+    else:
+        optim = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum, weight_decay=wd)
+    sched = torch.optim.lr_scheduler.StepLR(optim, step_size=step_decay, gamma=0.1) if step_decay else None
+    gen = torch.Generator().manual_seed(seed)
+    curve = Curve()
+    n = xt_t.shape[0]
+    for _ in range(epochs):
+        model.train()
+        perm = torch.randperm(n, generator=gen)
+        bad = False
+        for i in range(0, n, batch):
+            idx = perm[i:i + batch]
+            optim.zero_grad()
+            loss = loss_fn(model(xt_t[idx]), yt_t[idx])
+            if not torch.isfinite(loss):
+                bad = True
+                break
+            loss.backward()
+            curve.batch(len(idx), grad_sq(model))
+            optim.step()
+        if sched:
+            sched.step()
+        model.eval()
+        with torch.no_grad():
+            value = float("nan") if bad else metric(model(xv_t), yv_t)
+        if not curve.epoch(value):
+            break
+    return curve.rows
+
+
+def accuracy(out, y):
+    return float((out.argmax(1) == y).float().mean())
+
+
+def mse(out, y):
+    return float(((out.squeeze(1) - y) ** 2).mean())
+
+
+def ce_loss(out, y):
+    return float(torch.nn.functional.cross_entropy(out, y))
+
+
+def mlp(d_in, width, d_out, depth=2):
+    layers, d = [], d_in
+    for _ in range(depth):
+        layers += [torch.nn.Linear(d, width), torch.nn.ReLU()]
+        d = width
+    layers.append(torch.nn.Linear(d, d_out))
+    return torch.nn.Sequential(*layers)
+
+
+class SmallCNN(torch.nn.Module):
+    def __init__(self, channels):
+        super().__init__()
+        self.conv = torch.nn.Sequential(
+            torch.nn.Conv2d(1, channels, 3, padding=1), torch.nn.ReLU(),
+            torch.nn.Conv2d(channels, channels, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2))
+        self.head = torch.nn.Linear(channels * 16, 10)
+
+    def forward(self, x):
+        return self.head(self.conv(x.view(-1, 1, 8, 8)).flatten(1))
+
+
+class RowGRU(torch.nn.Module):
+    """Reads an 8x8 digit one row at a time."""
+
+    def __init__(self, hidden):
+        super().__init__()
+        self.rnn = torch.nn.GRU(8, hidden, batch_first=True)
+        self.head = torch.nn.Linear(hidden, 10)
+
+    def forward(self, x):
+        _, h = self.rnn(x.view(-1, 8, 8))
+        return self.head(h[-1])
+
+
+# --- the applications: each returns [(hyperparameters, rows)] ---
+
+def digits_mlp():
+    x, y = datasets.load_digits(return_X_y=True)
+    xt, xv, yt, yv = split(x, y, 0)
+    yt, yv = yt.astype(np.int64), yv.astype(np.int64)
+    out = []
+    for i, (lr, width, wd) in enumerate([(0.001, 64, 0), (0.003, 64, 0), (0.01, 64, 0), (0.03, 64, 0),
+                                         (0.1, 64, 0), (0.3, 64, 0), (1.0, 64, 0), (0.003, 16, 0),
+                                         (0.01, 16, 1e-3), (0.03, 256, 1e-4), (0.001, 256, 0),
+                                         (0.1, 16, 1e-2)]):
+        torch.manual_seed(100 + i)
+        rows = torch_train(mlp(64, width, 10), xt, yt, xv, yv, 50, lr, wd, 64, 100 + i, accuracy,
+                           torch.nn.functional.cross_entropy, momentum=0.0)
+        out.append(("lr=%g width=%d wd=%g" % (lr, width, wd), rows))
+    return "digits_mlp", "max", out
+
+
+def digits_cnn_loss():
+    # validation cross-entropy (minimised), step decay at epoch 30 of 45: curves that drop late
+    x, y = datasets.load_digits(return_X_y=True)
+    xt, xv, yt, yv = split(x, y, 1)
+    yt, yv = yt.astype(np.int64), yv.astype(np.int64)
+    out = []
+    for i, (lr, ch, wd) in enumerate([(0.002, 8, 0), (0.005, 8, 0), (0.01, 8, 0), (0.02, 8, 0), (0.05, 8, 0),
+                                      (0.1, 8, 0), (0.005, 16, 1e-3), (0.02, 16, 1e-3), (0.002, 4, 0),
+                                      (0.05, 4, 1e-2)]):
+        torch.manual_seed(200 + i)
+        rows = torch_train(SmallCNN(ch), xt, yt, xv, yv, 45, lr, wd, 64, 200 + i, ce_loss,
+                           torch.nn.functional.cross_entropy, momentum=0.9, step_decay=30)
+        out.append(("lr=%g channels=%d wd=%g stepdecay=30" % (lr, ch, wd), rows))
+    return "digits_cnn_loss", "min", out
+
+
+def digits_gru():
+    x, y = datasets.load_digits(return_X_y=True)
+    xt, xv, yt, yv = split(x, y, 2)
+    yt, yv = yt.astype(np.int64), yv.astype(np.int64)
+    out = []
+    for i, (lr, hidden) in enumerate([(0.0003, 32), (0.001, 32), (0.003, 32), (0.01, 32), (0.03, 32),
+                                      (0.1, 32), (0.001, 8), (0.003, 8), (0.01, 64), (0.0003, 64)]):
+        torch.manual_seed(300 + i)
+        rows = torch_train(RowGRU(hidden), xt, yt, xv, yv, 40, lr, 0.0, 64, 300 + i, accuracy,
+                           torch.nn.functional.cross_entropy, opt="adam")
+        out.append(("adam lr=%g hidden=%d" % (lr, hidden), rows))
+    return "digits_gru", "max", out
+
+
+def diabetes_mlp():
+    # regression: validation MSE of the (standardised) target, minimised; overfits at width 256
+    x, y = datasets.load_diabetes(return_X_y=True)
+    y = ((y - y.mean()) / y.std()).astype(np.float32)
+    xt, xv, yt, yv = split(x, y, 3, stratify=False)
+    out = []
+    for i, (lr, width, wd) in enumerate([(0.0003, 32, 0), (0.001, 32, 0), (0.003, 32, 0), (0.01, 32, 0),
+                                         (0.03, 32, 0), (0.1, 32, 0), (0.003, 256, 0), (0.01, 256, 1e-2),
+                                         (0.001, 8, 0), (0.03, 8, 1e-3), (0.3, 32, 0)]):
+        torch.manual_seed(400 + i)
+        rows = torch_train(mlp(10, width, 1), xt, yt, xv, yv, 60, lr, wd, 32, 400 + i, mse,
+                           lambda o, t: torch.nn.functional.mse_loss(o.squeeze(1), t), momentum=0.9)
+        out.append(("lr=%g width=%d wd=%g" % (lr, width, wd), rows))
+    return "diabetes_mlp", "min", out
+
+
+def breast_cancer_loss():
+    # validation log-loss (minimised) of a wide MLP: some overfit and turn up late
+    x, y = datasets.load_breast_cancer(return_X_y=True)
+    xt, xv, yt, yv = split(x, y, 4)
+    yt, yv = yt.astype(np.int64), yv.astype(np.int64)
+    out = []
+    for i, (lr, width, wd) in enumerate([(0.0001, 64, 0), (0.0003, 64, 0), (0.001, 64, 0), (0.003, 64, 0),
+                                         (0.01, 64, 0), (0.03, 64, 0), (0.001, 512, 0), (0.001, 512, 1e-2),
+                                         (0.0003, 16, 0), (0.003, 16, 1e-3)]):
+        torch.manual_seed(500 + i)
+        rows = torch_train(mlp(30, width, 2), xt, yt, xv, yv, 50, lr, wd, 32, 500 + i, ce_loss,
+                           torch.nn.functional.cross_entropy, momentum=0.9)
+        out.append(("lr=%g width=%d wd=%g" % (lr, width, wd), rows))
+    return "breast_cancer_loss", "min", out
+
+
+def friedman_sgd_r2():
+    # sklearn SGDRegressor (partial_fit epochs) on make_friedman1 with spline-free polynomial
+    # features: R^2 on the validation split, maximised
+    x, y = datasets.make_friedman1(n_samples=2000, n_features=10, noise=1.0, random_state=6)
+    x = np.hstack([x, x ** 2, x[:, :5] * x[:, 5:10]])
+    xt, xv, yt, yv = split(x, y, 6, stratify=False)
+    out = []
+    for i, (eta, alpha) in enumerate([(0.0001, 1e-4), (0.0003, 1e-4), (0.001, 1e-4), (0.003, 1e-4), (0.01, 1e-4),
+                                      (0.03, 1e-4), (0.001, 1e-2), (0.003, 1e-1), (0.0003, 1e-3),
+                                      (0.01, 1e-3)]):
+        model = SGDRegressor(learning_rate="invscaling", eta0=eta, power_t=0.25, alpha=alpha, random_state=600 + i)
+        curve = Curve()
+        rng = np.random.RandomState(600 + i)
+        for _ in range(40):
+            perm = rng.permutation(len(yt))
+            for b in range(0, len(yt), 50):
+                idx = perm[b:b + 50]
+                model.partial_fit(xt[idx], yt[idx])
+                curve.batch(len(idx), float((model.coef_ ** 2).sum()))
+            pred = model.predict(xv)
+            value = float(r2_score(yv, pred)) if np.all(np.isfinite(pred)) else float("nan")
+            if not curve.epoch(value):
+                break
+        out.append(("sgd eta0=%g alpha=%g" % (eta, alpha), curve.rows))
+    return "friedman_sgd_r2", "max", out
+
+
+def classification_sgd_logloss():
+    # sklearn SGDClassifier (log loss) on make_classification: validation log-loss, minimised
+    x, y = datasets.make_classification(n_samples=3000, n_features=40, n_informative=12, n_redundant=8,
+                                        n_classes=3, class_sep=0.8, flip_y=0.03, random_state=7)
+    xt, xv, yt, yv = split(x, y, 7)
+    out = []
+    for i, (eta, alpha) in enumerate([(0.00003, 1e-4), (0.0001, 1e-4), (0.0003, 1e-4), (0.001, 1e-4),
+                                      (0.003, 1e-4), (0.01, 1e-4), (0.001, 1e-2), (0.0003, 1e-3),
+                                      (0.03, 1e-5), (0.0001, 1e-2)]):
+        model = SGDClassifier(loss="log_loss", learning_rate="constant", eta0=eta, alpha=alpha, random_state=700 + i)
+        curve = Curve()
+        rng = np.random.RandomState(700 + i)
+        for _ in range(40):
+            perm = rng.permutation(len(yt))
+            for b in range(0, len(yt), 100):
+                idx = perm[b:b + 100]
+                model.partial_fit(xt[idx], yt[idx], classes=np.arange(3))
+                curve.batch(len(idx), float((model.coef_ ** 2).sum()))
+            p = model.predict_proba(xv)
+            value = float(log_loss(yv, p, labels=np.arange(3))) if np.all(np.isfinite(p)) else float("nan")
+            if not curve.epoch(value):
+                break
+        out.append(("sgd log_loss eta0=%g alpha=%g" % (eta, alpha), curve.rows))
+    return "classification_sgd_logloss", "min", out
+
+
+def wine_mlp():
+    x, y = datasets.load_wine(return_X_y=True)
+    xt, xv, yt, yv = split(x, y, 8)
+    yt, yv = yt.astype(np.int64), yv.astype(np.int64)
+    out = []
+    for i, (lr, width) in enumerate([(0.0003, 16), (0.001, 16), (0.003, 16), (0.01, 16), (0.03, 16),
+                                     (0.001, 4), (0.003, 4), (0.0003, 64)]):
+        torch.manual_seed(800 + i)
+        rows = torch_train(mlp(13, width, 3, depth=1), xt, yt, xv, yv, 40, lr, 0.0, 16, 800 + i, ce_loss,
+                           torch.nn.functional.cross_entropy, momentum=0.0)
+        out.append(("lr=%g width=%d" % (lr, width), rows))
+    return "wine_mlp_loss", "min", out
+
+
+APPLICATIONS = [digits_mlp, digits_cnn_loss, digits_gru, diabetes_mlp, breast_cancer_loss, friedman_sgd_r2,
+                classification_sgd_logloss, wine_mlp]
+
+
+def main(argv):
+    outdir = argv[1] if len(argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "curves")
+    summary = []
+    for make in APPLICATIONS:
+        app, direction, trials = make()
+        d = os.path.join(outdir, app)
+        os.makedirs(d, exist_ok=True)
+        for f in os.listdir(d):
+            if f.startswith("validation-"):
+                os.remove(os.path.join(d, f))
+        for k, (hp, rows) in enumerate(trials, 1):
+            with open(os.path.join(d, "validation-%d.csv" % k), "w") as out:
+                out.write("progress,iteration,metric,grad_sqr,grad_var\n")
+                for samples, it, metric, gs, gv in rows:
+                    out.write("%d,%d,%s,%.6g,%.6g\n" % (samples, it, "%.6g" % metric if math.isfinite(metric)
+                                                         else "nan", gs, gv))
+            summary.append((app, k, hp, len(rows), rows[-1][2]))
+        with open(os.path.join(d, "direction"), "w") as out:
+            out.write(direction + "\n")
+        with open(os.path.join(d, "placements.csv"), "w") as out:
+            out.write("placement,local_bsz,step_time\n1,1,0.05\n1,%d,0.05\n" % len(trials))
+    with open(os.path.join(outdir, "trials.txt"), "w") as out:
+        out.write("# application trial epochs final_metric hyperparameters\n")
+        for app, k, hp, n, last in summary:
+            out.write("%s validation-%d %d %.6g %s\n" % (app, k, n, last, hp))
+    print("make_sweeps: %d trials of %d applications in %s" % (len(summary), len(APPLICATIONS), outdir))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,179 @@
+#include "core/curves/sibling_prior.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/curves/curve_ensemble.hpp"
+
+namespace explsched {
+
+namespace {
+
+double median3(double a, double b, double c) { return std::max(std::min(a, b), std::min(std::max(a, b), c)); }
+
+// Linear interpolation of ys over xs (increasing) at x, clamped to the ends.
+double interp(const std::vector<double>& xs, const std::vector<double>& ys, double x) {
+    if (x <= xs.front()) return ys.front();
+    if (x >= xs.back()) return ys.back();
+    const auto it = std::upper_bound(xs.begin(), xs.end(), x);
+    const std::size_t i = static_cast<std::size_t>(it - xs.begin());
+    const double t = (x - xs[i - 1]) / std::max(xs[i] - xs[i - 1], 1e-300);
+    return ys[i - 1] + t * (ys[i] - ys[i - 1]);
+}
+
+struct Orient {
+    bool log_space;
+    double sign;
+    double operator()(double m) const { return log_space ? -std::log(m) : sign * m; }
+    double back(double v) const { return log_space ? std::exp(-std::clamp(v, -700.0, 700.0)) : sign * v; }
+};
+
+}  // namespace
+
+void thin_curve(const std::vector<double>& steps, const std::vector<double>& metrics, std::size_t max_points,
+                std::vector<double>& out_steps, std::vector<double>& out_metrics) {
+    out_steps.clear();
+    out_metrics.clear();
+    const std::size_t n = std::min(steps.size(), metrics.size());
+    if (n <= max_points || max_points < 2) {
+        out_steps.assign(steps.begin(), steps.begin() + static_cast<std::ptrdiff_t>(n));
+        out_metrics.assign(metrics.begin(), metrics.begin() + static_cast<std::ptrdiff_t>(n));
+        return;
+    }
+    for (std::size_t k = 0; k < max_points; ++k) {
+        const std::size_t i = k * (n - 1) / (max_points - 1);
+        out_steps.push_back(steps[i]);
+        out_metrics.push_back(metrics[i]);
+    }
+}
+
+SiblingForecast sibling_forecast(const std::vector<double>& steps, const std::vector<double>& metrics,
+                                 Direction direction, double length, bool log_space,
+                                 const std::vector<const SiblingCurve*>& siblings,
+                                 const FitSettings& settings) {
+    SiblingForecast out;
+    const std::size_t n = std::min(steps.size(), metrics.size());
+    if (n == 0 || !(length > 0.0) || siblings.empty()) return out;
+    const Orient o{log_space, direction == Direction::maximize ? 1.0 : -1.0};
+    const double u_now = steps[n - 1] / length;
+    if (!(u_now < 1.0)) return out;
+    // the trial: oriented values by fraction of its run
+    std::vector<double> tu(n), ty(n);
+    double lo = o(metrics[0]), hi = lo;
+    for (std::size_t i = 0; i < n; ++i) {
+        tu[i] = steps[i] / length;
+        ty[i] = o(metrics[i]);
+        lo = std::min(lo, ty[i]);
+        hi = std::max(hi, ty[i]);
+    }
+    const double level = n >= 3 ? median3(ty[n - 3], ty[n - 2], ty[n - 1]) : ty[n - 1];
+    // the points whose shape is compared: the recent half of the run so far, at most 8
+    std::vector<std::size_t> probe;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (tu[i] >= 0.5 * u_now) probe.push_back(i);
+    }
+    if (probe.size() > 8) {
+        std::vector<std::size_t> thin;
+        for (std::size_t k = 0; k < 8; ++k) thin.push_back(probe[k * (probe.size() - 1) / 7]);
+        probe.swap(thin);
+    }
+    struct Vote {
+        double d, w, shape, level;
+    };
+    std::vector<Vote> votes;
+    std::vector<double> su, sy;
+    for (const SiblingCurve* sib : siblings) {
+        if (sib == nullptr || !(sib->length > 0.0) || sib->steps.size() < 2) continue;
+        const double end_u = std::min(1.0, sib->steps.back() / sib->length);
+        if (!(end_u > u_now + 0.02) || sib->steps.front() / sib->length > u_now) continue;
+        bool usable = true;
+        su.resize(sib->steps.size());
+        sy.resize(sib->steps.size());
+        for (std::size_t i = 0; i < sib->steps.size() && usable; ++i) {
+            if (log_space && !(sib->metrics[i] > 0.0)) usable = false;
+            su[i] = sib->steps[i] / sib->length;
+            sy[i] = usable ? o(sib->metrics[i]) : 0.0;
+            if (!std::isfinite(sy[i])) usable = false;
+        }
+        if (!usable) continue;
+        for (double v : sy) {
+            lo = std::min(lo, v);
+            hi = std::max(hi, v);
+        }
+        const double s_level =
+            n >= 3 ? median3(interp(su, sy, tu[n - 3]), interp(su, sy, tu[n - 2]), interp(su, sy, tu[n - 1]))
+                   : interp(su, sy, u_now);
+        const double s_end = interp(su, sy, end_u);
+        double shape = 0.0;
+        for (std::size_t i : probe) {
+            const double diff = (ty[i] - level) - (interp(su, sy, tu[i]) - s_level);
+            shape += diff * diff;
+        }
+        shape /= static_cast<double>(std::max<std::size_t>(probe.size(), 1));
+        const double reach = (end_u - u_now) / (1.0 - u_now);  // < 1: a running sibling
+        votes.push_back({s_end - s_level, reach * reach, shape, (level - s_level) * (level - s_level)});
+    }
+    // Similarity in units of the sweep's range: a sibling whose recent shape and level are the
+    // trial's votes with full weight; others fade out (Gaussian kernel).
+    // The trial's own observed range: siblings are alike when they differ by a fraction of what
+    // the trial itself has moved (the sweep's range is set by its worst runs).
+    double own_lo = ty[0], own_hi = ty[0];
+    for (double v : ty) {
+        own_lo = std::min(own_lo, v);
+        own_hi = std::max(own_hi, v);
+    }
+    const double scale = std::max(std::min(hi - lo, own_hi - own_lo), 1e-9);
+    const double h_shape = settings.sibling_shape_bandwidth * scale,
+                 h_level = settings.sibling_level_bandwidth * scale;
+    for (Vote& v : votes) {
+        const double dist2 = v.shape / (h_shape * h_shape) + v.level / (h_level * h_level);
+        v.w *= std::exp(-0.5 * std::min(dist2, 700.0));
+    }
+    double w_sum = 0.0, w_sq = 0.0, d_sum = 0.0;
+    for (const Vote& v : votes) {
+        w_sum += v.w;
+        w_sq += v.w * v.w;
+        d_sum += v.w * v.d;
+    }
+    if (!(w_sum > 1e-12)) return out;
+    const double d_mean = d_sum / w_sum;
+    double var = 0.0;
+    for (const Vote& v : votes) var += v.w * (v.d - d_mean) * (v.d - d_mean);
+    var /= w_sum;
+    out.n_eff = w_sum * w_sum / std::max(w_sq, 1e-300);
+    out.weight = w_sum;
+    out.mean = level + d_mean;
+    out.sd = std::sqrt(var * (1.0 + 1.0 / out.n_eff) + 0.0001 * scale * scale);
+    return out;
+}
+
+Prediction prior_forecast(const Prediction& own, const std::vector<double>& steps,
+                          const std::vector<double>& metrics, Direction direction, double length,
+                          const std::vector<const SiblingCurve*>& siblings, const FitSettings& settings) {
+    if (!own.extrapolated || siblings.empty() || settings.sibling_prior_weight <= 0.0) return own;
+    bool log_space = direction == Direction::minimize && !metrics.empty();
+    for (double m : metrics) log_space = log_space && m > 0.0;
+    const SiblingForecast sib =
+        sibling_forecast(steps, metrics, direction, length, log_space, siblings, settings);
+    if (!(sib.weight > 1e-6)) return own;
+    const Orient o{log_space, direction == Direction::maximize ? 1.0 : -1.0};
+    const double z = interval_z(settings.interval_level);
+    // the own interval as fitted (predict() scaled it by its calibration)
+    const double k_own = std::max(settings.interval_calibration, 1e-9);
+    const double m_own = o(own.value);
+    const double sd_own = std::fabs(o(own.upper) - o(own.lower)) / (2.0 * z * k_own);
+    if (!std::isfinite(m_own) || !std::isfinite(sd_own)) return own;
+    const double alpha = sib.weight / (sib.weight + settings.sibling_prior_weight);
+    const double mean = alpha * sib.mean + (1.0 - alpha) * m_own;
+    const double var = alpha * sib.sd * sib.sd + (1.0 - alpha) * sd_own * sd_own +
+                       alpha * (1.0 - alpha) * (sib.mean - m_own) * (sib.mean - m_own);
+    const double sd = std::sqrt(var) * settings.sibling_calibration;
+    Prediction out = own;
+    out.value = o.back(mean);
+    const double a = o.back(mean - z * sd), b = o.back(mean + z * sd);
+    out.lower = std::min(a, b);
+    out.upper = std::max(a, b);
+    return out;
+}
+
+}  // namespace explsched

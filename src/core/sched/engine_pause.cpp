@@ -1,0 +1,131 @@
+// Pause and resume, the engine's phase after decide (the rules are in pause.hpp): which running
+// trials are paused, which paused ones resume, stay paused, or stop for good.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "core/sched/engine_impl.hpp"
+#include "core/sched/pause.hpp"
+
+namespace explsched {
+
+using namespace engine_detail;
+
+namespace {
+
+bool usable(const TrialCache* c) {
+    return c != nullptr && c->predictor.fitted() && c->error.empty() && !c->diverged;
+}
+
+HopelessAction action_of(const JobView& job, const EngineSettings& s) {
+    return job.has_hopeless_action ? job.hopeless_action : s.hopeless_action;
+}
+
+// GPUs the round's pending (not paused) jobs that were told to run want beyond the free ones:
+// what pauses could usefully free; negative: GPUs left over for paused trials to resume on.
+double shortfall(const std::vector<JobView>& jobs, const std::vector<Assessment>& out,
+                 const RoundLoad& load) {
+    double want = 0.0;
+    for (std::size_t j = 0; j < jobs.size(); ++j)
+        if (jobs[j].state == JobState::pending && !jobs[j].paused && out[j].decision == Decision::run)
+            want += jobs[j].gpus;
+    const double free = load.total * (1.0 - load.load);
+    return want - free;
+}
+
+}  // namespace
+
+void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const ClusterView& cluster,
+                                    const RoundLoad& load, std::vector<Assessment>& out) {
+    const EngineSettings& s = settings;
+    std::vector<PauseCandidate> unlikely, thaw;
+    std::vector<Reason> pause_reason(jobs.size());
+    for (std::size_t j = 0; j < jobs.size(); ++j) {
+        const JobView& job = jobs[j];
+        Assessment& a = out[j];
+        const TrialCache* c = trial_of[j];
+        if (job.paused) {
+            a.decision = Decision::pause;
+            if (!usable(c)) {
+                // No forecast (its curve was lost): resumed when there is room, as a trial
+                // without a prediction runs.
+                a.reason = Reason{};
+                a.reason.code = ReasonCode::paused_no_room;
+                a.reason.a = a.price;
+                a.reason.b = a.price;
+                a.reason.d = job.gpus;
+                thaw.push_back(PauseCandidate{j, job.gpus, -1.0});
+                continue;
+            }
+            const StopEvidence e = stop_evidence(job, j, *c);
+            const PauseOutlook o = pause_outlook(e, c->best, c->speed, job.gpus, owner_factor(job.owner), s);
+            if (stop_is_final(e, o, s)) {
+                a.state = TrialState::hopeless;
+                a.decision = hopeless_decision(action_of(job, s), JobState::pending);
+                a.reason = cannot_matter_reason(e, o);
+                continue;
+            }
+            a.reason = Reason{};
+            a.reason.a = o.optimistic_utility;
+            a.reason.b = a.price;
+            if (o.optimistic_utility >= a.price) {
+                a.reason.code = ReasonCode::paused_no_room;
+                a.reason.d = job.gpus;
+                thaw.push_back(PauseCandidate{j, job.gpus, o.optimism});
+            } else {
+                a.reason.code = ReasonCode::paused_below_price;
+                a.reason.c = std::min(1.0, load.load + job.gpus / load.total);
+                a.reason.d = o.bound;
+            }
+            a.reason.e = o.bound;  // kept for `resumed` (d, e rewritten below)
+            continue;
+        }
+        if (job.state != JobState::running || !usable(c) || !pause_enabled(job.pauses, s)) continue;
+        const StopEvidence e = stop_evidence(job, j, *c);
+        const PauseOutlook o = pause_outlook(e, c->best, c->speed, job.gpus, owner_factor(job.owner), s);
+        if (a.decision == Decision::terminate || a.decision == Decision::requeue_hold) {
+            // a stopping rule fired: final only when even the optimistic bound cannot matter
+            if (!stop_is_final(e, o, s)) a.decision = Decision::pause;
+            continue;
+        }
+        if (a.state != TrialState::promising ||
+            (a.decision != Decision::keep && a.decision != Decision::preemptable))
+            continue;
+        const double running_s = job.start_time > 0.0 ? cluster.now - job.start_time : kInf;
+        if (auto r = pause_rule(e, o, a.utility, a.price, running_s, s)) {
+            pause_reason[j] = *r;
+            unlikely.push_back(PauseCandidate{j, job.gpus, -e.win_probability});
+        }
+    }
+    const double short_gpus = shortfall(jobs, out, load);
+    // Unlikely trials are paused, least likely first, only as far as pending trials need GPUs.
+    std::stable_sort(unlikely.begin(), unlikely.end(),
+                     [](const PauseCandidate& x, const PauseCandidate& y) { return x.key > y.key; });
+    double freed = 0.0;
+    for (const PauseCandidate& p : unlikely) {
+        if (freed >= short_gpus) break;
+        out[p.job].decision = Decision::pause;
+        out[p.job].reason = pause_reason[p.job];
+        freed += p.gpus;
+    }
+    // Paused trials worth their price resume, in order of their optimistic bound, on the GPUs
+    // the pending trials leave free.
+    for (std::size_t j : choose_by_key(std::move(thaw), -short_gpus)) {
+        Assessment& a = out[j];
+        const double bound = a.reason.e;
+        a.decision = Decision::run;
+        a.reason.code = ReasonCode::resumed;
+        a.reason.c = std::min(1.0, load.load + jobs[j].gpus / load.total);
+        a.reason.d = bound;
+        const GroupStats& gs = groups[group_of[j]];
+        a.reason.e = gs.best;
+    }
+    // the paused ones that stay: how many GPUs were free for them
+    for (std::size_t j = 0; j < jobs.size(); ++j) {
+        Assessment& a = out[j];
+        if (jobs[j].paused && a.decision == Decision::pause && a.reason.code == ReasonCode::paused_no_room)
+            a.reason.c = std::max(0.0, -short_gpus);
+    }
+}
+
+}  // namespace explsched

@@ -1,0 +1,61 @@
+// Pause and resume (freeze-thaw): the rules that pause a running trial instead of stopping it,
+// resume a paused one when GPUs are cheap, and stop a paused one for good. A paused trial is
+// requeued and held with its checkpoint by the host: it costs no GPU-hours while paused, so the
+// pause may come earlier than the hopeless rules (pause_min_progress, pause_probability), and a
+// stop becomes final only when even the trial's optimistic bound cannot matter to its sweep.
+// Pure functions; the engine gathers the inputs (engine_pause.cpp).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include "core/sched/decision.hpp"
+#include "core/sched/engine_settings.hpp"
+#include "core/sched/policy.hpp"
+
+namespace explsched {
+
+// What a paused (or to-be-paused) trial could still be worth: its optimistic bound (the
+// interval's optimistic end), whether that beats its sweep's best, and the utility per GPU-second
+// it would have if its curve went to that bound.
+struct PauseOutlook {
+    double bound = std::numeric_limits<double>::quiet_NaN();
+    bool can_matter = true;  // the bound beats the sweep's best (or no best yet)
+    // direction-aware (bound - best) in units of the sweep's range: the resume order
+    double optimism = 0.0;
+    double optimistic_utility = 0.0;
+};
+
+// `current` is the trial's best observed metric, `speed` its steps/s (NaN: unknown), `trust` the
+// owner's forecast-audit factor.
+PauseOutlook pause_outlook(const StopEvidence& evidence, double current, double speed, double gpus,
+                           double trust, const EngineSettings& settings);
+
+// Whether pausing is on and the trial has pauses left.
+bool pause_enabled(std::uint32_t pauses, const EngineSettings& settings);
+
+// A running trial that is not stopped: paused when unlikely (chance < pause_probability), below
+// the price, past its grace and pause_min_progress, not its sweep's leader nor done.
+// Reason ReasonCode::pause_unlikely.
+std::optional<Reason> pause_rule(const StopEvidence& evidence, const PauseOutlook& outlook, double utility,
+                                 double price, double running_s, const EngineSettings& settings);
+
+// A stopped trial (a stopping rule fired) whose optimistic bound still beats its sweep's best is
+// paused instead (keeping the rule's reason); a paused one that cannot matter any more is stopped
+// (ReasonCode::bound_cannot_matter).
+bool stop_is_final(const StopEvidence& evidence, const PauseOutlook& outlook, const EngineSettings& settings);
+Reason cannot_matter_reason(const StopEvidence& evidence, const PauseOutlook& outlook);
+
+// Chooses among candidates (job index, GPUs, rank key: higher goes first) those that fit in
+// `budget` GPUs, in order of the key; the rest are left out. Ties keep the input order.
+struct PauseCandidate {
+    std::size_t job = 0;
+    std::uint32_t gpus = 1;
+    double key = 0.0;
+};
+std::vector<std::size_t> choose_by_key(std::vector<PauseCandidate> candidates, double budget);
+
+}  // namespace explsched

@@ -1,0 +1,139 @@
+#define BOOST_TEST_MODULE test_curves_sibling_prior
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <vector>
+
+#include "core/curves/curve_ensemble.hpp"
+#include "core/curves/sibling_prior.hpp"
+
+using namespace explsched;
+
+namespace {
+
+// An accuracy curve that rises as a power law until `drop` (a fraction of its run of `length`
+// steps), then jumps by `jump` (a learning-rate drop no smooth fit foresees); `level` shifts it.
+struct Run {
+    std::vector<double> steps, metrics;
+};
+
+Run curve(int points, double length, double level, double drop, double jump) {
+    Run r;
+    for (int i = 1; i <= points; ++i) {
+        const double step = length * i / 50.0;
+        const double u = step / length;
+        r.steps.push_back(step);
+        r.metrics.push_back(level + 0.3 - 0.25 * std::pow(u * 50.0, -0.5) + (u >= drop ? jump : 0.0));
+    }
+    return r;
+}
+
+SiblingCurve sibling(const Run& r, double length) {
+    SiblingCurve s;
+    thin_curve(r.steps, r.metrics, kSiblingCurvePoints, s.steps, s.metrics);
+    s.length = length;
+    s.ended = r.steps.back() >= length;
+    return s;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(sibling_prior)
+
+BOOST_AUTO_TEST_CASE(thin_curve_keeps_the_ends_and_the_bound) {
+    const Run r = curve(50, 5000, 0.0, 2.0, 0.0);
+    std::vector<double> s, m;
+    thin_curve(r.steps, r.metrics, 10, s, m);
+    BOOST_TEST(s.size() == 10u);
+    BOOST_TEST(s.front() == r.steps.front());
+    BOOST_TEST(s.back() == r.steps.back());
+    BOOST_TEST(m.back() == r.metrics.back());
+    thin_curve(r.steps, r.metrics, 100, s, m);
+    BOOST_TEST(s.size() == 50u);
+}
+
+// Siblings that ended show the drop at 60 % of the run; a trial at 30 % of its run cannot see it
+// in its own curve, but its siblings' forecast carries it. Siblings of another length (another
+// batch size) line up by fraction of the run.
+BOOST_AUTO_TEST_CASE(ended_siblings_carry_a_jump_the_trial_has_not_reached) {
+    const Run trial = curve(15, 5000, 0.0, 0.6, 0.2);
+    const double truth = curve(50, 5000, 0.0, 0.6, 0.2).metrics.back();
+    std::vector<SiblingCurve> sibs;
+    for (int k = 0; k < 4; ++k) {
+        sibs.push_back(sibling(curve(50, 5000.0 * (k + 1), 0.002 * k, 0.6, 0.2), 5000.0 * (k + 1)));
+    }
+    std::vector<const SiblingCurve*> view;
+    for (const auto& s : sibs) view.push_back(&s);
+    const SiblingForecast f =
+        sibling_forecast(trial.steps, trial.metrics, Direction::maximize, 5000, false, view);
+    BOOST_TEST(f.n_eff > 2.0);
+    BOOST_TEST(std::fabs(f.mean - truth) < 0.02, "forecast " << f.mean << " truth " << truth);
+
+    FitSettings settings = calibrated_fit_settings();
+    settings.sibling_prior_weight = 1.5;  // the benchmarked weight (off in the engine by default)
+    std::vector<CurvePoint> pts;
+    for (std::size_t i = 0; i < trial.steps.size(); ++i) pts.push_back({trial.steps[i], trial.metrics[i]});
+    auto own = predict_curve(pts, Direction::maximize, 5000, settings);
+    BOOST_REQUIRE(own.ok());
+    BOOST_REQUIRE(own->extrapolated);
+    const Prediction mixed =
+        prior_forecast(*own, trial.steps, trial.metrics, Direction::maximize, 5000, view, settings);
+    BOOST_TEST(std::fabs(mixed.value - truth) < 0.5 * std::fabs(own->value - truth),
+               "own " << own->value << " mixed " << mixed.value << " truth " << truth);
+    BOOST_TEST(mixed.lower <= mixed.value);
+    BOOST_TEST(mixed.upper >= mixed.value);
+    BOOST_TEST(truth >= mixed.lower);
+    BOOST_TEST(truth <= mixed.upper);
+
+    // no sibling prior: the trial's own forecast
+    settings.sibling_prior_weight = 0.0;
+    const Prediction plain =
+        prior_forecast(*own, trial.steps, trial.metrics, Direction::maximize, 5000, view, settings);
+    BOOST_TEST(plain.value == own->value);
+}
+
+// Siblings no further than the trial, or whose curves look nothing like it, say nothing.
+BOOST_AUTO_TEST_CASE(siblings_behind_or_unlike_the_trial_are_ignored) {
+    const Run trial = curve(15, 5000, 0.0, 0.6, 0.2);
+    std::vector<SiblingCurve> behind{sibling(curve(10, 5000, 0.0, 0.6, 0.2), 5000)};
+    std::vector<const SiblingCurve*> view{&behind[0]};
+    BOOST_TEST(sibling_forecast(trial.steps, trial.metrics, Direction::maximize, 5000, false, view).n_eff ==
+               0.0);
+    // a sibling at a level ten times the trial's range away
+    std::vector<SiblingCurve> far{sibling(curve(50, 5000, 5.0, 0.6, 0.2), 5000)};
+    view = {&far[0]};
+    BOOST_TEST(sibling_forecast(trial.steps, trial.metrics, Direction::maximize, 5000, false, view).weight <
+               1e-6);
+}
+
+// The calibration scales the fitted interval about the forecast, and only the interval.
+BOOST_AUTO_TEST_CASE(interval_calibration_scales_the_interval) {
+    const Run trial = curve(20, 5000, 0.0, 2.0, 0.0);
+    std::vector<CurvePoint> pts;
+    for (std::size_t i = 0; i < trial.steps.size(); ++i) pts.push_back({trial.steps[i], trial.metrics[i]});
+    FitSettings one;
+    one.interval_calibration = 1.0;
+    FitSettings two = one;
+    two.interval_calibration = 2.0;
+    auto a = predict_curve(pts, Direction::maximize, 5000, one);
+    auto b = predict_curve(pts, Direction::maximize, 5000, two);
+    BOOST_REQUIRE(a.ok());
+    BOOST_REQUIRE(b.ok());
+    BOOST_TEST(a->value == b->value);
+    BOOST_TEST(b->upper - b->lower == 2.0 * (a->upper - a->lower), boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(calibrated_fit_settings().interval_calibration >
+               1.0);                                        // what explsched predict reports widens
+    BOOST_TEST(FitSettings{}.interval_calibration == 1.0);  // the engine's default: as fitted
+    // too few points to fit: the data-free interval scales by fallback_calibration
+    std::vector<CurvePoint> few(pts.begin(), pts.begin() + 3);
+    one.fallback_calibration = 1.0;
+    two.fallback_calibration = 2.0;
+    auto c = predict_curve(few, Direction::maximize, 5000, one);
+    auto d = predict_curve(few, Direction::maximize, 5000, two);
+    BOOST_REQUIRE(c.ok());
+    BOOST_REQUIRE(d.ok());
+    BOOST_TEST(!c->extrapolated);
+    BOOST_TEST(d->upper - d->lower == 2.0 * (c->upper - c->lower), boost::test_tools::tolerance(1e-9));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

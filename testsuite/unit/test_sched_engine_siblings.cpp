@@ -1,0 +1,96 @@
+#define BOOST_TEST_MODULE test_sched_engine_siblings
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "core/sched/engine.hpp"
+
+using namespace explsched;
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kMaxSteps = 6000.0;
+
+// An accuracy curve that idles near 0.1 until step 3000 (half its run), then jumps to `after` (a
+// learning-rate drop); n points every 100 steps.
+std::vector<CurvePoint> drop_at_half(int n, double after) {
+    std::vector<CurvePoint> pts;
+    for (int i = 1; i <= n; ++i) {
+        const double step = 100.0 * i;
+        const double level = step < 3000.0 ? 0.1 + 0.01 * std::log(step / 100.0) : after;
+        pts.push_back({step, level + 0.002 * ((i % 3) - 1), 10.0 * i, kNaN});
+    }
+    return pts;
+}
+
+JobView job(std::uint32_t id, const std::vector<CurvePoint>& points) {
+    JobView v;
+    v.key = TrialKey{id, TrialKey::kNoArrayTask};
+    v.group = "g";
+    v.job_type = "resnet";
+    v.direction = Direction::maximize;
+    v.max_steps = kMaxSteps;
+    v.state = JobState::running;
+    v.start_time = 1;
+    v.points = points;
+    return v;
+}
+
+// The engine's forecast of trial 100's final metric after three rounds: its siblings 1..5 ran
+// their whole curves (listed in rounds 1 and 2, ended in round 3); trial 100 is at 40 % of its
+// run, on the plateau its siblings left at 50 %, one point further each round.
+std::vector<Prediction> forecasts(const EngineSettings& s) {
+    auto made = Engine::create(s);
+    BOOST_REQUIRE(made.ok());
+    Engine e = std::move(made.value());
+    std::vector<std::vector<CurvePoint>> sibs;
+    for (int t = 0; t < 5; ++t) sibs.push_back(drop_at_half(60, 0.8 + 0.01 * t));
+    std::vector<Prediction> out;
+    for (int r = 0; r < 3; ++r) {
+        const auto mine = drop_at_half(24 + r, 0.0);
+        std::vector<JobView> jobs;
+        if (r < 2) {
+            for (int t = 0; t < 5; ++t) jobs.push_back(job(static_cast<std::uint32_t>(t + 1), sibs[t]));
+        }
+        jobs.push_back(job(100, mine));
+        ClusterView cluster;
+        cluster.now = 100.0 * (r + 1);
+        cluster.total_gpus = 32;
+        std::vector<Assessment> a;
+        BOOST_REQUIRE(e.evaluate(jobs, cluster, a).ok());
+        out.push_back(a.back().prediction);
+    }
+    return out;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(engine_siblings)
+
+// The trial's own fit sees only the plateau and forecasts about where it is; its siblings went
+// from that plateau to 0.8 and more, so with the sibling prior (the default) its forecast moves up
+// toward theirs, whether the siblings are running (round 2) or ended (round 3). Its optimistic
+// bound is never below its own fit's. Without the prior (sibling_prior_weight=0) it stays put.
+BOOST_AUTO_TEST_CASE(a_trial_forecast_moves_toward_its_siblings_shape) {
+    EngineSettings on;
+    on.sibling_prior_weight = 1.5;  // the benchmarked weight (off by default)
+    on.calibration_min_audits = 0;  // no audit widening: the two runs differ in the prior alone
+    EngineSettings off = on;
+    off.sibling_prior_weight = 0.0;
+    const auto with = forecasts(on), without = forecasts(off);
+    for (std::size_t r = 1; r < 3; ++r) {
+        BOOST_TEST_CONTEXT("round " << r + 1) {
+            BOOST_REQUIRE(std::isfinite(without[r].value));
+            BOOST_TEST(without[r].value < 0.4);                  // the own fit: the plateau goes on
+            BOOST_TEST(with[r].value > without[r].value + 0.2);  // the siblings' jump
+            BOOST_TEST(with[r].upper >= without[r].upper);
+        }
+    }
+    // round 1: the trial is new (not in its sweep yet when its forecast is made): its own fit
+    BOOST_TEST(with[0].value == without[0].value);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

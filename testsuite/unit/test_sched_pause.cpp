@@ -1,0 +1,262 @@
+#define BOOST_TEST_MODULE test_sched_pause
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "core/sched/action_ledger.hpp"
+#include "core/sched/engine.hpp"
+#include "core/sched/pause.hpp"
+
+using namespace explsched;
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// An accuracy curve rising towards `ceiling`, one point per 100 steps, 10 s per 100 steps.
+std::vector<CurvePoint> rising(int n, double ceiling, double speed = 0.6) {
+    std::vector<CurvePoint> pts;
+    for (int i = 1; i <= n; ++i) {
+        const double step = 100.0 * i;
+        pts.push_back({step, ceiling - speed * std::pow(step / 100.0, -0.5), 10.0 * i, kNaN});
+    }
+    return pts;
+}
+
+JobView view(std::uint32_t id, const std::vector<CurvePoint>& pts, JobState state = JobState::running) {
+    JobView v;
+    v.key = TrialKey{id, TrialKey::kNoArrayTask};
+    v.group = "g";
+    v.direction = Direction::maximize;
+    v.max_steps = 6000;
+    v.state = state;
+    v.start_time = state == JobState::running ? 1 : 0;
+    v.points = pts;
+    return v;
+}
+
+ClusterView cluster(double now, std::uint32_t total, std::int64_t busy = -1) {
+    ClusterView c;
+    c.now = now;
+    c.total_gpus = total;
+    c.busy_gpus = busy;
+    return c;
+}
+
+StopEvidence evidence(double value, double lower, double upper, double best, double win) {
+    StopEvidence e;
+    e.points = 20;
+    e.last_step = 2000;
+    e.max_steps = 6000;
+    e.final_metric.value = value;
+    e.final_metric.lower = lower;
+    e.final_metric.upper = upper;
+    e.final_metric.extrapolated = true;
+    e.best_other = best;
+    e.win_probability = win;
+    e.sweep_scale = 0.5;
+    return e;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(pause_and_resume)
+
+BOOST_AUTO_TEST_CASE(outlook_reads_the_optimistic_end_of_the_interval) {
+    EngineSettings s;
+    const PauseOutlook up = pause_outlook(evidence(0.8, 0.7, 0.92, 0.9, 0.1), 0.6, 1.0, 1, 1.0, s);
+    BOOST_TEST(up.bound == 0.92);
+    BOOST_TEST(up.can_matter);
+    BOOST_TEST(up.optimism == 0.04, boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(up.optimistic_utility > 0.0);
+    const PauseOutlook down = pause_outlook(evidence(0.8, 0.7, 0.85, 0.9, 0.01), 0.6, 1.0, 1, 1.0, s);
+    BOOST_TEST(!down.can_matter);
+    BOOST_TEST(down.optimistic_utility < up.optimistic_utility);
+    // minimising: the optimistic end is the lower one
+    StopEvidence e = evidence(0.5, 0.3, 0.6, 0.35, 0.2);
+    e.direction = Direction::minimize;
+    BOOST_TEST(pause_outlook(e, 0.7, 1.0, 1, 1.0, s).bound == 0.3);
+    BOOST_TEST(pause_outlook(e, 0.7, 1.0, 1, 1.0, s).can_matter);
+    // an owner whose forecasts fail gets no optimism either
+    BOOST_TEST(pause_outlook(evidence(0.8, 0.7, 0.92, 0.9, 0.1), 0.6, 1.0, 1, 0.0, s).optimistic_utility ==
+               0.0);
+}
+
+BOOST_AUTO_TEST_CASE(pause_rule_needs_an_unlikely_trial_below_the_price_past_its_grace) {
+    EngineSettings s;
+    s.min_run_s = 600;
+    const StopEvidence e = evidence(0.8, 0.7, 0.92, 0.9, 0.1);
+    const PauseOutlook o = pause_outlook(e, 0.6, 1.0, 1, 1.0, s);
+    auto r = pause_rule(e, o, 1e-6, 2e-6, 1000, s);
+    BOOST_REQUIRE(r.has_value());
+    BOOST_TEST((r->code == ReasonCode::pause_unlikely));
+    BOOST_TEST(describe(Decision::pause, *r).find("paused with its checkpoint") != std::string::npos);
+    BOOST_TEST(!pause_rule(e, o, 3e-6, 2e-6, 1000, s).has_value());  // worth its price
+    BOOST_TEST(!pause_rule(e, o, 1e-6, 2e-6, 100, s).has_value());   // in its grace
+    StopEvidence likely = e;
+    likely.win_probability = 0.4;
+    BOOST_TEST(!pause_rule(likely, o, 1e-6, 2e-6, 1000, s).has_value());
+    StopEvidence early = e;
+    early.last_step = 300;  // 5 % of its run
+    BOOST_TEST(!pause_rule(early, o, 1e-6, 2e-6, 1000, s).has_value());
+    StopEvidence leader = e;
+    leader.leader = true;
+    BOOST_TEST(!pause_rule(leader, o, 1e-6, 2e-6, 1000, s).has_value());
+    s.pause_probability = 0.0;
+    BOOST_TEST(!pause_enabled(0, s));
+    s.pause_probability = 0.2;
+    BOOST_TEST(pause_enabled(0, s));
+    BOOST_TEST(!pause_enabled(1, s));  // pause_max 1
+}
+
+BOOST_AUTO_TEST_CASE(a_stop_is_final_only_when_the_optimistic_bound_cannot_matter) {
+    EngineSettings s;
+    const StopEvidence can = evidence(0.8, 0.7, 0.92, 0.9, 0.01);
+    BOOST_TEST(!stop_is_final(can, pause_outlook(can, 0.6, 1.0, 1, 1.0, s), s));
+    const StopEvidence cannot = evidence(0.6, 0.55, 0.65, 0.9, 0.001);
+    const PauseOutlook o = pause_outlook(cannot, 0.5, 1.0, 1, 1.0, s);
+    BOOST_TEST(stop_is_final(cannot, o, s));
+    const Reason r = cannot_matter_reason(cannot, o);
+    BOOST_TEST(describe(Decision::terminate, r).find("even the optimistic bound 0.65") != std::string::npos,
+               describe(Decision::terminate, r));
+}
+
+BOOST_AUTO_TEST_CASE(resume_order_follows_the_key_within_the_budget) {
+    std::vector<PauseCandidate> c = {{0, 2, 0.1}, {1, 1, 0.5}, {2, 1, 0.3}, {3, 4, 0.9}};
+    const auto chosen = choose_by_key(c, 3);
+    BOOST_TEST(chosen == (std::vector<std::size_t>{1, 2}), boost::test_tools::per_element());
+    BOOST_TEST(choose_by_key(c, 0).empty());
+    BOOST_TEST(choose_by_key(c, 8) == (std::vector<std::size_t>{3, 1, 2, 0}),
+               boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(engine_pauses_an_unlikely_trial_only_when_pending_trials_need_its_gpus) {
+    EngineSettings s;
+    s.min_run_s = 0;
+    s.hopeless_probability = 0.0;  // the pause rule alone
+    s.pause_probability = 0.5;
+    Engine e = Engine::create(s).value();
+    const auto good = rising(30, 0.95), meh = rising(30, 0.90, 0.7), fresh = rising(2, 0.9);
+    std::vector<JobView> jobs = {view(1, good), view(2, meh), view(3, fresh, JobState::pending)};
+    std::vector<Assessment> out;
+    // two GPUs, both busy, a pending trial wants one: the unlikely one is paused
+    BOOST_REQUIRE(e.evaluate(jobs, cluster(1000, 2), out).ok());
+    BOOST_TEST((out[2].decision == Decision::run));
+    BOOST_TEST((out[1].decision == Decision::pause), explain(out[1]));
+    BOOST_TEST((out[1].reason.code == ReasonCode::pause_unlikely));
+    BOOST_TEST((out[0].decision != Decision::pause));
+    // no pending demand: nothing is paused (GPUs freed would idle)
+    jobs.pop_back();
+    BOOST_REQUIRE(e.evaluate(jobs, cluster(1001, 2), out).ok());
+    BOOST_TEST((out[1].decision != Decision::pause), explain(out[1]));
+    // off: never
+    s.pause_probability = 0.0;
+    Engine off = Engine::create(s).value();
+    jobs.push_back(view(3, fresh, JobState::pending));
+    BOOST_REQUIRE(off.evaluate(jobs, cluster(1000, 2), out).ok());
+    BOOST_TEST((out[1].decision != Decision::pause));
+}
+
+BOOST_AUTO_TEST_CASE(engine_turns_a_stop_into_a_pause_while_the_bound_can_matter) {
+    EngineSettings s;
+    s.min_run_s = 0;
+    s.hopeless_probability = 0.3;  // the hopeless rule fires on a trial whose interval reaches the best
+    s.hopeless_min_progress = 0.0;
+    Engine e = Engine::create(s).value();
+    const auto good = rising(30, 0.95), close = rising(30, 0.93, 0.9);
+    std::vector<JobView> jobs = {view(1, good), view(2, close)};
+    jobs[1].has_hopeless_action = true;
+    jobs[1].hopeless_action = HopelessAction::terminate;
+    std::vector<Assessment> out;
+    BOOST_REQUIRE(e.evaluate(jobs, cluster(1000, 8), out).ok());
+    BOOST_REQUIRE((out[1].state == TrialState::hopeless));
+    const bool bound_beats = out[1].prediction.upper > out[0].prediction.value - 1.0;  // informative only
+    (void)bound_beats;
+    BOOST_TEST((out[1].decision == Decision::pause || out[1].decision == Decision::terminate));
+    // once paused (pause_max reached), the same trial is stopped as without pause
+    jobs[1].pauses = 1;
+    BOOST_REQUIRE(e.evaluate(jobs, cluster(1001, 8), out).ok());
+    BOOST_TEST((out[1].decision == Decision::terminate), explain(out[1]));
+    // far below the best: final at once
+    const auto poor = rising(30, 0.55);
+    jobs[1].points = poor;
+    jobs[1].pauses = 0;
+    BOOST_REQUIRE(e.evaluate(jobs, cluster(1002, 8), out).ok());
+    BOOST_TEST((out[1].decision == Decision::terminate), explain(out[1]));
+}
+
+BOOST_AUTO_TEST_CASE(engine_resumes_a_paused_trial_when_gpus_are_free_and_stops_one_that_cannot_matter) {
+    EngineSettings s;
+    s.min_run_s = 0;
+    Engine e = Engine::create(s).value();
+    // the late bloomer's forecast ends above the leader's best; the poor one's far below
+    const auto good = rising(30, 0.95), late = rising(20, 1.2, 1.5), poor = rising(30, 0.5);
+    std::vector<JobView> jobs = {view(1, good), view(2, late, JobState::pending),
+                                 view(3, poor, JobState::pending)};
+    jobs[1].paused = jobs[2].paused = true;
+    jobs[1].pauses = jobs[2].pauses = 1;
+    jobs[2].has_hopeless_action = true;
+    jobs[2].hopeless_action = HopelessAction::terminate;
+    std::vector<Assessment> out;
+    // one GPU, busy: the late bloomer stays paused (no room), the poor one is stopped for good
+    BOOST_REQUIRE(e.evaluate(jobs, cluster(1000, 1), out).ok());
+    BOOST_TEST((out[1].decision == Decision::pause), explain(out[1]));
+    BOOST_TEST((out[2].decision == Decision::terminate), explain(out[2]));
+    BOOST_TEST((out[2].reason.code == ReasonCode::bound_cannot_matter));
+    // GPUs free up (the leader's finished): the late bloomer resumes
+    jobs.erase(jobs.begin());
+    BOOST_REQUIRE(e.evaluate(jobs, cluster(1001, 4), out).ok());
+    BOOST_TEST((out[0].decision == Decision::run), explain(out[0]));
+    BOOST_TEST((out[0].reason.code == ReasonCode::resumed));
+    BOOST_TEST(explain(out[0]).find("resumed from pause") != std::string::npos);
+    // a paused trial does not count towards the load
+    BOOST_TEST(e.last_round().utilisation == 0.0);
+}
+
+BOOST_AUTO_TEST_CASE(resumes_go_in_order_of_the_optimistic_bound) {
+    EngineSettings s;
+    s.min_run_s = 0;
+    Engine e = Engine::create(s).value();
+    const auto a = rising(20, 1.25, 1.5), b = rising(20, 1.3, 1.5);
+    std::vector<JobView> jobs = {view(2, a, JobState::pending), view(3, b, JobState::pending)};
+    jobs[0].paused = jobs[1].paused = true;
+    std::vector<Assessment> out;
+    // one free GPU: the higher bound goes first
+    BOOST_REQUIRE(e.evaluate(jobs, cluster(1000, 1, 0), out).ok());
+    BOOST_REQUIRE(out[1].prediction.upper > out[0].prediction.upper);
+    BOOST_TEST((out[1].decision == Decision::run), explain(out[1]));
+    BOOST_TEST((out[0].decision == Decision::pause), explain(out[0]));
+    BOOST_TEST((out[0].reason.code == ReasonCode::paused_no_room), explain(out[0]));
+    // two free GPUs: both
+    BOOST_REQUIRE(e.evaluate(jobs, cluster(1001, 2, 0), out).ok());
+    BOOST_TEST((out[0].decision == Decision::run), explain(out[0]));
+    BOOST_TEST((out[1].decision == Decision::run), explain(out[1]));
+}
+
+BOOST_AUTO_TEST_CASE(ledger_knows_a_pause_until_it_is_resumed) {
+    ActionLedger l;
+    BOOST_TEST(l.record({42, 1000}, {LedgerAction::paused, 5, 1001, 0}));
+    // requeued by the pause: new submit time, one more restart
+    BOOST_TEST(l.acted({42, 2000}, 1001, 1));
+    BOOST_REQUIRE(l.latest({42, 2000}, 1001, 1) != nullptr);
+    BOOST_TEST((l.latest({42, 2000}, 1001, 1)->action == LedgerAction::paused));
+    BOOST_TEST(l.pauses({42, 2000}, 1001, 1) == 1u);
+    // another user's job with the id: nothing
+    BOOST_TEST(l.latest({42, 2000}, 1002, 1) == nullptr);
+    BOOST_TEST(l.update({42, 2000}, 1001, 1, LedgerAction::resumed, 9));
+    BOOST_TEST(!l.acted({42, 2000}, 1001, 1));  // may be stopped later
+    BOOST_TEST(l.pauses({42, 2000}, 1001, 1) == 1u);
+    BOOST_TEST(l.record({42, 2000}, {LedgerAction::cancelled, 12, 1001, 1}));
+    BOOST_TEST(l.acted({42, 2000}, 1001, 1));
+    BOOST_TEST((l.latest({42, 2000}, 1001, 1)->action == LedgerAction::cancelled));
+    BOOST_TEST(!l.update({43, 1}, 1001, 0, LedgerAction::resumed, 9));
+    // survives a restart (the file)
+    auto back = ActionLedger::parse(l.serialize(), "test");
+    BOOST_REQUIRE(back);
+    BOOST_TEST(back->pauses({42, 2000}, 1001, 1) == 1u);
+    BOOST_TEST((back->latest({42, 2000}, 1001, 1)->action == LedgerAction::cancelled));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -10,6 +10,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/trial_source.hpp"
+#include "cli/why_placement.hpp"
 #include "core/sched/engine_settings.hpp"
 
 namespace explsched::cli {
@@ -203,12 +204,18 @@ int cmd_why(int argc, char** argv) {
         job = a;
     }
     auto trial = load_trial(job, *options);
+    const auto placement = live_placement(job);  // a multi-node job placed by slurmctld
+    if (!trial && placement) {
+        std::printf("job %s (%s): %s\n", job.c_str(), placement->state.c_str(), placement->text.c_str());
+        return 0;
+    }
     if (!trial) {
         std::fprintf(stderr, "explsched why: %s\n", trial.error().message.c_str());
         return 1;
     }
     const TrialInfo& t = *trial;
     std::printf("job %s (%s): %s\n", t.name.c_str(), t.state_text.c_str(), t.source.c_str());
+    if (placement) std::printf("  %s\n", placement->text.c_str());
     if (!t.assessment) {
         std::printf(
             "  The scheduler has not assessed it (no SystemComment, no recorded assessment): a job with no\n"

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/net_main.hpp"
 #include "sim/report.hpp"
 #include "sim/sim_options.hpp"
 #include "sim/simulator.hpp"
@@ -155,6 +156,7 @@ int run(const SimOptions& options) {
 
 int main(int argc, char** argv) {
     try {
+        if (argc > 1 && std::strcmp(argv[1], "net") == 0) return explsched::sim::net_main(argc - 1, argv + 1);
         auto options = explsched::sim::parse_sim_options(argc, argv);
         if (!options) {
             std::fprintf(stderr, "explsched-sim: %s\n", options.error().message.c_str());

@@ -13,6 +13,7 @@ namespace explsched::sim {
 const char* sim_usage() {
     return "usage: explsched-sim --trace FILE --curves DIR [--gpus N | --cluster SPEC]\n"
            "                     [--policies fifo,explsched,...] [--seeds 0,1,2] [--jobs N] [--json]\n"
+           "       explsched-sim net [options]   (distributed jobs sharing network links; net --help)\n"
            "\n"
            "Replays a job trace on a simulated GPU cluster under each policy and seed, and prints\n"
            "profit, GPU-hours, time to each sweep's best, JCT, makespan and decision time.\n"

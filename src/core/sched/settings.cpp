@@ -196,6 +196,32 @@ Status set_kernel_sched(Settings& s, std::string_view v) {
     return {};
 }
 
+Status set_placement_rule(Settings& s, std::string_view v) {
+    if (v != "link" && v != "min") return make_error("'" + std::string(v) + "' is not link or min");
+    s.placement_rule = std::string(v);
+    return {};
+}
+
+Status set_uplink_capacity(Settings& s, std::string_view v) {
+    const std::string text(v);
+    char* end = nullptr;
+    const double d = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || !(d >= 0.1 && d <= 1e6))
+        return make_error("'" + text + "' is not a number from 0.1 to 1e6");
+    s.uplink_capacity = d;
+    return {};
+}
+
+Status set_migrate_below(Settings& s, std::string_view v) {
+    const std::string text(v);
+    char* end = nullptr;
+    const double d = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || !(d >= 0.0 && d <= 1.0))
+        return make_error("'" + text + "' is not a ratio from 0 to 1");
+    s.migrate_below = d;
+    return {};
+}
+
 std::string fmt_double(double d) {
     std::ostringstream out;
     out << d;
@@ -241,6 +267,23 @@ const Row kRows[] = {
     {"throughput_table",
      "Gavel-format JSON of throughputs per job type and GPU type (absolute path; empty: none)",
      set_path<&Settings::throughput_table, true>, [](const Settings& s) { return s.throughput_table; }},
+    {"placement", "place pending multi-node jobs where network contention is predicted least (yes/no)",
+     set_bool<&Settings::placement>,
+     [](const Settings& s) { return std::string(s.placement ? "yes" : "no"); }},
+    {"net_table",
+     "directory of DeepShare-format isolated_thp.csv and shared_thp_ratio.csv (absolute path; empty: none)",
+     set_path<&Settings::net_table, true>, [](const Settings& s) { return s.net_table; }},
+    {"placement_rule", "contention rule of placement: link (additive per link) or min (DeepShare's)",
+     set_placement_rule, [](const Settings& s) { return s.placement_rule; }},
+    {"topology_file",
+     "topology.conf-style leaf switches for placement: uplinks are shared links (absolute path; empty: none)",
+     set_path<&Settings::topology_file, true>, [](const Settings& s) { return s.topology_file; }},
+    {"uplink_capacity", "a leaf switch uplink's capacity in node links, for placement (default 4)",
+     set_uplink_capacity, [](const Settings& s) { return fmt_double(s.uplink_capacity); }},
+    {"migrate_below",
+     "requeue a running multi-node job predicted below this ratio when a 0.2 better node set is free (0: "
+     "off)",
+     set_migrate_below, [](const Settings& s) { return fmt_double(s.migrate_below); }},
     {"utility_horizon", "wall time whose predicted gain a trial's utility values (seconds)",
      set_duration<&EngineSettings::utility_horizon_s, 1, 30 * 86400>,
      [](const Settings& s) { return fmt_double(s.engine.utility_horizon_s); }},

@@ -45,6 +45,20 @@ struct Settings {
     // whose speed was measured on one GPU type is valued on the type it runs or would run on, by
     // the --explore-model row's ratio. Empty: no table (no trial is scaled by type).
     std::string throughput_table = "";
+    // Network-contention-aware placement of pending multi-node jobs (doc/placement.md): off by
+    // default. net_table: a directory with DeepShare-format isolated_thp.csv and
+    // shared_thp_ratio.csv (empty: no table, every pair gets the documented fallback);
+    // placement_rule: "link" (additive per link, default) or "min" (DeepShare's).
+    bool placement = false;
+    std::string net_table = "";
+    std::string placement_rule = "link";
+    // topology.conf-style leaf switches (SwitchName=s1 Nodes=n[1-4]): a job spanning several
+    // crosses their uplinks, each worth uplink_capacity node links. Empty: nodes' links only.
+    std::string topology_file = "";
+    double uplink_capacity = 4.0;
+    // Migration (off: 0): a running multi-node job predicted below this ratio is requeued when the
+    // same shape elsewhere is predicted at least 0.2 better (at most one a round).
+    double migrate_below = 0.0;
 
     // --- site_factor/explsched ------------------------------------------------------------------
     // Seconds an operator's `scontrol update job SiteFactor=` is kept before ExplSched writes the

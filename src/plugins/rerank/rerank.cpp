@@ -50,6 +50,7 @@ extern const char plugin_type[];
 }
 
 #include "plugins/report_catchup.hpp"
+#include "plugins/rerank/net_place.hpp"
 #include "plugins/rerank/rerank.hpp"
 #include "plugins/rerank/slurm_gpu_types.hpp"
 #include "plugins/slurmctld_shim.hpp"
@@ -1224,6 +1225,9 @@ void rerank_all() {
 
     // 5. hopeless trials (rare): recorded on disk, then acted on under the job write lock
     if (!acts.empty()) act_on_hopeless(r, acts, now);
+
+    // 6. network-contention-aware placement of pending multi-node jobs (placement=yes; net_place.hpp)
+    rerank::place_multinode_jobs(r.settings);
 
     verbose(
         "%s: ranked %zu jobs (%zu trials, %zu refitted) in %.2f ms under the job lock (%.2f ms CPU; "

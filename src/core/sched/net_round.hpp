@@ -1,0 +1,67 @@
+// One placement round for slurmctld (or any host): the cluster's nodes, the running multi-node
+// jobs and the pending ones, in plain values; the answer says, per pending job, which nodes to
+// require (or that a pin of ours should be dropped) and why. Pending jobs are placed in priority
+// order, each seeing the ones placed before it, so two jobs are never sent to the same free GPUs.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/sched/net_placement.hpp"
+
+namespace explsched::net {
+
+struct RoundNode {
+    std::string name;
+    int gpus = 0;        // configured
+    bool usable = true;  // up, not drained
+    int leaf = -1;       // leaf switch (Topology), -1 = none known
+};
+
+struct RoundRunning {
+    std::uint32_t id = 0;
+    std::string model;
+    int gpus = 0;  // total
+    std::vector<int> nodes;
+};
+
+struct RoundPending {
+    std::uint32_t id = 0;
+    std::string model;
+    int gpus = 0;   // total
+    int nodes = 0;  // node count it asked for (>= 2)
+    double priority = 0.0;
+    std::vector<bool> allowed;  // by node index: in its partition, not excluded
+};
+
+struct RoundAnswer {
+    std::uint32_t id = 0;
+    bool pin = false;  // require `nodes`; false: no set fits now (drop a pin of ours)
+    std::vector<int> nodes;
+    std::string nodes_text;  // "n3,n4"
+    double ratio = 1.0;
+    std::string reason;  // "placement: nodes n3,n4, predicted 0.97 of isolated"; empty: no opinion
+};
+
+// Migration (DeepShare's preemption, off unless asked): the running multi-node job with the lowest
+// predicted ratio below `below`, when the same shape elsewhere (its own GPUs counted free) is
+// predicted at least `margin` better. At most one a round; `skip` lists jobs not to move (moved
+// recently). Empty when none.
+struct Migration {
+    std::uint32_t id = 0;
+    double ratio_now = 1.0, ratio_there = 1.0;
+    std::string nodes_text;  // where it would go (the next round re-places it once pending)
+    std::string reason;      // "migrate: predicted 0.33 of isolated here, 1.00 on n3,n4"
+};
+std::optional<Migration> choose_migration(const ContentionModel& model, const std::vector<RoundNode>& nodes,
+                                          const std::vector<RoundRunning>& running, double below,
+                                          double margin, const std::vector<std::uint32_t>& skip,
+                                          double uplink_capacity = 4.0);
+
+std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std::vector<RoundNode>& nodes,
+                                         const std::vector<RoundRunning>& running,
+                                         std::vector<RoundPending> pending, double uplink_capacity = 4.0);
+
+}  // namespace explsched::net

@@ -1,0 +1,315 @@
+#include "core/sched/net_table.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+namespace explsched::net {
+
+namespace {
+
+constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+
+// One CSV line into fields; double quotes group commas, "" is a literal quote.
+std::vector<std::string> split_csv_line(std::string_view line) {
+    std::vector<std::string> fields(1);
+    bool quoted = false;
+    for (std::size_t i = 0; i < line.size(); ++i) {
+        const char c = line[i];
+        if (c == '"') {
+            if (quoted && i + 1 < line.size() && line[i + 1] == '"') {
+                fields.back() += '"';
+                ++i;
+            } else {
+                quoted = !quoted;
+            }
+        } else if (c == ',' && !quoted) {
+            fields.emplace_back();
+        } else if (c != '\r') {
+            fields.back() += c;
+        }
+    }
+    return fields;
+}
+
+std::vector<std::string> lines_of(std::string_view text) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while (start < text.size()) {
+        std::size_t end = text.find('\n', start);
+        if (end == std::string_view::npos) end = text.size();
+        std::string_view line = text.substr(start, end - start);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (!line.empty()) out.emplace_back(line);
+        start = end + 1;
+    }
+    // A UTF-8 byte-order mark on the header is not part of the first key.
+    if (!out.empty() && out.front().rfind("\xEF\xBB\xBF", 0) == 0) out.front().erase(0, 3);
+    return out;
+}
+
+std::optional<double> parse_number(const std::string& text) {
+    if (text.empty()) return std::nullopt;
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (end == text.c_str() || *end != '\0' || !std::isfinite(v)) return std::nullopt;
+    return v;
+}
+
+Result<std::string> read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return make_error("explsched: net table: cannot open " + path);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+double median_of(std::vector<double> v) {
+    if (v.empty()) return 0.0;
+    const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+    std::nth_element(v.begin(), mid, v.end());
+    return *mid;
+}
+
+}  // namespace
+
+std::string shape_key(std::string_view model, int gpus, int nodes) {
+    std::string k(model);
+    k += ',';
+    k += std::to_string(gpus);
+    k += ',';
+    k += std::to_string(nodes);
+    return k;
+}
+
+Result<PairTable> PairTable::from_csv(std::string_view isolated_csv, std::string_view ratio_csv) {
+    PairTable t;
+    const auto iso = lines_of(isolated_csv);
+    for (std::size_t i = 1; i < iso.size(); ++i) {
+        const auto f = split_csv_line(iso[i]);
+        const auto v = f.size() == 2 ? parse_number(f[1]) : std::nullopt;
+        if (f[0].empty() || !v || *v <= 0.0)
+            return make_error("explsched: isolated throughput table: line " + std::to_string(i + 1) +
+                              ": want \"MODEL,GPUS,NODES\",samples_per_s with a positive value");
+        t.set_isolated(t.intern(f[0]), *v);
+    }
+    const auto rat = lines_of(ratio_csv);
+    if (rat.empty()) return make_error("explsched: shared throughput ratio table: empty");
+    const auto header = split_csv_line(rat[0]);
+    std::vector<int> cols;
+    for (std::size_t c = 1; c < header.size(); ++c) cols.push_back(t.intern(header[c]));
+    for (std::size_t i = 1; i < rat.size(); ++i) {
+        const auto f = split_csv_line(rat[i]);
+        if (f.size() != header.size() || f[0].empty())
+            return make_error("explsched: shared throughput ratio table: line " + std::to_string(i + 1) +
+                              ": " + std::to_string(f.size()) + " fields, the header has " +
+                              std::to_string(header.size()));
+        const int row = t.intern(f[0]);
+        for (std::size_t c = 1; c < f.size(); ++c) {
+            if (f[c].empty()) continue;
+            const auto v = parse_number(f[c]);
+            if (!v || *v <= 0.0)
+                return make_error("explsched: shared throughput ratio table: line " + std::to_string(i + 1) +
+                                  ": bad ratio '" + f[c] + "' for " + header[c]);
+            t.set_ratio(row, cols[c - 1], *v);
+        }
+    }
+    t.fit_factors();
+    return t;
+}
+
+Result<PairTable> PairTable::load_files(const std::string& isolated_path, const std::string& ratio_path) {
+    auto iso = read_file(isolated_path);
+    if (!iso) return iso.error();
+    auto rat = read_file(ratio_path);
+    if (!rat) return rat.error();
+    return from_csv(*iso, *rat);
+}
+
+void PairTable::grow(std::size_t n) {
+    const std::size_t old = keys_.size();
+    std::vector<double> s(n * n, nan);
+    for (std::size_t r = 0; r < old; ++r)
+        for (std::size_t c = 0; c < old; ++c) s[r * n + c] = stretch_[r * old + c];
+    stretch_ = std::move(s);
+    isolated_.resize(n, nan);
+    sens_.resize(n, nan);
+    press_.resize(n, nan);
+}
+
+int PairTable::intern(const std::string& k) {
+    const auto it = index_.find(k);
+    if (it != index_.end()) return it->second;
+    grow(keys_.size() + 1);
+    keys_.push_back(k);
+    const int id = static_cast<int>(keys_.size() - 1);
+    index_.emplace(k, id);
+    return id;
+}
+
+int PairTable::find(const std::string& k) const {
+    const auto it = index_.find(k);
+    return it == index_.end() ? unknown : it->second;
+}
+
+void PairTable::set_isolated(int type, double samples_per_s) {
+    isolated_[static_cast<std::size_t>(type)] = samples_per_s;
+}
+
+std::optional<double> PairTable::isolated(int type) const {
+    if (type < 0 || static_cast<std::size_t>(type) >= keys_.size()) return std::nullopt;
+    const double v = isolated_[static_cast<std::size_t>(type)];
+    if (std::isnan(v)) return std::nullopt;
+    return v;
+}
+
+void PairTable::set_ratio(int row, int col, double ratio) {
+    const double r = std::clamp(ratio, 1e-3, 1.0);
+    double& c = cell(row, col);
+    if (std::isnan(c)) ++measured_;
+    c = 1.0 / r - 1.0;
+}
+
+std::optional<double> PairTable::measured_ratio(int row, int col) const {
+    if (row < 0 || col < 0) return std::nullopt;
+    const double x = cell(row, col);
+    if (std::isnan(x)) return std::nullopt;
+    return 1.0 / (1.0 + x);
+}
+
+double PairTable::sensitivity(int type) const {
+    if (type >= 0 && fitted_) {
+        const double v = sens_[static_cast<std::size_t>(type)];
+        if (!std::isnan(v)) return v;
+    }
+    return fitted_ ? median_sens_ : std::sqrt(default_stretch);
+}
+
+double PairTable::pressure(int type) const {
+    if (type >= 0 && fitted_) {
+        const double v = press_[static_cast<std::size_t>(type)];
+        if (!std::isnan(v)) return v;
+    }
+    return fitted_ ? median_press_ : std::sqrt(default_stretch);
+}
+
+double PairTable::stretch(int row, int col) const {
+    if (row >= 0 && col >= 0) {
+        const double x = cell(row, col);
+        if (!std::isnan(x)) return x;
+    }
+    return sensitivity(row) * pressure(col);
+}
+
+void PairTable::fit_factors() {
+    const std::size_t n = keys_.size();
+    std::fill(sens_.begin(), sens_.end(), nan);
+    std::fill(press_.begin(), press_.end(), nan);
+    fitted_ = false;
+    if (measured_ == 0) return;
+    std::vector<double> a(n, 1.0), b(n, 1.0);
+    for (int pass = 0; pass < 30; ++pass) {
+        for (std::size_t r = 0; r < n; ++r) {
+            double num = 0.0, den = 0.0;
+            for (std::size_t c = 0; c < n; ++c) {
+                const double x = stretch_[r * n + c];
+                if (std::isnan(x)) continue;
+                num += x * b[c];
+                den += b[c] * b[c];
+            }
+            a[r] = den > 0.0 ? std::max(0.0, num / den) : nan;
+        }
+        for (std::size_t c = 0; c < n; ++c) {
+            double num = 0.0, den = 0.0;
+            for (std::size_t r = 0; r < n; ++r) {
+                const double x = stretch_[r * n + c];
+                if (std::isnan(x) || std::isnan(a[r])) continue;
+                num += x * a[r];
+                den += a[r] * a[r];
+            }
+            b[c] = den > 0.0 ? std::max(0.0, num / den) : nan;
+        }
+    }
+    std::vector<double> sa, sb;
+    for (std::size_t i = 0; i < n; ++i) {
+        sens_[i] = a[i];
+        press_[i] = b[i];
+        if (!std::isnan(a[i])) sa.push_back(a[i]);
+        if (!std::isnan(b[i])) sb.push_back(b[i]);
+    }
+    median_sens_ = median_of(sa);
+    median_press_ = median_of(sb);
+    fitted_ = true;
+}
+
+double PairTable::fit_rms_error() const {
+    const std::size_t n = keys_.size();
+    double sum = 0.0;
+    std::size_t count = 0;
+    for (std::size_t r = 0; r < n; ++r)
+        for (std::size_t c = 0; c < n; ++c) {
+            const double x = stretch_[r * n + c];
+            if (std::isnan(x)) continue;
+            const double fit = sensitivity(static_cast<int>(r)) * pressure(static_cast<int>(c));
+            const double d = 1.0 / (1.0 + x) - 1.0 / (1.0 + fit);
+            sum += d * d;
+            ++count;
+        }
+    return count ? std::sqrt(sum / static_cast<double>(count)) : 0.0;
+}
+
+NetPairEstimator::NetPairEstimator(PairTable prior, EstimatorSettings settings)
+    : table_(std::move(prior)), settings_(settings) {}
+
+void NetPairEstimator::observe_alone(const std::string& k, double samples_per_s) {
+    if (!(samples_per_s > 0.0) || !std::isfinite(samples_per_s)) return;
+    const int t = table_.intern(k);
+    std::size_t& n = alone_count_[t];
+    ++n;
+    const auto prior = table_.isolated(t);
+    const double w = std::max(1.0 / static_cast<double>(n + (prior ? 1 : 0)), settings_.min_weight);
+    table_.set_isolated(t, prior ? (1.0 - w) * *prior + w * samples_per_s : samples_per_s);
+}
+
+std::size_t NetPairEstimator::observations(const std::string& row, const std::string& col) const {
+    const auto it = pair_count_.find(row + "|" + col);
+    return it == pair_count_.end() ? 0 : it->second;
+}
+
+bool NetPairEstimator::observe_shared(const std::string& k, const std::vector<std::string>& sharer_keys,
+                                      double samples_per_s) {
+    const int t = table_.intern(k);
+    const auto iso = table_.isolated(t);
+    if (!iso || sharer_keys.empty() || !(samples_per_s > 0.0)) return false;
+    const double ratio = samples_per_s / *iso;
+    if (!(ratio > 0.0) || ratio > settings_.max_ratio) return false;
+    const double observed = 1.0 / std::min(ratio, 1.0) - 1.0;  // total stretch
+    std::vector<int> cols;
+    std::vector<double> current;
+    double predicted = 0.0;
+    for (const auto& s : sharer_keys) {
+        cols.push_back(table_.intern(s));
+        current.push_back(table_.stretch(t, cols.back()));
+        predicted += current.back();
+    }
+    for (std::size_t i = 0; i < cols.size(); ++i) {
+        // One sharer: the observation is the pair's stretch. Several: the share of it this pair
+        // is currently believed to cause (equal shares when all are believed harmless).
+        const double target = cols.size() == 1  ? observed
+                              : predicted > 0.0 ? observed * current[i] / predicted
+                                                : observed / static_cast<double>(cols.size());
+        std::size_t& n = pair_count_[k + "|" + sharer_keys[i]];
+        ++n;
+        const bool had = table_.measured_ratio(t, cols[i]).has_value();
+        double w = std::max(1.0 / static_cast<double>(n + (had ? 1 : 0)), settings_.min_weight);
+        if (cols.size() > 1) w /= static_cast<double>(cols.size());
+        const double x = (1.0 - w) * current[i] + w * target;
+        table_.set_ratio(t, cols[i], 1.0 / (1.0 + x));
+    }
+    table_.fit_factors();
+    return true;
+}
+
+}  // namespace explsched::net

@@ -1,0 +1,110 @@
+// Network contention between distributed jobs (DeepShare, ICPADS'23): a table of job types, each
+// "MODEL,GPUS,NODES", with its isolated throughput and, per pair, the row job's throughput while
+// the column job shares nodes with it, as a fraction of isolated. Loaded from DeepShare's
+// isolated_thp.csv / shared_thp_ratio.csv (../shared/data/network/), extended online by
+// NetPairEstimator, and summarised by a rank-1 fit of the stretch 1/ratio - 1 =
+// sensitivity(row) * pressure(column), the fallback for pairs never measured.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/base/result.hpp"
+
+namespace explsched::net {
+
+// "MODEL,GPUS,NODES", DeepShare's key.
+std::string shape_key(std::string_view model, int gpus, int nodes);
+
+class PairTable {
+public:
+    static constexpr int unknown = -1;
+
+    // isolated_csv: header then `"KEY",samples_per_s`; ratio_csv: header `,"K1","K2",...` then one
+    // row per key `"KEY",r1,r2,...` (an empty cell is an unmeasured pair).
+    static Result<PairTable> from_csv(std::string_view isolated_csv, std::string_view ratio_csv);
+    static Result<PairTable> load_files(const std::string& isolated_path, const std::string& ratio_path);
+
+    // The type's index, adding it when new (the online estimator meets types the table lacks).
+    int intern(const std::string& key);
+    // The type's index or `unknown`.
+    int find(const std::string& key) const;
+    const std::string& key(int type) const { return keys_[static_cast<std::size_t>(type)]; }
+    std::size_t size() const { return keys_.size(); }
+
+    void set_isolated(int type, double samples_per_s);
+    std::optional<double> isolated(int type) const;
+    // Measured ratio (row's throughput while sharing with col / isolated), clamped to (0, 1].
+    void set_ratio(int row, int col, double ratio);
+    std::optional<double> measured_ratio(int row, int col) const;
+    std::size_t measured_pairs() const { return measured_; }
+
+    // Stretch x = 1/ratio - 1 of `row` by `col`: the measured pair when there is one, else the
+    // rank-1 fit sensitivity(row) * pressure(col); a type the table lacks takes the median
+    // sensitivity / pressure of the fitted types; an empty table gives `default_stretch`.
+    double stretch(int row, int col) const;
+    double sensitivity(int type) const;
+    double pressure(int type) const;
+    // Refit the rank-1 factors from the measured pairs (alternating least squares, a few dozen
+    // passes over the table; called after loading and by the estimator after each update).
+    void fit_factors();
+    // Root-mean-square error of the fit over measured pairs, in ratio units (for tests, the doc).
+    double fit_rms_error() const;
+
+    static constexpr double default_stretch = 0.25;  // ratio 0.8 per sharer when nothing is known
+
+private:
+    std::vector<std::string> keys_;
+    std::unordered_map<std::string, int> index_;
+    std::vector<double> isolated_;  // NaN = unknown
+    std::vector<double> stretch_;   // size()^2, row-major, NaN = unmeasured
+    std::vector<double> sens_, press_;
+    double median_sens_ = 0.0, median_press_ = 0.0;
+    bool fitted_ = false;
+    std::size_t measured_ = 0;
+
+    void grow(std::size_t n);
+    double& cell(int row, int col) {
+        return stretch_[static_cast<std::size_t>(row) * keys_.size() + static_cast<std::size_t>(col)];
+    }
+    double cell(int row, int col) const {
+        return stretch_[static_cast<std::size_t>(row) * keys_.size() + static_cast<std::size_t>(col)];
+    }
+};
+
+// Learns the table online from the throughput jobs report: their speed alone (isolated) and while
+// sharing nodes with others. One sharer: the pair's stretch moves toward the observation by a
+// running mean (weight 1/n, never below `min_weight`, so it keeps tracking). Several sharers: the
+// observed total stretch is split over the pairs in proportion to their current estimates.
+struct EstimatorSettings {
+    double min_weight = 0.1;
+    // Observations with a ratio outside (0, max_ratio] are noise (a job faster shared than alone
+    // by more than this is measuring something else) and ignored.
+    double max_ratio = 1.2;
+};
+
+class NetPairEstimator {
+public:
+    explicit NetPairEstimator(PairTable prior, EstimatorSettings settings = {});
+
+    void observe_alone(const std::string& key, double samples_per_s);
+    // false when the job's isolated speed is still unknown (nothing to compare with) or the
+    // observation is out of range.
+    bool observe_shared(const std::string& key, const std::vector<std::string>& sharer_keys,
+                        double samples_per_s);
+
+    const PairTable& table() const { return table_; }
+    std::size_t observations(const std::string& row, const std::string& col) const;
+
+private:
+    PairTable table_;
+    EstimatorSettings settings_;
+    std::unordered_map<std::string, std::size_t> pair_count_;  // "row|col"
+    std::unordered_map<int, std::size_t> alone_count_;
+};
+
+}  // namespace explsched::net

@@ -1,0 +1,288 @@
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/sched/explore_spec.hpp"
+#include "core/sched/gpu_count.hpp"
+#include "core/sched/net_round.hpp"
+#include "plugins/rerank/net_place.hpp"
+#include "plugins/slurm_compat.hpp"
+#include "plugins/slurmctld_shim.hpp"
+
+extern list_t* job_list __attribute__((weak));
+extern time_t last_job_update __attribute__((weak));
+
+namespace explsched::rerank {
+
+namespace {
+
+struct PlaceState {
+    std::string table_path;
+    std::shared_ptr<net::PairTable> table = std::make_shared<net::PairTable>();
+    std::unordered_map<uint32_t, std::string> pins;  // job id -> the node list we required
+    std::string topology_path;
+    net::Topology topology;
+    std::unordered_map<uint32_t, time_t> migrated;  // job id -> when we requeued it to move it
+};
+PlaceState g_place;  // the re-ranking thread's alone
+
+// The table named by the settings, loaded when the path changes; a bad file keeps the last one.
+void sync_table(const Settings& s) {
+    if (s.net_table == g_place.table_path) return;
+    g_place.table_path = s.net_table;
+    if (s.net_table.empty()) {
+        g_place.table = std::make_shared<net::PairTable>();
+        return;
+    }
+    auto t =
+        net::PairTable::load_files(s.net_table + "/isolated_thp.csv", s.net_table + "/shared_thp_ratio.csv");
+    if (!t) {
+        error("%s: placement: %s (keeping the previous table)", plugin_type, t.error().message.c_str());
+        return;
+    }
+    verbose("%s: placement: %s: %zu job types, %zu measured pairs", plugin_type, s.net_table.c_str(),
+            t->size(), t->measured_pairs());
+    g_place.table = std::make_shared<net::PairTable>(std::move(t).value());
+}
+
+// The leaf switches named by topology_file, read when the path changes; a bad file keeps the last.
+void sync_topology(const Settings& s) {
+    if (s.topology_file == g_place.topology_path) return;
+    g_place.topology_path = s.topology_file;
+    if (s.topology_file.empty()) {
+        g_place.topology = net::Topology{};
+        return;
+    }
+    std::ifstream in(s.topology_file);
+    std::ostringstream text;
+    text << in.rdbuf();
+    auto t =
+        in ? net::Topology::parse(text.str()) : Result<net::Topology>(make_error("cannot read the file"));
+    if (!t) {
+        error("%s: placement: topology_file %s: %s (keeping the previous one)", plugin_type,
+              s.topology_file.c_str(), t.error().message.c_str());
+        return;
+    }
+    verbose("%s: placement: %s: %zu leaf switches", plugin_type, s.topology_file.c_str(), t->switches.size());
+    g_place.topology = std::move(t).value();
+}
+
+std::string model_of(const job_record_t* job) {
+    auto spec = shim::job_explore_spec(job);
+    if (spec && !spec->model.empty()) return spec->model;
+    return job->name != nullptr ? job->name : "";
+}
+
+bool is_trial(const job_record_t* job) {
+    auto spec = shim::job_explore_spec(job);
+    return spec && spec->exploratory();
+}
+
+int gpus_of(const job_record_t* job, uint64_t nodes) {
+    const uint64_t tasks = job->details != nullptr ? job->details->num_tasks : 1;
+    const uint64_t g =
+        job_gpus(job->tres_per_job ? job->tres_per_job : "", job->tres_per_node ? job->tres_per_node : "",
+                 job->tres_per_task ? job->tres_per_task : "", nodes, tasks);
+    return static_cast<int>(std::min<uint64_t>(g, 1u << 20));
+}
+
+// Ours: the required nodes are the ones we wrote (or, after a restart, the ones our
+// SystemComment names).
+bool pinned_by_us(const job_record_t* job) {
+    const char* req = job->details->req_nodes;
+    if (req == nullptr) return false;
+    const auto it = g_place.pins.find(job->job_id);
+    if (it != g_place.pins.end()) return it->second == req;
+    const std::string mark = std::string("placement: nodes ") + req + ",";
+    return job->system_comment != nullptr &&
+           std::strncmp(job->system_comment, mark.c_str(), mark.size()) == 0;
+}
+
+void require_nodes(job_record_t* job, const std::string& nodes) {
+    xfree(job->details->req_nodes);
+    FREE_NULL_BITMAP(job->details->req_node_bitmap);
+    if (nodes.empty()) return;
+    job->details->req_nodes = xstrdup(nodes.c_str());
+    std::string copy = nodes;
+    if (node_name2bitmap(copy.data(), false, &job->details->req_node_bitmap) != 0) {
+        xfree(job->details->req_nodes);
+        FREE_NULL_BITMAP(job->details->req_node_bitmap);
+    }
+}
+
+// The locked part: copy in, decide, write back. Answers whether a job changed.
+// The nodes as the core sees them (node read lock held).
+std::vector<net::RoundNode> collect_nodes() {
+    std::vector<net::RoundNode> nodes;
+    node_record_t* node = nullptr;
+    for (int i = 0; (node = next_node(&i)); ++i) {
+        const auto at = static_cast<std::size_t>(node->index);
+        if (at >= nodes.size()) nodes.resize(at + 1, net::RoundNode{"", 0, false, -1});
+        // GPUs only: slurmctld keeps a partly used node ALLOCATED (MIXED is made when reporting).
+        nodes[at] = net::RoundNode{
+            node->name, node->gres ? static_cast<int>(node_gpus(node->gres).count) : 0,
+            !(IS_NODE_DOWN(node) || IS_NODE_DRAIN(node) || IS_NODE_FAIL(node) || IS_NODE_NO_RESPOND(node)),
+            -1};
+        if (const auto sw = g_place.topology.switch_of.find(node->name);
+            sw != g_place.topology.switch_of.end())
+            nodes[at].leaf = sw->second;
+    }
+    return nodes;
+}
+
+bool place_locked(const net::ContentionModel& model, double uplink_capacity) {
+    const std::vector<net::RoundNode> nodes = collect_nodes();
+    std::vector<net::RoundRunning> running;
+    std::vector<net::RoundPending> pending;
+    std::vector<job_record_t*> by_id_jobs;
+    list_itr_t* it = list_iterator_create(job_list);
+    while (auto* job = static_cast<job_record_t*>(list_next(it))) {
+        if (IS_JOB_RUNNING(job) && job->node_bitmap != nullptr && job->node_cnt >= 2) {
+            net::RoundRunning r{job->job_id, model_of(job), gpus_of(job, job->node_cnt), {}};
+            for (std::size_t v = 0; v < nodes.size(); ++v)
+                if (bit_test(job->node_bitmap, static_cast<bitoff_t>(v)))
+                    r.nodes.push_back(static_cast<int>(v));
+            running.push_back(std::move(r));
+        } else if (IS_JOB_PENDING(job) && job->priority != 0 && job->details != nullptr &&
+                   job->details->min_nodes >= 2 &&
+                   (job->details->req_nodes == nullptr || pinned_by_us(job))) {
+            const uint32_t n = job->details->min_nodes;
+            net::RoundPending p{job->job_id,
+                                model_of(job),
+                                gpus_of(job, n),
+                                static_cast<int>(n),
+                                static_cast<double>(job->priority),
+                                std::vector<bool>(nodes.size(), true)};
+            for (std::size_t v = 0; v < nodes.size(); ++v) {
+                const auto b = static_cast<bitoff_t>(v);
+                const bool in_part = job->part_ptr == nullptr || job->part_ptr->node_bitmap == nullptr ||
+                                     bit_test(job->part_ptr->node_bitmap, b);
+                const bool excluded =
+                    job->details->exc_node_bitmap != nullptr && bit_test(job->details->exc_node_bitmap, b);
+                p.allowed[v] = in_part && !excluded;
+            }
+            pending.push_back(std::move(p));
+            by_id_jobs.push_back(job);
+        }
+    }
+    list_iterator_destroy(it);
+    if (pending.empty()) return false;
+    std::unordered_map<uint32_t, job_record_t*> by_id;
+    for (job_record_t* j : by_id_jobs) by_id[j->job_id] = j;
+    bool changed = false;
+    for (const net::RoundAnswer& a :
+         net::placement_round(model, nodes, running, std::move(pending), uplink_capacity)) {
+        job_record_t* job = by_id.at(a.id);
+        const bool ours = pinned_by_us(job);
+        if (a.pin) {
+            if (!ours || a.nodes_text != job->details->req_nodes) {
+                require_nodes(job, a.nodes_text);
+                changed = true;
+                verbose("%s: JobId=%u %s", plugin_type, job->job_id, a.reason.c_str());
+            }
+            g_place.pins[a.id] = a.nodes_text;
+        } else if (ours) {
+            require_nodes(job, "");
+            g_place.pins.erase(a.id);
+            changed = true;
+        }
+        if (!a.reason.empty() && !is_trial(job)) shim::set_system_comment(job, a.reason);
+    }
+    // forget pins of jobs no longer pending
+    for (auto p = g_place.pins.begin(); p != g_place.pins.end();)
+        p = by_id.count(p->first) ? std::next(p) : g_place.pins.erase(p);
+    return changed;
+}
+
+// placement=no after a reconfigure: the pins of ours still on pending jobs are dropped once.
+void drop_pins() {
+    shim::SlurmctldLocks locks(slurmctld_lock_t{NO_LOCK, WRITE_LOCK, NO_LOCK, NO_LOCK, NO_LOCK});
+    for (const auto& [id, nodes] : g_place.pins) {
+        job_record_t* job = find_job_record(id);
+        if (job != nullptr && IS_JOB_PENDING(job) && job->details != nullptr && pinned_by_us(job))
+            require_nodes(job, "");
+    }
+    g_place.pins.clear();
+    last_job_update = time(nullptr);
+}
+
+// The running multi-node jobs (job read lock held).
+std::vector<net::RoundRunning> collect_running(std::size_t node_count) {
+    std::vector<net::RoundRunning> running;
+    list_itr_t* it = list_iterator_create(job_list);
+    while (auto* job = static_cast<job_record_t*>(list_next(it))) {
+        if (!IS_JOB_RUNNING(job) || job->node_bitmap == nullptr || job->node_cnt < 2) continue;
+        net::RoundRunning r{job->job_id, model_of(job), gpus_of(job, job->node_cnt), {}};
+        for (std::size_t v = 0; v < node_count; ++v)
+            if (bit_test(job->node_bitmap, static_cast<bitoff_t>(v))) r.nodes.push_back(static_cast<int>(v));
+        running.push_back(std::move(r));
+    }
+    list_iterator_destroy(it);
+    return running;
+}
+
+// Migration (migrate_below > 0): requeue the worst-placed running job when a clearly better node
+// set is free; Slurm sends it SIGTERM (its checkpoint signal) and KillWait later SIGKILL, and the
+// next round places it again. A job is moved at most once per 10 minutes.
+void migrate(const Settings& settings, const net::ContentionModel& model) {
+    const time_t now = time(nullptr);
+    std::vector<uint32_t> skip;
+    for (auto p = g_place.migrated.begin(); p != g_place.migrated.end();) {
+        if (now - p->second > 600) {
+            p = g_place.migrated.erase(p);
+        } else {
+            skip.push_back(p->first);
+            ++p;
+        }
+    }
+    shim::SlurmctldLocks locks(slurmctld_lock_t{READ_LOCK, WRITE_LOCK, WRITE_LOCK, READ_LOCK, READ_LOCK});
+    const std::vector<net::RoundNode> nodes = collect_nodes();
+    const auto m = net::choose_migration(model, nodes, collect_running(nodes.size()), settings.migrate_below,
+                                         0.2, skip, settings.uplink_capacity);
+    if (!m) return;
+    job_record_t* job = find_job_record(m->id);
+    if (job == nullptr || !IS_JOB_RUNNING(job)) return;
+    info("%s: JobId=%u %s: requeueing it", plugin_type, m->id, m->reason.c_str());
+    if (!is_trial(job)) shim::set_system_comment(job, m->reason);
+    const int rc = job_requeue(0, m->id, nullptr, false, 0);
+    if (rc != SLURM_SUCCESS)
+        error("%s: requeue of JobId=%u failed: %s", plugin_type, m->id, slurm_strerror(rc));
+    g_place.migrated[m->id] = now;
+    last_job_update = now;
+}
+
+}  // namespace
+
+void place_multinode_jobs(const Settings& settings) {
+    try {
+        if (job_list == nullptr) return;
+        if (!settings.placement) {
+            if (!g_place.pins.empty()) drop_pins();
+            return;
+        }
+        sync_table(settings);
+        sync_topology(settings);
+        const auto table = g_place.table;
+        const net::ModelSettings ms{
+            settings.placement_rule == "min" ? net::Rule::min_pairwise : net::Rule::link_additive, 0.35};
+        const net::ContentionModel model(*table, ms);
+        {
+            shim::SlurmctldLocks locks(
+                slurmctld_lock_t{READ_LOCK, WRITE_LOCK, READ_LOCK, READ_LOCK, NO_LOCK});
+            if (place_locked(model, settings.uplink_capacity)) last_job_update = time(nullptr);
+        }
+        if (settings.migrate_below > 0.0) migrate(settings, model);
+    } catch (const std::exception& e) {
+        error("%s: placement: %s", plugin_type, e.what());
+    } catch (...) {
+        error("%s: placement: unknown exception", plugin_type);
+    }
+}
+
+}  // namespace explsched::rerank

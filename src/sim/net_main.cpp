@@ -1,0 +1,286 @@
+// `explsched-sim net ...`: the network-contention scenario (DeepShare's workloads and tables), each
+// policy with and without contention-aware placement, and `--bench N`, the placement's decision
+// cost with N running multi-node jobs. doc/placement.md explains the columns.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/base/strings.hpp"
+#include "core/sched/net_placement.hpp"
+#include "sim/net_main.hpp"
+#include "sim/net_sim.hpp"
+
+namespace explsched::sim {
+
+namespace {
+
+const char* usage =
+    "usage: explsched-sim net [options]\n"
+    "  --data DIR          DeepShare's tables and traces (default ../shared/data/network)\n"
+    "  --trace FILE        a trace (repeatable; default DIR/trace-real-0.json and trace-simulate-0.json)\n"
+    "  --policies LIST     fifo,las,srtf (default las,srtf,fifo)\n"
+    "  --seeds LIST        arrival-order seeds (default 1,2,3; 0 = the trace's order)\n"
+    "  --truth RULE        the simulated cluster's contention: min (DeepShare's, default) or link\n"
+    "  --predict RULE      what aware placement believes: link (default) or min\n"
+    "  --nodes N --gpus-per-node G --round S   cluster and round (default 4, 8, 300)\n"
+    "  --backfill          place later jobs when the head does not fit (DeepShare stops)\n"
+    "  --arrival-gap S     seconds between arrivals (default 0: all queued at the start)\n"
+    "  --window W          aware: pick the least-loss job among the policy's next W (default 4)\n"
+    "  --min-gain F        aware: hold a job whose net useful GPUs < F x its GPUs (default 0)\n"
+    "  --shape-only        ablation: aware placement sees every pair ratio as 1 (shape choice only)\n"
+    "  --bench N           decision cost with N running multi-node jobs, then exit\n";
+
+struct NetOptions {
+    std::string data = "../shared/data/network";
+    std::vector<std::string> traces;
+    std::vector<NetPolicy> policies = {NetPolicy::las, NetPolicy::srtf, NetPolicy::fifo};
+    std::vector<std::uint64_t> seeds = {1, 2, 3};
+    NetSimSettings sim = [] {
+        NetSimSettings d;
+        d.window = 4;
+        return d;
+    }();
+    int bench = 0;
+    bool shape_only = false;  // ablation: aware placement knows shapes' speeds, no contention
+};
+
+Result<NetOptions> parse(int argc, char** argv) {
+    NetOptions o;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto value = [&]() -> Result<std::string> {
+            if (i + 1 >= argc) return make_error(a + ": needs a value");
+            return std::string(argv[++i]);
+        };
+        auto number = [&](double& out) -> Status {
+            auto v = value();
+            if (!v) return v.error();
+            char* end = nullptr;
+            out = std::strtod(v->c_str(), &end);
+            if (end == v->c_str() || *end) return make_error(a + ": '" + *v + "' is not a number");
+            return {};
+        };
+        double d = 0.0;
+        Status st;
+        if (a == "--data") {
+            auto v = value();
+            if (!v) return v.error();
+            o.data = *v;
+        } else if (a == "--trace") {
+            auto v = value();
+            if (!v) return v.error();
+            o.traces.push_back(*v);
+        } else if (a == "--policies") {
+            auto v = value();
+            if (!v) return v.error();
+            o.policies.clear();
+            for (const auto& p : split(*v, ",")) {
+                auto pol = parse_net_policy(std::string(trim(p)));
+                if (!pol) return pol.error();
+                o.policies.push_back(*pol);
+            }
+        } else if (a == "--seeds") {
+            auto v = value();
+            if (!v) return v.error();
+            o.seeds.clear();
+            for (const auto& p : split(*v, ","))
+                o.seeds.push_back(std::strtoull(std::string(p).c_str(), nullptr, 10));
+        } else if (a == "--truth" || a == "--predict") {
+            auto v = value();
+            if (!v) return v.error();
+            auto r = net::parse_rule(*v);
+            if (!r) return r.error();
+            (a == "--truth" ? o.sim.truth : o.sim.predict).rule = *r;
+        } else if (a == "--nodes") {
+            if (!(st = number(d))) return st.error();
+            o.sim.nodes = static_cast<int>(d);
+        } else if (a == "--gpus-per-node") {
+            if (!(st = number(d))) return st.error();
+            o.sim.gpus_per_node = static_cast<int>(d);
+        } else if (a == "--round") {
+            if (!(st = number(d))) return st.error();
+            o.sim.round_s = d;
+        } else if (a == "--arrival-gap") {
+            if (!(st = number(d))) return st.error();
+            o.sim.arrival_gap_s = d;
+        } else if (a == "--window") {
+            if (!(st = number(d))) return st.error();
+            o.sim.window = static_cast<std::size_t>(std::max(1.0, d));
+        } else if (a == "--min-gain") {
+            if (!(st = number(d))) return st.error();
+            o.sim.min_gain = d;
+        } else if (a == "--shape-only") {
+            o.shape_only = true;
+        } else if (a == "--backfill") {
+            o.sim.backfill = true;
+        } else if (a == "--bench") {
+            if (!(st = number(d))) return st.error();
+            o.bench = static_cast<int>(d);
+        } else if (a == "--help" || a == "-h") {
+            std::printf("%s", usage);
+            std::exit(0);
+        } else {
+            return make_error("unknown option '" + a + "'");
+        }
+    }
+    if (o.sim.nodes < 2 || o.sim.gpus_per_node < 1 || !(o.sim.round_s > 0.0))
+        return make_error("--nodes must be >= 2, --gpus-per-node >= 1, --round > 0");
+    if (o.traces.empty()) o.traces = {o.data + "/trace-real-0.json", o.data + "/trace-simulate-0.json"};
+    return o;
+}
+
+// N running multi-node jobs of the table's types on enough 8-GPU nodes, then the time to place
+// pending jobs one after another (each placement updates the state, as a round does).
+int bench(const net::PairTable& table, int running) {
+    const int nodes = std::max(4, running * 3 / 4 + 16);
+    std::mt19937_64 rng(7);
+    std::vector<std::string> models = {"MobileNetV3", "GraphSage", "FSDP", "Transformer-XL", "DLRM", "MoE"};
+    const int demands[] = {2, 4, 8};
+    net::NetState state(static_cast<std::size_t>(nodes));
+    std::vector<int> free(static_cast<std::size_t>(nodes), 8);
+    const net::ContentionModel model(table, {net::Rule::link_additive, 0.35});
+    std::uint32_t id = 0;
+    auto request = [&]() {
+        const int g = demands[rng() % 3];
+        return net::PlacementRequest{models[rng() % models.size()], g, net_shapes(g, nodes, 8)};
+    };
+    auto place = [&](const net::PlacementRequest& req, bool aware) {
+        const auto c = aware ? net::choose_placement(model, state, free, req)
+                             : net::first_fit_placement(model, state, free, req);
+        if (!c.found) return false;
+        for (int v : c.nodes)
+            free[static_cast<std::size_t>(v)] -= req.gpus / static_cast<int>(c.nodes.size());
+        state.add(id++, c.type, req.gpus, c.nodes);
+        return true;
+    };
+    // fill with random first-fit-on-random-nodes jobs: shuffle node order by rotating free list
+    while (static_cast<int>(state.size()) < running) {
+        auto req = request();
+        std::vector<int> shuffled(free.size());
+        std::iota(shuffled.begin(), shuffled.end(), 0);
+        std::shuffle(shuffled.begin(), shuffled.end(), rng);
+        const int n = req.node_counts.front();
+        std::vector<int> chosen;
+        for (int v : shuffled)
+            if (free[static_cast<std::size_t>(v)] >= req.gpus / n && static_cast<int>(chosen.size()) < n)
+                chosen.push_back(v);
+        if (static_cast<int>(chosen.size()) < n) break;
+        for (int v : chosen) free[static_cast<std::size_t>(v)] -= req.gpus / n;
+        state.add(id++, table.find(net::shape_key(req.model, req.gpus, n)), req.gpus, chosen);
+    }
+    // add some free room so pending jobs fit
+    for (int k = 0; k < nodes / 8; ++k) free[static_cast<std::size_t>(k)] = 8;
+    std::printf("bench: %zu running multi-node jobs on %d nodes of 8 GPUs (%zu node-job entries)\n",
+                state.size(), nodes, [&] {
+                    std::size_t e = 0;
+                    for (int v = 0; v < nodes; ++v) e += state.on_node(v).size();
+                    return e;
+                }());
+    for (int batch : {1, 16, 64}) {
+        for (bool aware : {false, true}) {
+            const auto saved_free = free;
+            const std::uint32_t saved_id = id;
+            double total = 0.0;
+            int reps = 0, placed_all = 0;
+            for (; reps < 20; ++reps) {
+                std::vector<net::PlacementRequest> reqs;
+                for (int k = 0; k < batch; ++k) reqs.push_back(request());
+                const auto t0 = std::chrono::steady_clock::now();
+                int placed = 0;
+                for (const auto& r : reqs) placed += place(r, aware);
+                total +=
+                    std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+                placed_all += placed;
+                for (std::uint32_t j = saved_id; j < id; ++j) state.remove(j);
+                free = saved_free;
+                id = saved_id;
+            }
+            std::printf(
+                "bench: round of %2d pending jobs, %-9s %9.1f us per round (%.1f us per decision, %.1f "
+                "placed)\n",
+                batch, aware ? "aware:" : "first-fit:", total / reps, total / reps / batch,
+                double(placed_all) / reps);
+        }
+    }
+    return 0;
+}
+
+}  // namespace
+
+int net_main(int argc, char** argv) {
+    auto opts = parse(argc, argv);
+    if (!opts) {
+        std::fprintf(stderr, "explsched-sim net: %s\n%s", opts.error().message.c_str(), usage);
+        return 2;
+    }
+    auto table =
+        net::PairTable::load_files(opts->data + "/isolated_thp.csv", opts->data + "/shared_thp_ratio.csv");
+    if (!table) {
+        std::fprintf(stderr, "explsched-sim net: %s\n", table.error().message.c_str());
+        return 1;
+    }
+    if (opts->bench > 0) return bench(*table, opts->bench);
+    net::PairTable blind_table;
+    if (opts->shape_only) {
+        for (std::size_t r = 0; r < table->size(); ++r) {
+            const int t = blind_table.intern(table->key(static_cast<int>(r)));
+            if (const auto v = table->isolated(static_cast<int>(r))) blind_table.set_isolated(t, *v);
+        }
+        for (std::size_t r = 0; r < table->size(); ++r)
+            for (std::size_t c = 0; c < table->size(); ++c) blind_table.set_ratio(int(r), int(c), 1.0);
+        blind_table.fit_factors();
+        opts->sim.predict_table = &blind_table;
+    }
+    std::printf("truth %s, aware placement predicts with %s; %d nodes x %d GPUs, rounds of %.0f s, seeds",
+                net::rule_name(opts->sim.truth.rule), net::rule_name(opts->sim.predict.rule), opts->sim.nodes,
+                opts->sim.gpus_per_node, opts->sim.round_s);
+    for (auto s : opts->seeds) std::printf(" %llu", static_cast<unsigned long long>(s));
+    std::printf("\n%-22s %-5s %10s %10s %10s %10s %7s %7s %7s %7s %9s\n", "trace", "pol", "avgJCT", "avgJCT+",
+                "p95JCT", "p95JCT+", "avg%", "p95%", "lost", "lost+", "dec_us+");
+    for (const auto& path : opts->traces) {
+        auto jobs = read_net_trace(path);
+        if (!jobs) {
+            std::fprintf(stderr, "explsched-sim net: %s\n", jobs.error().message.c_str());
+            return 1;
+        }
+        const std::string name = path.substr(path.find_last_of('/') + 1);
+        for (NetPolicy p : opts->policies) {
+            double m[2][4] = {};  // [aware][avg, p95, lost, decision]
+            for (int aware = 0; aware < 2; ++aware) {
+                for (auto seed : opts->seeds) {
+                    NetSimSettings s = opts->sim;
+                    s.policy = p;
+                    s.aware = aware == 1;
+                    s.seed = seed;
+                    auto r = run_net_sim(*jobs, *table, s);
+                    if (!r) {
+                        std::fprintf(stderr, "explsched-sim net: %s: %s\n", path.c_str(),
+                                     r.error().message.c_str());
+                        return 1;
+                    }
+                    m[aware][0] += r->avg_jct;
+                    m[aware][1] += r->p95_jct;
+                    m[aware][2] += r->lost_fraction;
+                    m[aware][3] += r->decision_us_mean;
+                }
+                for (double& v : m[aware]) v /= static_cast<double>(opts->seeds.size());
+            }
+            std::printf("%-22s %-5s %10.0f %10.0f %10.0f %10.0f %6.1f%% %6.1f%% %6.1f%% %6.1f%% %9.1f\n",
+                        name.c_str(), net_policy_name(p), m[0][0], m[1][0], m[0][1], m[1][1],
+                        100.0 * (1.0 - m[1][0] / m[0][0]), 100.0 * (1.0 - m[1][1] / m[0][1]), 100.0 * m[0][2],
+                        100.0 * m[1][2], m[1][3]);
+        }
+    }
+    std::printf(
+        "(+ = contention-aware placement; avg%%/p95%% = JCT reduction; lost = busy GPU-time lost to "
+        "contention; dec_us = placement time per round)\n");
+    return 0;
+}
+
+}  // namespace explsched::sim

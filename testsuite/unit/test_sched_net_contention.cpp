@@ -1,0 +1,297 @@
+#define BOOST_TEST_MODULE test_sched_net_contention
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <filesystem>
+
+#include "core/sched/net_contention.hpp"
+#include "core/sched/net_placement.hpp"
+#include "core/sched/net_round.hpp"
+#include "core/sched/net_table.hpp"
+
+using namespace explsched::net;
+
+namespace {
+
+// Three types: A is hurt badly by B (0.5) and mildly by A (0.9); B is barely hurt by anyone.
+const char* iso_csv = ",isol_thp\n\"A,4,2\",100\n\"A,4,4\",80\n\"B,4,2\",50\n";
+const char* ratio_csv =
+    ",\"A,4,2\",\"A,4,4\",\"B,4,2\"\n"
+    "\"A,4,2\",0.9,0.9,0.5\n"
+    "\"A,4,4\",0.9,0.9,0.5\n"
+    "\"B,4,2\",0.95,0.95,0.95\n";
+
+PairTable small_table() {
+    auto t = PairTable::from_csv(iso_csv, ratio_csv);
+    BOOST_REQUIRE_MESSAGE(t.ok(), (t.ok() ? std::string() : t.error().message));
+    return *t;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(net_contention)
+
+BOOST_AUTO_TEST_CASE(parses_deepshare_format_and_rejects_bad_cells) {
+    const PairTable t = small_table();
+    BOOST_TEST(t.size() == 3u);
+    BOOST_TEST(t.measured_pairs() == 9u);
+    const int a = t.find("A,4,2"), b = t.find("B,4,2");
+    BOOST_TEST(*t.isolated(a) == 100.0);
+    BOOST_TEST(*t.measured_ratio(a, b) == 0.5, boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(t.stretch(a, b) == 1.0, boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(t.find("C,4,2") == PairTable::unknown);
+    BOOST_TEST(!PairTable::from_csv(iso_csv, ",\"A,4,2\"\n\"A,4,2\",abc\n").ok());
+    BOOST_TEST(!PairTable::from_csv(iso_csv, ",\"A,4,2\",\"B,4,2\"\n\"A,4,2\",0.5\n").ok());
+    BOOST_TEST(!PairTable::from_csv(",x\n\"A,4,2\",-3\n", ratio_csv).ok());
+}
+
+BOOST_AUTO_TEST_CASE(unknown_pairs_fall_back_to_the_rank1_fit_and_unknown_types_to_the_median) {
+    auto t = PairTable::from_csv(iso_csv,
+                                 ",\"A,4,2\",\"B,4,2\"\n"
+                                 "\"A,4,2\",,0.5\n"
+                                 "\"B,4,2\",0.8,0.9\n");
+    BOOST_REQUIRE(t.ok());
+    const int a = t->find("A,4,2"), b = t->find("B,4,2");
+    BOOST_TEST(!t->measured_ratio(a, a).has_value());
+    // a*b products fit: x(a,b)=1, x(b,a)=.25, x(b,b)=.111 -> x(a,a) ~ x(a,b)*x(b,a)/x(b,b) = 2.25
+    BOOST_TEST(t->stretch(a, a) > 1.0);
+    BOOST_TEST(t->stretch(a, a) < 4.0);
+    const int c = t->intern("C,8,4");
+    BOOST_TEST(t->stretch(c, b) > 0.0);
+    BOOST_TEST(std::isfinite(t->stretch(c, c)));
+    PairTable empty;
+    BOOST_TEST(empty.stretch(PairTable::unknown, PairTable::unknown) == PairTable::default_stretch,
+               boost::test_tools::tolerance(1e-12));
+}
+
+BOOST_AUTO_TEST_CASE(min_rule_and_additive_rule_agree_on_one_sharer_and_differ_on_two) {
+    const PairTable t = small_table();
+    const int a = t.find("A,4,2"), b = t.find("B,4,2");
+    NetState s(4);
+    s.add(1, b, 4, {0, 1});
+    s.add(2, a, 4, {0, 1});
+    const ContentionModel minm(t, {Rule::min_pairwise, 0.0});
+    const ContentionModel add(t, {Rule::link_additive, 0.0});
+    BOOST_TEST(minm.ratio(s, 2) == 0.5, boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(add.ratio(s, 2) == 0.5, boost::test_tools::tolerance(1e-9));
+    // a second sharer (A: stretch 1/0.9-1) on node 0
+    s.add(3, a, 4, {0, 2});
+    BOOST_TEST(minm.ratio(s, 2) == 0.5, boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(add.ratio(s, 2) == 1.0 / (1.0 + 1.0 + (1.0 / 0.9 - 1.0)), boost::test_tools::tolerance(1e-9));
+    // the floor holds
+    const ContentionModel floored(t, {Rule::link_additive, 0.6});
+    BOOST_TEST(floored.ratio(s, 2) == 0.6, boost::test_tools::tolerance(1e-9));
+    // single-node jobs are not tracked and not hurt
+    s.add(4, b, 4, {3});
+    BOOST_TEST(s.job(4) == nullptr);
+    BOOST_TEST(add.ratio_if_placed(s, a, {0}) == 1.0);
+    // the newcomer view matches adding it
+    const double predicted = add.ratio_with_newcomer(s, 3, b, {2, 3});
+    s.add(5, b, 4, {2, 3});
+    BOOST_TEST(add.ratio(s, 3) == predicted, boost::test_tools::tolerance(1e-12));
+    s.remove(5);
+    s.remove(1);
+    BOOST_TEST(s.on_node(0).size() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(switch_uplinks_are_shared_links) {
+    auto topo = Topology::parse(
+        "SwitchName=s1 Nodes=n[1-2]\nSwitchName=s2 Nodes=n[3-4]\nSwitchName=top Switches=s[1-2]\n");
+    BOOST_REQUIRE(topo.ok());
+    BOOST_TEST(topo->switches.size() == 2u);
+    BOOST_TEST(topo->switch_of.at("n4") == 1);
+    BOOST_TEST(!Topology::parse("SwitchName=s1 Bogus=1\n").ok());
+    const PairTable t = small_table();
+    const int a = t.find("A,4,2"), b = t.find("B,4,2");
+    NetState s(4, {0, 0, 1, 1});
+    s.uplink_capacity = 1.0;
+    s.add(1, b, 4, {0, 2});  // crosses both uplinks
+    const ContentionModel add(t, {Rule::link_additive, 0.0});
+    // {1,3}: no shared node, but both uplinks shared with B -> 0.5
+    BOOST_TEST(add.ratio_if_placed(s, a, {1, 3}) == 0.5, boost::test_tools::tolerance(1e-9));
+    // {0,1} stays under s1: shares node 0 only -> also 0.5; {1} alone under s1 would be free
+    s.uplink_capacity = 4.0;
+    BOOST_TEST(add.ratio_if_placed(s, a, {1, 3}) == 1.0 / 1.25, boost::test_tools::tolerance(1e-9));
+    auto hosts = expand_hostlist("n[01-03,7],m5");
+    BOOST_REQUIRE(hosts.ok());
+    BOOST_TEST(hosts->size() == 5u);
+    BOOST_TEST((*hosts)[0] == "n01");
+    BOOST_TEST((*hosts)[3] == "n7");
+    BOOST_TEST(!expand_hostlist("n[3-1]").ok());
+}
+
+BOOST_AUTO_TEST_CASE(placement_avoids_the_bad_sharer_and_the_blind_baseline_does_not) {
+    const PairTable t = small_table();
+    const int b = t.find("B,4,2");
+    NetState s(4);
+    s.add(1, b, 4, {0, 1});  // B on nodes 0,1 (2 GPUs each)
+    const std::vector<int> free = {6, 6, 8, 8};
+    const ContentionModel add(t, {Rule::link_additive, 0.35});
+    const PlacementRequest req{"A", 4, {4, 2}};
+    const auto blind = first_fit_placement(add, s, free, req);
+    BOOST_REQUIRE(blind.found);
+    BOOST_TEST(blind.nodes.size() == 4u);  // first shape that fits: 4 nodes, including B's
+    BOOST_TEST(blind.ratio == 0.5, boost::test_tools::tolerance(1e-9));
+    const auto aware = choose_placement(add, s, free, req);
+    BOOST_REQUIRE(aware.found);
+    BOOST_TEST((aware.nodes == std::vector<int>{2, 3}));
+    BOOST_TEST(aware.ratio == 1.0);
+    BOOST_TEST(aware.cost < blind.cost);
+    const std::string why = placement_reason(aware, {"n1", "n2", "n3", "n4"});
+    BOOST_TEST(why == "placement: nodes n3,n4, predicted 1.00 of isolated");
+    // no room anywhere
+    BOOST_TEST(!choose_placement(add, s, {1, 1, 1, 0}, req).found);
+    BOOST_TEST(choose_placement(add, s, {1, 1, 1, 1}, req).nodes.size() == 4u);
+}
+
+BOOST_AUTO_TEST_CASE(placement_weighs_the_harm_done_to_running_jobs) {
+    // C is hurt by nobody but hurts A badly; A runs on 0,1 and B on 2,3. C should join B.
+    auto t = PairTable::from_csv(",x\n\"A,2,2\",1\n\"B,2,2\",1\n\"C,2,2\",1\n",
+                                 ",\"A,2,2\",\"B,2,2\",\"C,2,2\"\n"
+                                 "\"A,2,2\",1,1,0.4\n"
+                                 "\"B,2,2\",1,1,0.95\n"
+                                 "\"C,2,2\",1,1,1\n");
+    BOOST_REQUIRE(t.ok());
+    NetState s(4);
+    s.add(1, t->find("A,2,2"), 2, {0, 1});
+    s.add(2, t->find("B,2,2"), 2, {2, 3});
+    const ContentionModel add(*t, {Rule::link_additive, 0.35});
+    const auto c = choose_placement(add, s, {7, 7, 7, 7}, {"C", 2, {2}});
+    BOOST_REQUIRE(c.found);
+    BOOST_TEST((c.nodes == std::vector<int>{2, 3}));
+    BOOST_TEST(c.joined == 1);
+    BOOST_TEST(c.others_loss > 0.0);
+}
+
+BOOST_AUTO_TEST_CASE(estimator_learns_a_pair_from_reported_speeds) {
+    PairTable prior;
+    NetPairEstimator est(prior);
+    BOOST_TEST(!est.observe_shared("X,4,2", {"Y,4,2"}, 50.0));  // nothing alone to compare with
+    est.observe_alone("X,4,2", 100.0);
+    est.observe_alone("X,4,2", 100.0);
+    for (int i = 0; i < 20; ++i) BOOST_TEST(est.observe_shared("X,4,2", {"Y,4,2"}, 60.0));
+    const PairTable& t = est.table();
+    BOOST_TEST(*t.measured_ratio(t.find("X,4,2"), t.find("Y,4,2")) == 0.6,
+               boost::test_tools::tolerance(1e-6));
+    BOOST_TEST(est.observations("X,4,2", "Y,4,2") == 20u);
+    // it keeps tracking a change
+    for (int i = 0; i < 60; ++i) est.observe_shared("X,4,2", {"Y,4,2"}, 90.0);
+    BOOST_TEST(*t.measured_ratio(t.find("X,4,2"), t.find("Y,4,2")) > 0.85);
+    // out-of-range observations are ignored
+    BOOST_TEST(!est.observe_shared("X,4,2", {"Y,4,2"}, 1000.0));
+    // two sharers: the total is split; both pairs get a (smaller) estimate
+    for (int i = 0; i < 30; ++i) est.observe_shared("X,4,2", {"Z,4,2", "W,4,2"}, 50.0);
+    const double xz = t.stretch(t.find("X,4,2"), t.find("Z,4,2"));
+    const double xw = t.stretch(t.find("X,4,2"), t.find("W,4,2"));
+    BOOST_TEST(xz + xw == 1.0, boost::test_tools::tolerance(0.15));
+}
+
+BOOST_AUTO_TEST_CASE(deepshare_table_loads_and_the_rank1_fit_is_useful) {
+    const std::string dir = std::string(EXPLSCHED_DATA_DIR) + "/network/";
+    if (!std::filesystem::exists(dir + "shared_thp_ratio.csv")) {
+        BOOST_TEST_MESSAGE("shared data not present: " << dir);
+        return;
+    }
+    auto t = PairTable::load_files(dir + "isolated_thp.csv", dir + "shared_thp_ratio.csv");
+    BOOST_REQUIRE_MESSAGE(t.ok(), (t.ok() ? std::string() : t.error().message));
+    BOOST_TEST(t->size() == 36u);
+    BOOST_TEST(t->measured_pairs() == 36u * 36u);
+    BOOST_TEST(*t->isolated(t->find("MobileNetV3,2,2")) == 677.6);
+    // the fit explains the table better than one constant ratio for every pair
+    double mean = 0.0;
+    for (std::size_t r = 0; r < t->size(); ++r)
+        for (std::size_t c = 0; c < t->size(); ++c) mean += *t->measured_ratio(int(r), int(c));
+    mean /= double(t->size() * t->size());
+    double var = 0.0;
+    for (std::size_t r = 0; r < t->size(); ++r)
+        for (std::size_t c = 0; c < t->size(); ++c) {
+            const double d = *t->measured_ratio(int(r), int(c)) - mean;
+            var += d * d;
+        }
+    const double sd = std::sqrt(var / double(t->size() * t->size()));
+    BOOST_TEST_MESSAGE("rank-1 fit rms " << t->fit_rms_error() << " vs constant " << sd);
+    BOOST_TEST(t->fit_rms_error() < sd);
+}
+
+BOOST_AUTO_TEST_CASE(a_round_places_pending_jobs_in_priority_order_without_double_booking) {
+    const PairTable t = small_table();
+    const ContentionModel add(t, {Rule::link_additive, 0.35});
+    const std::vector<RoundNode> nodes = {
+        {"n1", 4, true}, {"n2", 4, true}, {"n3", 4, true}, {"n4", 4, false}};
+    // B runs on n1,n2 with two GPUs each; two As (hurt by B) wait for 2 nodes x 2 GPUs.
+    const std::vector<RoundRunning> running = {{7, "B", 4, {0, 1}}};
+    std::vector<RoundPending> pending = {
+        {10, "A", 4, 2, 5.0, {}}, {11, "A", 4, 2, 9.0, {}}, {12, "A", 3, 2, 1.0, {}}};
+    const auto out = placement_round(add, nodes, running, pending);
+    BOOST_REQUIRE(out.size() == 3u);
+    BOOST_TEST(out[0].id == 11u);  // the higher priority first
+    BOOST_TEST(out[0].pin);
+    // n4 is unusable; n3 is B-free: the first A takes n3 and one of B's nodes, the second what is left
+    BOOST_TEST((out[0].nodes_text == "n1,n3" || out[0].nodes_text == "n2,n3"));
+    BOOST_TEST(out[1].id == 10u);
+    BOOST_TEST(out[1].pin);
+    std::vector<int> both = out[0].nodes;
+    both.insert(both.end(), out[1].nodes.begin(), out[1].nodes.end());
+    int on_n3 = 0;
+    for (int v : both) on_n3 += v == 2;
+    BOOST_TEST(on_n3 == 2);  // n3's two GPUs, one each; no node over-booked
+    BOOST_TEST(out[2].id == 12u);
+    BOOST_TEST(!out[2].pin);  // 3 GPUs over 2 nodes: not placed
+    BOOST_TEST(out[0].reason.rfind("placement: nodes ", 0) == 0);
+    // a CPU-only multi-node job: no pin, no reason (Slurm places it)
+    const auto cpu = placement_round(add, nodes, running, {{13, "A", 0, 2, 1.0, {}}});
+    BOOST_REQUIRE(cpu.size() == 1u);
+    BOOST_TEST(!cpu[0].pin);
+    BOOST_TEST(cpu[0].reason.empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_round_with_leaf_switches_keeps_a_job_under_one_switch) {
+    // n1,n2 under switch 0, n3,n4 under switch 1. B runs on n1 and n3, so its traffic crosses
+    // both uplinks; A (hurt by B) needs two nodes. The B-free pair n2,n4 crosses both uplinks too:
+    // with thin uplinks (capacity 1) that is as bad as sharing a node with B.
+    const PairTable t = small_table();
+    const ContentionModel add(t, {Rule::link_additive, 0.0});
+    std::vector<RoundNode> nodes = {
+        {"n1", 4, true, 0}, {"n2", 4, true, 0}, {"n3", 4, true, 1}, {"n4", 4, true, 1}};
+    const std::vector<RoundRunning> running = {{7, "B", 4, {0, 2}}};
+    const std::vector<RoundPending> pending = {{10, "A", 4, 2, 1.0, {}}};
+    const auto flat = placement_round(add, nodes, running, pending, 1.0);
+    BOOST_REQUIRE(flat.size() == 1u);
+    BOOST_TEST(flat[0].pin);
+    BOOST_TEST(flat[0].ratio == 0.5,
+               boost::test_tools::tolerance(1e-9));  // shares an uplink or a node with B
+    // fat uplinks: the B-free pair across switches is nearly free
+    const auto fat = placement_round(add, nodes, running, pending, 100.0);
+    BOOST_TEST(fat[0].nodes_text == "n2,n4");
+    BOOST_TEST(fat[0].ratio > 0.95);
+    // without switches the same pair is entirely free
+    for (auto& n : nodes) n.leaf = -1;
+    const auto none = placement_round(add, nodes, running, pending, 1.0);
+    BOOST_TEST(none[0].nodes_text == "n2,n4");
+    BOOST_TEST(none[0].ratio == 1.0);
+}
+
+BOOST_AUTO_TEST_CASE(migration_moves_the_worst_placed_job_when_a_clearly_better_set_is_free) {
+    const PairTable t = small_table();
+    const ContentionModel add(t, {Rule::link_additive, 0.0});
+    const std::vector<RoundNode> nodes = {{"n1", 4, true}, {"n2", 4, true}, {"n3", 4, true}, {"n4", 4, true}};
+    // A (hurt by B: 0.5) shares n1,n2 with B; n3,n4 are free.
+    const std::vector<RoundRunning> running = {{1, "A", 4, {0, 1}}, {2, "B", 4, {0, 1}}};
+    BOOST_TEST(!choose_migration(add, nodes, running, 0.0, 0.2, {}).has_value());  // off
+    BOOST_TEST(!choose_migration(add, nodes, running, 0.4, 0.2, {}).has_value());  // 0.5 is not below 0.4
+    const auto m = choose_migration(add, nodes, running, 0.6, 0.2, {});
+    BOOST_REQUIRE(m.has_value());
+    BOOST_TEST(m->id == 1u);
+    BOOST_TEST(m->nodes_text == "n3,n4");
+    BOOST_TEST(m->ratio_now == 0.5, boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(m->reason == "migrate: predicted 0.50 of isolated here, 1.00 on n3,n4");
+    BOOST_TEST(!choose_migration(add, nodes, running, 0.6, 0.2, {1}).has_value());  // moved recently
+    // nowhere better: n3,n4 down
+    std::vector<RoundNode> busy = nodes;
+    busy[2].usable = busy[3].usable = false;
+    BOOST_TEST(!choose_migration(add, busy, running, 0.6, 0.2, {}).has_value());
+    // a margin larger than the gain
+    BOOST_TEST(!choose_migration(add, nodes, running, 0.6, 0.6, {}).has_value());
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,83 @@
+#define BOOST_TEST_MODULE test_sim_net_sim
+#include <boost/test/unit_test.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/sched/net_table.hpp"
+#include "sim/net_sim.hpp"
+
+using namespace explsched;
+using namespace explsched::sim;
+
+namespace {
+
+// X is slowed to 0.4 by Y; everyone else is harmless. Two 4-GPU Xs and two 4-GPU Ys on 4 nodes of
+// 4 GPUs: first fit spreads everyone over all four nodes; aware placement pairs X with X.
+net::PairTable table() {
+    auto t = net::PairTable::from_csv(",x\n\"X,4,2\",10\n\"X,4,4\",10\n\"Y,4,2\",10\n\"Y,4,4\",10\n",
+                                      ",\"X,4,2\",\"X,4,4\",\"Y,4,2\",\"Y,4,4\"\n"
+                                      "\"X,4,2\",1,1,0.4,0.4\n"
+                                      "\"X,4,4\",1,1,0.4,0.4\n"
+                                      "\"Y,4,2\",1,1,1,1\n"
+                                      "\"Y,4,4\",1,1,1,1\n");
+    BOOST_REQUIRE(t.ok());
+    return *t;
+}
+
+std::vector<NetJob> jobs() {
+    std::vector<NetJob> v;
+    for (std::uint32_t i = 0; i < 4; ++i) v.push_back({i, i % 2 ? "Y" : "X", 4, 36000.0, 0.0});
+    return v;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(net_sim)
+
+BOOST_AUTO_TEST_CASE(shapes_follow_deepshare) {
+    BOOST_TEST((net_shapes(2, 4, 8) == std::vector<int>{2}));
+    BOOST_TEST((net_shapes(4, 4, 8) == std::vector<int>{4, 2}));
+    BOOST_TEST((net_shapes(8, 4, 8) == std::vector<int>{4, 2}));
+    BOOST_TEST((net_shapes(8, 4, 2) == std::vector<int>{4}));
+}
+
+BOOST_AUTO_TEST_CASE(aware_placement_avoids_the_bad_pair_and_finishes_sooner) {
+    const auto t = table();
+    NetSimSettings s;
+    s.nodes = 4;
+    s.gpus_per_node = 4;
+    s.policy = NetPolicy::fifo;
+    auto blind = run_net_sim(jobs(), t, s);
+    s.aware = true;
+    auto aware = run_net_sim(jobs(), t, s);
+    BOOST_REQUIRE(blind.ok());
+    BOOST_REQUIRE(aware.ok());
+    BOOST_TEST(blind->jct.size() == 4u);
+    BOOST_TEST(aware->lost_fraction == 0.0);
+    BOOST_TEST(blind->lost_fraction > 0.2);
+    BOOST_TEST(aware->avg_jct < blind->avg_jct);
+    // alone, X needs 3,600 s: that is the aware JCT (12 rounds of 300 s)
+    BOOST_TEST(aware->avg_jct == 3600.0, boost::test_tools::tolerance(1e-9));
+}
+
+BOOST_AUTO_TEST_CASE(reads_deepshare_traces_and_rejects_bad_ones) {
+    const auto dir = std::filesystem::temp_directory_path() / "explsched_net_sim_test";
+    std::filesystem::create_directories(dir);
+    {
+        std::ofstream(dir / "ok.json")
+            << R"({"1": {"model": "X", "gpu_demand": 4, "total_samples_to_train": 5.5},
+                                               "0": {"model": "Y", "gpu_demand": 2, "total_samples_to_train": 1}})";
+        std::ofstream(dir / "bad.json") << R"({"a": {"model": "X"}})";
+    }
+    auto ok = read_net_trace((dir / "ok.json").string());
+    BOOST_REQUIRE(ok.ok());
+    BOOST_TEST(ok->size() == 2u);
+    BOOST_TEST((*ok)[0].model == "Y");
+    BOOST_TEST((*ok)[1].samples == 5.5);
+    BOOST_TEST(!read_net_trace((dir / "bad.json").string()).ok());
+    BOOST_TEST(!read_net_trace((dir / "missing.json").string()).ok());
+    std::filesystem::remove_all(dir);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

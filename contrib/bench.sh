@@ -82,6 +82,18 @@ demo_args=(--trace "$demo/trace.csv" --gpus 16 --sweep-size 32 --variation none)
     --params "$aggressive" "${demo_args[@]}" >"$out/demo-sweep-aggressive.json"
 optuna_peer demo-sweep "$demo/curves" "${demo_args[@]}"
 
+# The held-out sweeps (contrib/heldout: real sklearn/torch training sweeps that no default was
+# tuned on), as a scenario.
+heldout=$(mktemp -d /tmp/explsched-heldout-XXXXXX)
+trap 'rm -rf "$demo" "$heldout"' EXIT
+/usr/bin/python3 "$top/contrib/heldout/sim_scenario.py" "$heldout"
+heldout_args=(--trace "$heldout/trace.csv" --gpus 16 --sweep-size 16 --variation none)
+"$sim" --curves "$heldout/curves" --seeds "$seeds" --json --quiet "${heldout_args[@]}" >"$out/heldout-sweeps.json"
+"$cli" plot --sim "$out/heldout-sweeps.json" -o "$out/heldout-sweeps.svg" >/dev/null
+"$sim" --curves "$heldout/curves" --seeds "$seeds" --json --quiet --policies fifo,asha,slaq,explsched,oracle \
+    --params "$aggressive" "${heldout_args[@]}" >"$out/heldout-sweeps-aggressive.json"
+optuna_peer heldout-sweeps "$heldout/curves" "${heldout_args[@]}"
+
 scenario pollux --trace "$pollux" --gpus 64
 scenario pollux-real-curves --trace "$pollux" --gpus 64 --variation none
 scenario pollux-heterogeneous --trace "$pollux" --cluster v100:4x8,p100:4x8,k80:6x8 --throughputs "$tput"
@@ -100,7 +112,7 @@ fi
 # One recorded run to show a trial and a sweep as the scheduler saw them.
 rec=$(mktemp /tmp/explsched-bench-XXXXXX.json)
 rec_het=$(mktemp /tmp/explsched-bench-XXXXXX.json)
-trap 'rm -rf "$rec" "$rec_het" "$demo"' EXIT
+trap 'rm -rf "$rec" "$rec_het" "$demo" "$heldout"' EXIT
 "$sim" --trace "$pollux" --curves "$curves" --cluster v100:4x8,p100:4x8,k80:6x8 --throughputs "$tput" --seeds 0 \
     --policies explsched --quiet --output "$rec_het" >/dev/null
 "$sim" --trace "$pollux" --curves "$curves" --gpus 64 --seeds 0 --policies explsched,asha --quiet --output "$rec" >/dev/null

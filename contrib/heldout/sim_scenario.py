@@ -1,0 +1,62 @@
+#!/usr/bin/python3
+"""The held-out sweeps (contrib/heldout/curves) as a simulator scenario, written into DIR.
+
+    contrib/heldout/sim_scenario.py DIR
+
+DIR/curves: a copy of the curves whose placements.csv step time makes each application's longest
+trial last an hour (the recorded CPU step times are milliseconds: a trial would end within one
+60 s round). DIR/trace.csv: each application one sweep of all its trials, submitted together,
+one application every 30 minutes. Run with --sweep-size 16 --variation none (the curves are real
+sweeps: no synthetic variation). Stdlib only; deterministic.
+"""
+import csv
+import glob
+import os
+import shutil
+import sys
+
+RUN_S = 3600.0  # the longest trial of each application
+GAP_S = 1800    # between two applications' sweeps
+
+
+def main(argv):
+    if len(argv) != 2:
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    out = argv[1]
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "curves")
+    dst = os.path.join(out, "curves")
+    if os.path.exists(dst):
+        shutil.rmtree(dst)
+    shutil.copytree(src, dst)
+    rows = [("name", "time", "application", "num_replicas", "batch_size")]
+    apps = sorted(d for d in os.listdir(dst) if os.path.isdir(os.path.join(dst, d)))
+    for k, app in enumerate(apps):
+        files = glob.glob(os.path.join(dst, app, "validation-*.csv"))
+        index = sorted(int(os.path.basename(f)[len("validation-"):-len(".csv")]) for f in files)
+        iterations = 0.0
+        for f in files:
+            with open(f) as fh:
+                body = [r for r in csv.reader(fh)][1:]
+            iterations = max([iterations] + [float(r[1]) for r in body if r])
+        if iterations <= 0:
+            print("sim_scenario.py: %s: no iterations" % app, file=sys.stderr)
+            return 1
+        placements = os.path.join(dst, app, "placements.csv")
+        with open(placements) as fh:
+            table = [r for r in csv.reader(fh) if r]
+        with open(placements, "w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(table[0])
+            for r in table[1:]:
+                w.writerow([r[0], r[1], "%.6g" % (RUN_S / iterations)])
+        for b in index:
+            rows.append(("%s-%d" % (app, b), k * GAP_S, app, 1, b))
+    with open(os.path.join(out, "trace.csv"), "w", newline="") as fh:
+        csv.writer(fh).writerows(rows)
+    print("sim_scenario.py: %d trials of %d applications in %s" % (len(rows) - 1, len(apps), out), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

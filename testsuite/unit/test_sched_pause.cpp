@@ -115,8 +115,12 @@ BOOST_AUTO_TEST_CASE(a_stop_is_final_only_when_the_optimistic_bound_cannot_matte
     EngineSettings s;
     const StopEvidence can = evidence(0.8, 0.7, 0.92, 0.9, 0.01);
     BOOST_TEST(!stop_is_final(can, pause_outlook(can, 0.6, 1.0, 1, 1.0, s), s));
-    const StopEvidence cannot = evidence(0.6, 0.55, 0.65, 0.9, 0.001);
+    StopEvidence cannot = evidence(0.6, 0.55, 0.65, 0.9, 0.001);
     const PauseOutlook o = pause_outlook(cannot, 0.5, 1.0, 1, 1.0, s);
+    // a third of its run: before any hopeless rule may judge it (hopeless_min_progress 0.35), so
+    // a trial paused early on a plateau (a late bloomer's) stays paused rather than stopped
+    BOOST_TEST(!stop_is_final(cannot, o, s));
+    cannot.last_step = 3000;  // half its run
     BOOST_TEST(stop_is_final(cannot, o, s));
     const Reason r = cannot_matter_reason(cannot, o);
     BOOST_TEST(describe(Decision::terminate, r).find("even the optimistic bound 0.65") != std::string::npos,

@@ -143,6 +143,19 @@ inline void append_factors(list_t* list, job_record_t* job) {
 // Defined by priority/explsched: sprio's answer (a list from factors_list_create) for uid.
 list_t* priority_factors_list(const FactorsRequest& request, uid_t uid);
 
+// node_name2bitmap(names, best_effort, &bitmap) gained a fourth argument (the names it could
+// not resolve, may be null) after 22.05; chosen by the function's own type, not the version.
+template <typename R, typename... A>
+int node_names_bitmap_of(R (*f)(A...), char* names, bitstr_t** bitmap) {
+    if constexpr (sizeof...(A) == 4)
+        return f(names, false, bitmap, nullptr);
+    else
+        return f(names, false, bitmap);
+}
+inline int node_names_bitmap(char* names, bitstr_t** bitmap) {
+    return node_names_bitmap_of(&node_name2bitmap, names, bitmap);
+}
+
 }  // namespace explsched::compat
 
 // Expanded once, at file scope, by priority/explsched: sprio's entry point with the parameters of

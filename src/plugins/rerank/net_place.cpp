@@ -110,7 +110,7 @@ void require_nodes(job_record_t* job, const std::string& nodes) {
     if (nodes.empty()) return;
     job->details->req_nodes = xstrdup(nodes.c_str());
     std::string copy = nodes;
-    if (node_name2bitmap(copy.data(), false, &job->details->req_node_bitmap) != 0) {
+    if (compat::node_names_bitmap(copy.data(), &job->details->req_node_bitmap) != 0) {
         xfree(job->details->req_nodes);
         FREE_NULL_BITMAP(job->details->req_node_bitmap);
     }

@@ -153,6 +153,7 @@ Result<NetSimResult> run_net_sim(const std::vector<NetJob>& jobs, const net::Pai
         std::vector<std::pair<Live*, int>> placed;  // job, type
         std::vector<bool> taken(order.size(), false);
         const std::size_t window = s.aware ? std::max<std::size_t>(1, s.window) : 1;
+        net::NodeCosts costs(predict, state);
         for (std::size_t head = 0; head < order.size();) {
             // The policy's next `window` jobs; aware placement takes the one with the least
             // predicted loss per GPU, the blind baseline always the first.
@@ -166,7 +167,7 @@ Result<NetSimResult> run_net_sim(const std::vector<NetJob>& jobs, const net::Pai
                 const Live* l = order[k];
                 const net::PlacementRequest req{l->job->model, l->job->gpus,
                                                 net_shapes(l->job->gpus, s.nodes, s.gpus_per_node)};
-                auto c = s.aware ? net::choose_placement(predict, state, free, req)
+                auto c = s.aware ? net::choose_placement(predict, state, free, req, &costs)
                                  : net::first_fit_placement(predict, state, free, req);
                 if (!c.found) continue;
                 const double per_gpu = c.cost / static_cast<double>(l->job->gpus);

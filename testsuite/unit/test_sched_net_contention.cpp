@@ -1,8 +1,10 @@
 #define BOOST_TEST_MODULE test_sched_net_contention
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <random>
 
 #include "core/sched/net_contention.hpp"
 #include "core/sched/net_placement.hpp"
@@ -142,6 +144,74 @@ BOOST_AUTO_TEST_CASE(placement_avoids_the_bad_sharer_and_the_blind_baseline_does
     // no room anywhere
     BOOST_TEST(!choose_placement(add, s, {1, 1, 1, 0}, req).found);
     BOOST_TEST(choose_placement(add, s, {1, 1, 1, 1}, req).nodes.size() == 4u);
+}
+
+// The round cache (NodeCosts: node costs and joined jobs' loads kept between decisions) must give
+// exactly what a fresh search gives, and the joined jobs' loss must equal the model's own
+// ratio-before minus ratio-with-newcomer, through adds and removes, with and without uplinks.
+BOOST_AUTO_TEST_CASE(the_round_cache_gives_what_a_fresh_search_gives) {
+    PairTable t;
+    const char* models[] = {"A", "B", "C", "D"};
+    std::vector<int> types;
+    for (const char* m : models)
+        for (int n : {2, 4}) types.push_back(t.intern(shape_key(m, 8, n)));
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<double> ratio(0.4, 1.0);
+    for (int r : types) {
+        t.set_isolated(r, 50.0 + 10.0 * r);
+        for (int c : types)
+            if (rng() % 4) t.set_ratio(r, c, ratio(rng));  // a quarter left to the fit
+    }
+    t.fit_factors();
+    for (Rule rule : {Rule::link_additive, Rule::min_pairwise}) {
+        const ContentionModel model(t, {rule, 0.35});
+        NetState s(16, {0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3});
+        std::vector<int> free(16, 8);
+        NodeCosts cache(model, s);
+        std::vector<std::uint32_t> live;
+        int placed = 0, joined_some = 0;
+        for (std::uint32_t id = 1; id <= 300; ++id) {
+            if (!live.empty() && rng() % 3 == 0) {  // a job ends
+                const std::size_t k = rng() % live.size();
+                const NetState::Job* j = s.job(live[k]);
+                for (int v : j->nodes) free[static_cast<std::size_t>(v)] += j->gpus / int(j->nodes.size());
+                s.remove(live[k]);
+                live.erase(live.begin() + static_cast<long>(k));
+            }
+            const PlacementRequest req{models[rng() % 4], 8, {2, 4}};
+            const PlacementChoice cached = choose_placement(model, s, free, req, &cache);
+            const PlacementChoice fresh = choose_placement(model, s, free, req);
+            BOOST_TEST_REQUIRE(cached.found == fresh.found);
+            if (!cached.found) continue;
+            BOOST_TEST(cached.nodes == fresh.nodes);
+            BOOST_TEST(cached.cost == fresh.cost, boost::test_tools::tolerance(1e-12));
+            // the loss, recomputed the slow way
+            double loss = 0.0;
+            std::vector<std::uint32_t> seen;
+            for (const auto& [jid, j] : s.jobs()) {
+                bool shares = false;
+                for (int v : j.nodes)
+                    shares = shares ||
+                             std::find(cached.nodes.begin(), cached.nodes.end(), v) != cached.nodes.end();
+                const auto ups = s.uplinks_of(cached.nodes);
+                for (int u : j.uplinks) shares = shares || std::find(ups.begin(), ups.end(), u) != ups.end();
+                if (!shares) continue;
+                seen.push_back(jid);
+                loss += j.gpus * std::max(0.0, model.ratio(s, jid) - model.ratio_with_newcomer(
+                                                                         s, jid, cached.type, cached.nodes));
+            }
+            BOOST_TEST(cached.others_loss == loss, boost::test_tools::tolerance(1e-9));
+            BOOST_TEST(cached.joined == static_cast<int>(seen.size()));
+            joined_some += cached.joined > 0;
+            const int per = 8 / static_cast<int>(cached.nodes.size());
+            for (int v : cached.nodes) free[static_cast<std::size_t>(v)] -= per;
+            s.add(id, cached.type, 8, cached.nodes);
+            live.push_back(id);
+            ++placed;
+        }
+        BOOST_TEST(placed > 50);       // the walk exercised the cache ...
+        BOOST_TEST(joined_some > 20);  // ... with jobs sharing nodes
+    }
 }
 
 BOOST_AUTO_TEST_CASE(placement_weighs_the_harm_done_to_running_jobs) {

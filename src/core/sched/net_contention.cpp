@@ -115,7 +115,7 @@ Result<Topology> Topology::parse(std::string_view text) {
 }
 
 NetState::NetState(std::size_t node_count, std::vector<int> switch_of_node)
-    : node_jobs_(node_count), switch_of_node_(std::move(switch_of_node)) {
+    : node_jobs_(node_count), node_version_(node_count, 0), switch_of_node_(std::move(switch_of_node)) {
     int max_sw = -1;
     for (int s : switch_of_node_) max_sw = std::max(max_sw, s);
     uplink_jobs_.resize(static_cast<std::size_t>(max_sw + 1));
@@ -139,8 +139,12 @@ void NetState::add(std::uint32_t id, int type, int gpus, std::vector<int> nodes)
     Job j{type, gpus, std::move(nodes), {}};
     j.uplinks = uplinks_of(j.nodes);
     const Entry e{id, type, gpus};
-    for (int n : j.nodes) node_jobs_[static_cast<std::size_t>(n)].push_back(e);
+    for (int n : j.nodes) {
+        node_jobs_[static_cast<std::size_t>(n)].push_back(e);
+        ++node_version_[static_cast<std::size_t>(n)];
+    }
     for (int s : j.uplinks) uplink_jobs_[static_cast<std::size_t>(s)].push_back(e);
+    if (!j.uplinks.empty()) ++uplink_version_;
     jobs_.emplace(id, std::move(j));
 }
 
@@ -150,13 +154,19 @@ void NetState::remove(std::uint32_t id) {
     auto drop = [id](std::vector<Entry>& v) {
         v.erase(std::remove_if(v.begin(), v.end(), [id](const Entry& e) { return e.id == id; }), v.end());
     };
-    for (int n : it->second.nodes) drop(node_jobs_[static_cast<std::size_t>(n)]);
+    for (int n : it->second.nodes) {
+        drop(node_jobs_[static_cast<std::size_t>(n)]);
+        ++node_version_[static_cast<std::size_t>(n)];
+    }
     for (int s : it->second.uplinks) drop(uplink_jobs_[static_cast<std::size_t>(s)]);
+    if (!it->second.uplinks.empty()) ++uplink_version_;
     jobs_.erase(it);
 }
 
 void NetState::clear() {
     for (auto& v : node_jobs_) v.clear();
+    for (auto& v : node_version_) ++v;
+    ++uplink_version_;
     for (auto& v : uplink_jobs_) v.clear();
     jobs_.clear();
 }

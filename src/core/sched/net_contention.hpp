@@ -75,10 +75,16 @@ public:
     std::size_t size() const { return jobs_.size(); }
     const std::unordered_map<std::uint32_t, Job>& jobs() const { return jobs_; }
     std::vector<int> uplinks_of(const std::vector<int>& nodes) const;
+    // Bumped whenever the node's job list changes (caches of per-node costs compare it).
+    std::uint64_t node_version(int node) const { return node_version_[static_cast<std::size_t>(node)]; }
+    // Bumped whenever any uplink's job list changes.
+    std::uint64_t uplink_version() const { return uplink_version_; }
     double uplink_capacity = 4.0;
 
 private:
     std::vector<std::vector<Entry>> node_jobs_;
+    std::vector<std::uint64_t> node_version_;
+    std::uint64_t uplink_version_ = 0;
     std::vector<std::vector<Entry>> uplink_jobs_;
     std::vector<int> switch_of_node_;
     std::unordered_map<std::uint32_t, Job> jobs_;

@@ -3,46 +3,56 @@
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
+#include <optional>
 
 namespace explsched::net {
 
 namespace {
 
-// Isolated speed of each allowed shape relative to the fastest known one (1 when unknown).
-double shape_speed(const PairTable& table, const PlacementRequest& req, int nodes) {
-    double best = 0.0;
-    for (int n : req.node_counts) {
-        if (n <= 0 || req.gpus % n != 0) continue;
-        if (const auto v = table.isolated(table.find(shape_key(req.model, req.gpus, n))))
-            best = std::max(best, *v);
+// Isolated speed of each allowed shape relative to the fastest known one (1 when unknown), and
+// each shape's type: looked up once per request (the keys are strings).
+struct Shapes {
+    std::vector<int> type, nodes;
+    std::vector<double> speed;
+
+    Shapes(const PairTable& table, const PlacementRequest& req) {
+        double best = 0.0;
+        std::vector<double> iso;
+        for (int n : req.node_counts) {
+            if (n <= 0 || req.gpus % n != 0) continue;
+            nodes.push_back(n);
+            type.push_back(table.find(shape_key(req.model, req.gpus, n)));
+            const auto v = table.isolated(type.back());
+            iso.push_back(v ? *v : -1.0);
+            if (v) best = std::max(best, *v);
+        }
+        for (double v : iso) speed.push_back(v > 0.0 && best > 0.0 ? v / best : 1.0);
     }
-    const auto mine = table.isolated(table.find(shape_key(req.model, req.gpus, nodes)));
-    if (!mine || best <= 0.0) return 1.0;
-    return *mine / best;
-}
+    double speed_of(int n) const {
+        for (std::size_t i = 0; i < nodes.size(); ++i)
+            if (nodes[i] == n) return speed[i];
+        return 1.0;
+    }
+};
 
 // Fill in ratio, others' loss and cost of `c` (nodes and type set).
-void score(const ContentionModel& model, const NetState& state, const PlacementRequest& req,
-           PlacementChoice& c) {
+void score(const ContentionModel& model, const NetState& state, const PlacementRequest& req, double speed,
+           NodeCosts& costs, PlacementChoice& c) {
     c.ratio = model.ratio_if_placed(state, c.type, c.nodes);
-    c.shape_speed = shape_speed(model.table(), req, static_cast<int>(c.nodes.size()));
+    c.shape_speed = speed;
     std::vector<std::uint32_t> joined;
+    std::vector<int> uplinks;
     if (c.nodes.size() >= 2) {
         for (int n : c.nodes)
             for (const auto& e : state.on_node(n)) joined.push_back(e.id);
-        for (int s : state.uplinks_of(c.nodes))
+        uplinks = state.uplinks_of(c.nodes);
+        for (int s : uplinks)
             for (const auto& e : state.on_uplink(s)) joined.push_back(e.id);
     }
     std::sort(joined.begin(), joined.end());
     joined.erase(std::unique(joined.begin(), joined.end()), joined.end());
     c.others_loss = 0.0;
-    for (std::uint32_t id : joined) {
-        const NetState::Job* j = state.job(id);
-        if (!j) continue;
-        const double before = model.ratio(state, id);
-        const double after = model.ratio_with_newcomer(state, id, c.type, c.nodes);
-        c.others_loss += static_cast<double>(j->gpus) * std::max(0.0, before - after);
-    }
+    for (std::uint32_t id : joined) c.others_loss += costs.loss_of(id, c.type, c.nodes, uplinks);
     c.joined = static_cast<int>(joined.size());
     c.cost = static_cast<double>(req.gpus) * (1.0 - c.ratio * c.shape_speed) + c.others_loss;
     c.found = true;
@@ -50,39 +60,146 @@ void score(const ContentionModel& model, const NetState& state, const PlacementR
 
 }  // namespace
 
+std::size_t NodeCosts::slot(int type) {
+    for (std::size_t i = 0; i < types_.size(); ++i)
+        if (types_[i].type == type) return i;
+    types_.push_back(
+        {type, std::vector<Cost>(state_.node_count()), std::vector<std::uint64_t>(state_.node_count(), 0)});
+    return types_.size() - 1;
+}
+
+const NodeCosts::Cost& NodeCosts::at(std::size_t s, int node) {
+    PerType& t = types_[s];
+    const auto v = static_cast<std::size_t>(node);
+    const std::uint64_t version = state_.node_version(node) + 1;
+    if (t.seen[v] == version) return t.cost[v];
+    const PairTable& table = model_.table();
+    const bool additive = model_.settings().rule == Rule::link_additive;
+    Cost c;
+    for (const auto& e : state_.on_node(node)) {
+        const double x = table.stretch(t.type, e.type);
+        c.own = additive ? c.own + x : std::max(c.own, x);
+        c.caused += static_cast<double>(e.gpus) * table.stretch(e.type, t.type);
+    }
+    t.cost[v] = c;
+    t.seen[v] = version;
+    return t.cost[v];
+}
+
+double NodeCosts::load(int type, const std::vector<NetState::Entry>& on, std::uint32_t self) const {
+    const bool additive = model_.settings().rule == Rule::link_additive;
+    double l = 0.0;
+    for (const auto& e : on) {
+        if (e.id == self) continue;
+        const double x = model_.table().stretch(type, e.type);
+        l = additive ? l + x : std::max(l, x);
+    }
+    return l;
+}
+
+std::uint64_t NodeCosts::stamp_of(const NetState::Job& j) const {
+    std::uint64_t s = j.uplinks.empty() ? 1 : state_.uplink_version() + 1;
+    for (int n : j.nodes) s += state_.node_version(n);  // versions only grow: any change moves it
+    return s;
+}
+
+double NodeCosts::loss_of(std::uint32_t id, int type, const std::vector<int>& nodes,
+                          const std::vector<int>& uplinks) {
+    const NetState::Job* j = state_.job(id);
+    if (!j || nodes.size() < 2) return 0.0;
+    const double floor = model_.settings().floor;
+    const double cap = state_.uplink_capacity;
+    JobLoads& l = jobs_[id];
+    const std::uint64_t stamp = stamp_of(*j);
+    if (l.stamp != stamp) {
+        l.stamp = stamp;
+        l.node.clear();
+        l.uplink.clear();
+        double worst = 0.0;
+        for (int n : j->nodes) {
+            l.node.push_back(load(j->type, state_.on_node(n), id));
+            worst = std::max(worst, l.node.back());
+        }
+        for (int s : j->uplinks) {
+            l.uplink.push_back(load(j->type, state_.on_uplink(s), id));
+            worst = std::max(worst, l.uplink.back() / cap);
+        }
+        l.before = std::max(floor, 1.0 / (1.0 + worst));
+    }
+    const bool additive = model_.settings().rule == Rule::link_additive;
+    const double x = model_.table().stretch(j->type, type);
+    auto with = [&](double v) { return additive ? v + x : std::max(v, x); };
+    auto has = [](const std::vector<int>& v, int e) { return std::find(v.begin(), v.end(), e) != v.end(); };
+    double worst = 0.0;
+    for (std::size_t i = 0; i < j->nodes.size(); ++i)
+        worst = std::max(worst, has(nodes, j->nodes[i]) ? with(l.node[i]) : l.node[i]);
+    for (std::size_t i = 0; i < j->uplinks.size(); ++i)
+        worst = std::max(worst, (has(uplinks, j->uplinks[i]) ? with(l.uplink[i]) : l.uplink[i]) / cap);
+    const double after = std::max(floor, 1.0 / (1.0 + worst));
+    return static_cast<double>(j->gpus) * std::max(0.0, l.before - after);
+}
+
 PlacementChoice choose_placement(const ContentionModel& model, const NetState& state,
-                                 const std::vector<int>& free_gpus, const PlacementRequest& req) {
-    const PairTable& table = model.table();
-    const bool additive = model.settings().rule == Rule::link_additive;
-    PlacementChoice best;
+                                 const std::vector<int>& free_gpus, const PlacementRequest& req,
+                                 NodeCosts* costs) {
+    const Shapes shapes(model.table(), req);
+    std::optional<NodeCosts> own_costs;
+    if (!costs) costs = &own_costs.emplace(model, state);
+    const double gpus = static_cast<double>(req.gpus);
+    // Each shape's candidate (its n cheapest nodes by first-order cost) and a lower bound of its
+    // exact cost: the job's ratio is at most 1 / (1 + the worst node link's contention) and the
+    // joined jobs lose >= 0. Candidates are scored exactly (the expensive part) in order of the
+    // bound, and not at all once the bound exceeds the best exact cost: the same choice, cheaper.
+    struct Candidate {
+        PlacementChoice choice;
+        double bound = 0.0;
+        double speed = 1.0;
+    };
+    std::vector<Candidate> candidates;
     std::vector<std::pair<double, int>> ranked;
-    for (int n : req.node_counts) {
-        if (n <= 0 || req.gpus % n != 0 || static_cast<std::size_t>(n) > free_gpus.size()) continue;
+    ranked.reserve(free_gpus.size());
+    for (std::size_t k = 0; k < shapes.nodes.size(); ++k) {
+        const int n = shapes.nodes[k];
+        if (static_cast<std::size_t>(n) > free_gpus.size()) continue;
         const int per = req.gpus / n;
-        const int type = table.find(shape_key(req.model, req.gpus, n));
+        const std::size_t slot = costs->slot(shapes.type[k]);
         ranked.clear();
         for (std::size_t v = 0; v < free_gpus.size(); ++v) {
             if (free_gpus[v] < per) continue;
-            double own = 0.0, caused = 0.0;
+            double cost = 0.0;
             if (n >= 2 && v < state.node_count()) {
-                for (const auto& e : state.on_node(static_cast<int>(v))) {
-                    const double x = table.stretch(type, e.type);
-                    own = additive ? own + x : std::max(own, x);
-                    caused += static_cast<double>(e.gpus) * table.stretch(e.type, type);
-                }
+                const NodeCosts::Cost& c = costs->at(slot, static_cast<int>(v));
+                cost = gpus * c.own + c.caused;
             }
             // Ties (empty nodes) go to the fullest node that fits: keep large holes whole.
             const double tie =
                 1e-6 * static_cast<double>(free_gpus[v] - per) / (1.0 + static_cast<double>(per));
-            ranked.emplace_back(static_cast<double>(req.gpus) * own + caused + tie, static_cast<int>(v));
+            ranked.emplace_back(cost + tie, static_cast<int>(v));
         }
         if (ranked.size() < static_cast<std::size_t>(n)) continue;
         std::partial_sort(ranked.begin(), ranked.begin() + n, ranked.end());
-        PlacementChoice c;
-        c.type = type;
-        for (int i = 0; i < n; ++i) c.nodes.push_back(ranked[static_cast<std::size_t>(i)].second);
-        std::sort(c.nodes.begin(), c.nodes.end());
-        score(model, state, req, c);
+        Candidate cand;
+        cand.choice.type = shapes.type[k];
+        cand.speed = shapes.speed[k];
+        double worst_own = 0.0;
+        for (int i = 0; i < n; ++i) {
+            const int v = ranked[static_cast<std::size_t>(i)].second;
+            cand.choice.nodes.push_back(v);
+            if (n >= 2 && static_cast<std::size_t>(v) < state.node_count())
+                worst_own = std::max(worst_own, costs->at(slot, v).own);
+        }
+        std::sort(cand.choice.nodes.begin(), cand.choice.nodes.end());
+        const double ratio_max = n >= 2 ? std::max(model.settings().floor, 1.0 / (1.0 + worst_own)) : 1.0;
+        cand.bound = gpus * (1.0 - ratio_max * cand.speed);
+        candidates.push_back(std::move(cand));
+    }
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [](const Candidate& a, const Candidate& b) { return a.bound < b.bound; });
+    PlacementChoice best;
+    for (Candidate& cand : candidates) {
+        if (best.found && cand.bound > best.cost + 1e-9) break;
+        PlacementChoice& c = cand.choice;
+        score(model, state, req, cand.speed, *costs, c);
         // Equal cost: fewer nodes, fewer links for later jobs to share.
         const bool better = !best.found || c.cost < best.cost - 1e-9 ||
                             (c.cost <= best.cost + 1e-9 && c.nodes.size() < best.nodes.size());
@@ -101,7 +218,8 @@ PlacementChoice first_fit_placement(const ContentionModel& model, const NetState
             if (free_gpus[v] >= per) c.nodes.push_back(static_cast<int>(v));
         if (c.nodes.size() < static_cast<std::size_t>(n)) continue;
         c.type = model.table().find(shape_key(req.model, req.gpus, n));
-        score(model, state, req, c);
+        NodeCosts costs(model, state);
+        score(model, state, req, Shapes(model.table(), req).speed_of(n), costs, c);
         return c;
     }
     return {};

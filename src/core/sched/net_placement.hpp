@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/sched/net_contention.hpp"
@@ -33,9 +34,51 @@ struct PlacementChoice {
     int joined = 0;            // running multi-node jobs sharing a node with it
 };
 
-// Contention-aware choice.
+// The first-order cost of each node for a job type: the contention a job of that type would meet
+// there (summed or max stretch, by the model's rule) and the GPU-weighted stretch it would cause
+// the jobs there. Computed lazily per (type, node) and kept across the decisions of a round: a
+// node is recomputed only when its job list changed (NetState::node_version), so a round of P
+// pending jobs scans each node once per type, not once per job. Bound to one state and model.
+class NodeCosts {
+public:
+    struct Cost {
+        double own = 0.0, caused = 0.0;
+    };
+    NodeCosts(const ContentionModel& model, const NetState& state) : model_(model), state_(state) {}
+    // The slot of `type` (types are few: a table's keys and `unknown`).
+    std::size_t slot(int type);
+    const Cost& at(std::size_t slot, int node);
+    // The GPU-weighted ratio running job `id` loses when a job of `type` joins `nodes` (whose
+    // uplinks are `uplinks`): ContentionModel's ratio before minus ratio_with_newcomer, from the
+    // job's per-link loads, cached until one of its links changes.
+    double loss_of(std::uint32_t id, int type, const std::vector<int>& nodes,
+                   const std::vector<int>& uplinks);
+
+private:
+    struct JobLoads {
+        std::uint64_t stamp = 0;
+        std::vector<double> node, uplink;  // as the job's nodes / uplinks, without the job itself
+        double before = 1.0;
+    };
+    std::unordered_map<std::uint32_t, JobLoads> jobs_;
+    std::uint64_t stamp_of(const NetState::Job& j) const;
+    double load(int type, const std::vector<NetState::Entry>& on, std::uint32_t self) const;
+
+    struct PerType {
+        int type;
+        std::vector<Cost> cost;
+        std::vector<std::uint64_t> seen;  // node_version + 1 when computed; 0 = never
+    };
+    const ContentionModel& model_;
+    const NetState& state_;
+    std::vector<PerType> types_;
+};
+
+// Contention-aware choice. `costs` (optional, bound to the same model and state) carries node
+// costs from one decision to the next within a round.
 PlacementChoice choose_placement(const ContentionModel& model, const NetState& state,
-                                 const std::vector<int>& free_gpus, const PlacementRequest& request);
+                                 const std::vector<int>& free_gpus, const PlacementRequest& request,
+                                 NodeCosts* costs = nullptr);
 // The blind baseline (DeepShare's LAS/SRTF placement): the first node count in the request's
 // order that fits, on the lowest-numbered nodes with room; scored with the model for reporting.
 PlacementChoice first_fit_placement(const ContentionModel& model, const NetState& state,

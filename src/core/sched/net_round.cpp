@@ -33,6 +33,7 @@ std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std
     std::vector<RoundAnswer> out;
     out.reserve(pending.size());
     std::vector<int> masked(nodes.size());
+    NodeCosts costs(model, state);
     for (const RoundPending& p : pending) {
         RoundAnswer a;
         a.id = p.id;
@@ -49,7 +50,8 @@ std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std
             const bool ok = nodes[v].usable && (v >= p.allowed.size() || p.allowed[v]);
             masked[v] = ok ? std::max(0, free[v]) : -1;
         }
-        const PlacementChoice c = choose_placement(model, state, masked, {p.model, p.gpus, {p.nodes}});
+        const PlacementChoice c =
+            choose_placement(model, state, masked, {p.model, p.gpus, {p.nodes}}, &costs);
         if (!c.found) {
             a.reason = "placement: no " + std::to_string(p.nodes) + " nodes with " +
                        std::to_string(p.gpus / p.nodes) + " free GPUs each now";
@@ -94,6 +96,7 @@ std::optional<Migration> choose_migration(const ContentionModel& model, const st
         state.add(r.id, table.find(shape_key(r.model, r.gpus, n)), r.gpus, r.nodes);
     }
     std::optional<Migration> best;
+    NodeCosts costs(model, state);
     for (const RoundRunning& r : running) {
         const int n = static_cast<int>(r.nodes.size());
         if (n < 2 || r.gpus <= 0 || r.gpus % n != 0) continue;
@@ -107,7 +110,7 @@ std::optional<Migration> choose_migration(const ContentionModel& model, const st
         std::vector<int> room = free;
         for (int v : r.nodes)
             if (room[static_cast<std::size_t>(v)] >= 0) room[static_cast<std::size_t>(v)] += r.gpus / n;
-        const PlacementChoice c = choose_placement(model, state, room, {r.model, r.gpus, {n}});
+        const PlacementChoice c = choose_placement(model, state, room, {r.model, r.gpus, {n}}, &costs);
         state.add(r.id, type, r.gpus, r.nodes);
         if (!c.found || c.nodes == r.nodes || c.ratio < now + margin) continue;
         Migration m;

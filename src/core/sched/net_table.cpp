@@ -144,6 +144,7 @@ int PairTable::intern(const std::string& k) {
     if (it != index_.end()) return it->second;
     grow(keys_.size() + 1);
     keys_.push_back(k);
+    rebuild_dense();
     const int id = static_cast<int>(keys_.size() - 1);
     index_.emplace(k, id);
     return id;
@@ -170,6 +171,7 @@ void PairTable::set_ratio(int row, int col, double ratio) {
     double& c = cell(row, col);
     if (std::isnan(c)) ++measured_;
     c = 1.0 / r - 1.0;
+    dense_[static_cast<std::size_t>(row) * keys_.size() + static_cast<std::size_t>(col)] = c;
 }
 
 std::optional<double> PairTable::measured_ratio(int row, int col) const {
@@ -195,12 +197,15 @@ double PairTable::pressure(int type) const {
     return fitted_ ? median_press_ : std::sqrt(default_stretch);
 }
 
-double PairTable::stretch(int row, int col) const {
-    if (row >= 0 && col >= 0) {
-        const double x = cell(row, col);
-        if (!std::isnan(x)) return x;
-    }
-    return sensitivity(row) * pressure(col);
+void PairTable::rebuild_dense() {
+    const std::size_t n = keys_.size();
+    dense_.assign(n * n, 0.0);
+    for (std::size_t r = 0; r < n; ++r)
+        for (std::size_t c = 0; c < n; ++c) {
+            const double x = stretch_[r * n + c];
+            dense_[r * n + c] =
+                std::isnan(x) ? sensitivity(static_cast<int>(r)) * pressure(static_cast<int>(c)) : x;
+        }
 }
 
 void PairTable::fit_factors() {
@@ -208,7 +213,10 @@ void PairTable::fit_factors() {
     std::fill(sens_.begin(), sens_.end(), nan);
     std::fill(press_.begin(), press_.end(), nan);
     fitted_ = false;
-    if (measured_ == 0) return;
+    if (measured_ == 0) {
+        rebuild_dense();
+        return;
+    }
     std::vector<double> a(n, 1.0), b(n, 1.0);
     for (int pass = 0; pass < 30; ++pass) {
         for (std::size_t r = 0; r < n; ++r) {
@@ -242,6 +250,7 @@ void PairTable::fit_factors() {
     median_sens_ = median_of(sa);
     median_press_ = median_of(sb);
     fitted_ = true;
+    rebuild_dense();
 }
 
 double PairTable::fit_rms_error() const {

@@ -46,7 +46,12 @@ public:
     // Stretch x = 1/ratio - 1 of `row` by `col`: the measured pair when there is one, else the
     // rank-1 fit sensitivity(row) * pressure(col); a type the table lacks takes the median
     // sensitivity / pressure of the fitted types; an empty table gives `default_stretch`.
-    double stretch(int row, int col) const;
+    // One load for two known types (the placement's inner loop).
+    double stretch(int row, int col) const {
+        if (row >= 0 && col >= 0)
+            return dense_[static_cast<std::size_t>(row) * keys_.size() + static_cast<std::size_t>(col)];
+        return sensitivity(row) * pressure(col);
+    }
     double sensitivity(int type) const;
     double pressure(int type) const;
     // Refit the rank-1 factors from the measured pairs (alternating least squares, a few dozen
@@ -63,11 +68,13 @@ private:
     std::vector<double> isolated_;  // NaN = unknown
     std::vector<double> stretch_;   // size()^2, row-major, NaN = unmeasured
     std::vector<double> sens_, press_;
+    std::vector<double> dense_;  // size()^2: stretch() of every known pair, measured or fitted
     double median_sens_ = 0.0, median_press_ = 0.0;
     bool fitted_ = false;
     std::size_t measured_ = 0;
 
     void grow(std::size_t n);
+    void rebuild_dense();
     double& cell(int row, int col) {
         return stretch_[static_cast<std::size_t>(row) * keys_.size() + static_cast<std::size_t>(col)];
     }

@@ -222,8 +222,10 @@ int cmd_why(int argc, char** argv) {
             "  curve is ranked by age, partition and nice only.\n");
         return 0;
     }
-    std::printf("  Decision: %s\n",
-                t.assessment->reason.empty() ? t.assessment->decision.c_str() : t.assessment->reason.c_str());
+    std::string decision = t.assessment->reason.empty() ? t.assessment->decision : t.assessment->reason;
+    // a multi-node trial's placement note ends the line; it has its own line above
+    if (const auto at = decision.find("; placement: "); at != std::string::npos) decision.erase(at);
+    std::printf("  Decision: %s\n", decision.c_str());
     if (!t.assessment->gpu_text.empty()) {
         std::printf("  GPU type: %s.\n", t.assessment->gpu_text.c_str());
     } else if (t.source.rfind("live", 0) == 0) {

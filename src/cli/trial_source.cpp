@@ -252,14 +252,17 @@ Result<TrialInfo> load_live(const std::string& job, const SourceOptions& options
         return make_error("job '" + job + "': not a job id (for an array task give the task's own job id)");
     }
     std::string db = options.db;
+    std::string no_store;  // why there is no curve to read (the ranking line may still be there)
     if (db.empty()) {
         auto site = site_settings();  // explschedd.conf names the store
-        if (!site) return make_error(site.error().message);
-        db = site->report_db;
+        if (!site) no_store = site.error().message;
+        if (site) db = site->report_db;
     }
     std::vector<StoredReport> rows;
     std::string source = "live (" + db + ")";
-    if (auto reader = ReportReader::open(db)) {
+    if (!no_store.empty()) {
+        source = "live (SystemComment only; no curve: " + no_store + ")";
+    } else if (auto reader = ReportReader::open(db)) {
         auto read = (*reader)->latest_job_curve(static_cast<std::uint32_t>(*id));
         if (!read) return make_error("report store: " + read.error().message);
         rows = std::move(read).value();
@@ -272,7 +275,8 @@ Result<TrialInfo> load_live(const std::string& job, const SourceOptions& options
         rows = std::move(remote->rows);
         source = "live (explschedd at " + remote->address + ")";
     } else {
-        return make_error("report store: " + reader.error().message);
+        no_store = "report store: " + reader.error().message;
+        source = "live (SystemComment only; no curve: " + no_store + ")";
     }
     TrialInfo t;
     t.name = job;
@@ -311,6 +315,7 @@ Result<TrialInfo> load_live(const std::string& job, const SourceOptions& options
         t.state_text = "unknown (" + sc.error().message + ")";
     }
     if (t.points.empty() && !t.assessment) {
+        if (!no_store.empty()) return make_error(no_store);
         return make_error("job " + job + ": no reports in " + db + " and no assessment from slurmctld");
     }
     return t;

@@ -25,6 +25,10 @@ std::optional<LivePlacement> live_placement(const std::string& job) {
     while (std::getline(lines, line)) {
         const std::string_view l = trim(line);
         if (l.rfind("SystemComment=placement: ", 0) == 0) out.text = std::string(l.substr(14));
+        // a trial's ranking line carries it at its end: "...; placement: nodes ..."
+        if (l.rfind("SystemComment=explsched: ", 0) == 0)
+            if (const auto at = l.find("; placement: "); at != std::string_view::npos)
+                out.text = std::string(l.substr(at + 2));
         for (auto field : split(l, " "))
             if (field.rfind("JobState=", 0) == 0) out.state = std::string(field.substr(9));
     }

@@ -97,12 +97,29 @@ pass "Victim ran unslowed: $last"
 # A pin survives a slurmctld restart (saved in its state; the plugin knows it by the SystemComment).
 late=$(submit -N 2 --gres=gpu:2 -J Victim -o late.out --begin=now+3600 --export=ALL,STEPS=1,HURT_BY=Bully model.sh)
 wait_until 10 '[ "$(req_nodes $late)" = "n3,n4" ]' "job $late required onto n3,n4"
+# A multi-node trial (an array task, its model from --explore-model): the ranking owns its
+# SystemComment, so the placement is appended to the ranking line, and `explsched why` prints it.
+trial=$(submit -N 2 --gres=gpu:2 --array=0 -J sweep --begin=now+3600 --explore=netsweep \
+    --explore-metric=loss:min --explore-max-steps=1000 --explore-model=Victim --wrap 'sleep 60')
+trial=${trial}_0
+wait_until 15 'comment $trial | grep -q "^explsched: .*; placement: nodes n3,n4, predicted 1.00 of isolated"' \
+    "trial $trial's ranking line with its placement (now '\$(comment $trial)')"
+[ "$(req_nodes $trial)" = "n3,n4" ] || fail "trial $trial: ReqNodeList=$(req_nodes $trial)"
+task_id=$(scontrol show job "$trial" | sed -n 's/^ *JobId=\([0-9]*\) .*/\1/p' | head -1)
+why=$("$top_builddir/src/cli/explsched" why "$task_id" 2>&1) || fail "explsched why $task_id: $why"
+echo "$why" | grep -q "^  placement: nodes n3,n4, predicted 1.00 of isolated" || fail "explsched why $task_id: '$why'"
+echo "$why" | grep -q "Decision:" || fail "explsched why $task_id does not treat it as a trial: '$why'"
+echo "$why" | grep "Decision:" | grep -q "placement" && fail "explsched why $task_id prints the placement in its Decision line: '$why'"
+pass "trial $trial: '$(comment $trial | grep -o '; placement: .*')', and explsched why prints it"
 cluster_restart_slurmctld "$CLUSTER_DIR" || fail "slurmctld did not restart"
 sleep 3
 [ "$(req_nodes $late)" = "n3,n4" ] || fail "after restart ReqNodeList=$(req_nodes $late)"
 [ "$(comment $late)" = "placement: nodes n3,n4, predicted 1.00 of isolated" ] || fail "after restart: '$(comment $late)'"
-pass "the pin survives a slurmctld restart"
-scancel "$late"
+# the trial's pin is still known as ours (by the note on its ranking line): kept, not left stale
+[ "$(req_nodes $trial)" = "n3,n4" ] || fail "after restart trial ReqNodeList=$(req_nodes $trial)"
+comment "$trial" | grep -q "; placement: nodes n3,n4," || fail "after restart the trial's comment: '$(comment $trial)'"
+pass "the pins survive a slurmctld restart"
+scancel "$late" "${trial%_0}"
 
 # Control: placement=no (slurm.conf edited, scontrol reconfigure). Slurm's own choice for the same
 # job, with Bully still on n1,n2.

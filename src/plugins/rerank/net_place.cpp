@@ -5,6 +5,7 @@
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -28,8 +29,11 @@ struct PlaceState {
     std::unordered_map<uint32_t, std::string> pins;  // job id -> the node list we required
     std::string topology_path;
     net::Topology topology;
-    std::unordered_map<uint32_t, time_t> migrated;  // job id -> when we requeued it to move it
+    std::unordered_map<uint32_t, time_t> migrated;    // job id -> when we requeued it to move it
+    std::unordered_map<uint32_t, std::string> notes;  // trial -> its placement reason
 };
+
+constexpr std::string_view kNoteSep = "; placement: ";
 PlaceState g_place;  // the re-ranking thread's alone
 
 // The table named by the settings, loaded when the path changes; a bad file keeps the last one.
@@ -100,8 +104,22 @@ bool pinned_by_us(const job_record_t* job) {
     const auto it = g_place.pins.find(job->job_id);
     if (it != g_place.pins.end()) return it->second == req;
     const std::string mark = std::string("placement: nodes ") + req + ",";
-    return job->system_comment != nullptr &&
-           std::strncmp(job->system_comment, mark.c_str(), mark.size()) == 0;
+    if (job->system_comment == nullptr) return false;
+    // a job's own SystemComment, or a trial's ranking line with the note appended
+    return std::strncmp(job->system_comment, mark.c_str(), mark.size()) == 0 ||
+           std::strstr(job->system_comment, ("; " + mark).c_str()) != nullptr;
+}
+
+// A trial's ranking line with `note` appended in place of the one it carries (the ranking writes
+// the line; until it has, the note waits for it: placement_note()).
+void note_on_trial(job_record_t* job, const std::string& note) {
+    auto& known = g_place.notes[job->job_id];
+    if (known == note) return;
+    known = note;
+    if (job->system_comment == nullptr || std::strncmp(job->system_comment, "explsched: ", 11) != 0) return;
+    std::string line = job->system_comment;
+    if (const auto at = line.find(kNoteSep); at != std::string::npos) line.erase(at);
+    shim::set_system_comment(job, line + "; " + note);
 }
 
 void require_nodes(job_record_t* job, const std::string& nodes) {
@@ -136,22 +154,30 @@ std::vector<net::RoundNode> collect_nodes() {
     return nodes;
 }
 
+// The running multi-node jobs (job read lock held).
+std::vector<net::RoundRunning> collect_running(std::size_t node_count) {
+    std::vector<net::RoundRunning> running;
+    list_itr_t* it = list_iterator_create(job_list);
+    while (auto* job = static_cast<job_record_t*>(list_next(it))) {
+        if (!IS_JOB_RUNNING(job) || job->node_bitmap == nullptr || job->node_cnt < 2) continue;
+        net::RoundRunning r{job->job_id, model_of(job), gpus_of(job, job->node_cnt), {}};
+        for (std::size_t v = 0; v < node_count; ++v)
+            if (bit_test(job->node_bitmap, static_cast<bitoff_t>(v))) r.nodes.push_back(static_cast<int>(v));
+        running.push_back(std::move(r));
+    }
+    list_iterator_destroy(it);
+    return running;
+}
+
 bool place_locked(const net::ContentionModel& model, double uplink_capacity) {
     const std::vector<net::RoundNode> nodes = collect_nodes();
-    std::vector<net::RoundRunning> running;
+    const std::vector<net::RoundRunning> running = collect_running(nodes.size());
     std::vector<net::RoundPending> pending;
     std::vector<job_record_t*> by_id_jobs;
     list_itr_t* it = list_iterator_create(job_list);
     while (auto* job = static_cast<job_record_t*>(list_next(it))) {
-        if (IS_JOB_RUNNING(job) && job->node_bitmap != nullptr && job->node_cnt >= 2) {
-            net::RoundRunning r{job->job_id, model_of(job), gpus_of(job, job->node_cnt), {}};
-            for (std::size_t v = 0; v < nodes.size(); ++v)
-                if (bit_test(job->node_bitmap, static_cast<bitoff_t>(v)))
-                    r.nodes.push_back(static_cast<int>(v));
-            running.push_back(std::move(r));
-        } else if (IS_JOB_PENDING(job) && job->priority != 0 && job->details != nullptr &&
-                   job->details->min_nodes >= 2 &&
-                   (job->details->req_nodes == nullptr || pinned_by_us(job))) {
+        if (IS_JOB_PENDING(job) && job->priority != 0 && job->details != nullptr &&
+            job->details->min_nodes >= 2 && (job->details->req_nodes == nullptr || pinned_by_us(job))) {
             const uint32_t n = job->details->min_nodes;
             net::RoundPending p{job->job_id,
                                 model_of(job),
@@ -192,11 +218,19 @@ bool place_locked(const net::ContentionModel& model, double uplink_capacity) {
             g_place.pins.erase(a.id);
             changed = true;
         }
-        if (!a.reason.empty() && !is_trial(job)) shim::set_system_comment(job, a.reason);
+        if (a.reason.empty()) continue;
+        if (is_trial(job))
+            note_on_trial(job, a.reason);
+        else
+            shim::set_system_comment(job, a.reason);
     }
-    // forget pins of jobs no longer pending
+    // forget pins of jobs no longer pending, and notes of trials neither pending nor running here
     for (auto p = g_place.pins.begin(); p != g_place.pins.end();)
         p = by_id.count(p->first) ? std::next(p) : g_place.pins.erase(p);
+    std::unordered_map<uint32_t, bool> live;
+    for (const auto& r : running) live[r.id] = true;
+    for (auto n = g_place.notes.begin(); n != g_place.notes.end();)
+        n = by_id.count(n->first) || live.count(n->first) ? std::next(n) : g_place.notes.erase(n);
     return changed;
 }
 
@@ -210,21 +244,6 @@ void drop_pins() {
     }
     g_place.pins.clear();
     last_job_update = time(nullptr);
-}
-
-// The running multi-node jobs (job read lock held).
-std::vector<net::RoundRunning> collect_running(std::size_t node_count) {
-    std::vector<net::RoundRunning> running;
-    list_itr_t* it = list_iterator_create(job_list);
-    while (auto* job = static_cast<job_record_t*>(list_next(it))) {
-        if (!IS_JOB_RUNNING(job) || job->node_bitmap == nullptr || job->node_cnt < 2) continue;
-        net::RoundRunning r{job->job_id, model_of(job), gpus_of(job, job->node_cnt), {}};
-        for (std::size_t v = 0; v < node_count; ++v)
-            if (bit_test(job->node_bitmap, static_cast<bitoff_t>(v))) r.nodes.push_back(static_cast<int>(v));
-        running.push_back(std::move(r));
-    }
-    list_iterator_destroy(it);
-    return running;
 }
 
 // Migration (migrate_below > 0): requeue the worst-placed running job when a clearly better node
@@ -249,7 +268,10 @@ void migrate(const Settings& settings, const net::ContentionModel& model) {
     job_record_t* job = find_job_record(m->id);
     if (job == nullptr || !IS_JOB_RUNNING(job)) return;
     info("%s: JobId=%u %s: requeueing it", plugin_type, m->id, m->reason.c_str());
-    if (!is_trial(job)) shim::set_system_comment(job, m->reason);
+    if (is_trial(job))
+        note_on_trial(job, "placement: " + m->reason);
+    else
+        shim::set_system_comment(job, m->reason);
     const int rc = job_requeue(0, m->id, nullptr, false, 0);
     if (rc != SLURM_SUCCESS)
         error("%s: requeue of JobId=%u failed: %s", plugin_type, m->id, slurm_strerror(rc));
@@ -258,6 +280,35 @@ void migrate(const Settings& settings, const net::ContentionModel& model) {
 }
 
 }  // namespace
+
+void recover_placement() {
+    static bool done = false;
+    if (done || job_list == nullptr) return;
+    done = true;
+    try {
+        shim::SlurmctldLocks locks(slurmctld_lock_t{NO_LOCK, READ_LOCK, NO_LOCK, NO_LOCK, NO_LOCK});
+        list_itr_t* it = list_iterator_create(job_list);
+        std::size_t pins = 0;
+        while (auto* job = static_cast<job_record_t*>(list_next(it))) {
+            if (!IS_JOB_PENDING(job) || job->details == nullptr || job->system_comment == nullptr ||
+                !pinned_by_us(job))
+                continue;
+            g_place.pins[job->job_id] = job->details->req_nodes;
+            ++pins;
+            const char* note = std::strstr(job->system_comment, kNoteSep.data());
+            if (note != nullptr) g_place.notes[job->job_id] = note + 2;
+        }
+        list_iterator_destroy(it);
+        if (pins > 0) verbose("%s: placement: %zu pins of ours found after a restart", plugin_type, pins);
+    } catch (...) {
+        error("%s: placement: recovering pins failed", plugin_type);
+    }
+}
+
+std::string placement_note(uint32_t job_id) {
+    const auto it = g_place.notes.find(job_id);
+    return it == g_place.notes.end() ? std::string() : it->second;
+}
 
 void place_multinode_jobs(const Settings& settings) {
     try {

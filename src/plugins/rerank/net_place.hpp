@@ -2,10 +2,14 @@
 // re-ranking thread once per round when `placement=yes`: copies the nodes, the running multi-node
 // jobs and the pending ones into the core's plain types (core/sched/net_round.hpp), and writes the
 // answer back as the job's required nodes (details->req_nodes and req_node_bitmap, which
-// slurmctld saves and rebuilds from the string at reconfigure and restart), with the reason in
-// the SystemComment of jobs that are not trials (the ranking owns a trial's). A job whose
-// required nodes someone else set is left alone. Include after slurmctld.h. Never throws.
+// slurmctld saves and rebuilds from the string at reconfigure and restart), with the reason as
+// the SystemComment of jobs that are not trials, and appended to a trial's ranking line
+// ("...; placement: nodes n3,n4, predicted 0.97 of isolated"). A job whose required nodes
+// someone else set is left alone. Include after slurmctld.h. Never throws.
 #pragma once
+
+#include <cstdint>
+#include <string>
 
 #include "core/sched/settings.hpp"
 
@@ -13,5 +17,14 @@ namespace explsched::rerank {
 
 // Takes slurmctld's locks itself (job write, node and partition read).
 void place_multinode_jobs(const Settings& settings);
+
+// Once per process: the pins of ours on pending jobs and the notes on trials' ranking lines,
+// read back from the SystemComments (after a slurmctld restart the lines are all that is left;
+// the ranking rewrites a trial's line before placement runs). Takes the job read lock.
+void recover_placement();
+
+// The placement reason of a trial (pending or running multi-node), "" when none: the ranking
+// appends it to the trial's SystemComment line. The re-ranking thread's alone.
+std::string placement_note(uint32_t job_id);
 
 }  // namespace explsched::rerank

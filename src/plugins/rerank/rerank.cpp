@@ -801,6 +801,8 @@ void prepare_answers(Ranker& r, time_t now) {
             if (s.pauses > 0 && !s.paused)
                 line += "; resumed from pause (paused " + std::to_string(s.pauses) +
                         "x, restarted from its checkpoint)";
+            // a multi-node trial's placement (net_place.cpp keeps it; last, so it can be replaced)
+            if (const std::string note = rerank::placement_note(s.job_id); !note.empty()) line += "; " + note;
             ans.comment.reset(xstrdup(line.c_str()));
             ans.mark = CommentMark{now, a.state, a.decision, view.points.size, gpu};
         }
@@ -1150,6 +1152,9 @@ void rerank_all() {
     sync_settings(r);
     if (!r.engine) return;
     const std::size_t fresh = read_reports(r);
+    // after a restart: our placement pins and trials' notes, from the SystemComments, before
+    // this round's ranking lines replace them (once; net_place.hpp)
+    if (r.settings.placement) rerank::recover_placement();
     const uint64_t round = ++r.round;
     const time_t now = time(nullptr);
     // last round's copies go before the locks are taken (their frees are not the walk's)

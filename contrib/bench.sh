@@ -71,28 +71,29 @@ profile() {
         --params "$aggressive" "$@" >"$out/$name-aggressive.json"
 }
 
+# replayed NAME CURVES ARGS...: a scenario on curves made by our own trainers (not the shared
+# data's): every policy, the aggressive profile and the Optuna peer, written as NAME*.json.
+replayed() {
+    local name=$1 curves_dir=$2; shift 2
+    "$sim" --curves "$curves_dir" --seeds "$seeds" --json --quiet "$@" >"$out/$name.json"
+    "$cli" plot --sim "$out/$name.json" -o "$out/$name.svg" >/dev/null
+    "$sim" --curves "$curves_dir" --seeds "$seeds" --json --quiet --policies fifo,asha,slaq,explsched,oracle \
+        --params "$aggressive" "$@" >"$out/$name-aggressive.json"
+    optuna_peer "$name" "$curves_dir" "$@"
+}
+
 # The demo's real training sweep (contrib/demo.sh), replayed from fresh runs of its trainer.
 demo=$(mktemp -d /tmp/explsched-demo-replay-XXXXXX)
 trap 'rm -rf "$demo"' EXIT
 /usr/bin/python3 "$top/contrib/demo/replay.py" "$demo" >&2
-demo_args=(--trace "$demo/trace.csv" --gpus 16 --sweep-size 32 --variation none)
-"$sim" --curves "$demo/curves" --seeds "$seeds" --json --quiet "${demo_args[@]}" >"$out/demo-sweep.json"
-"$cli" plot --sim "$out/demo-sweep.json" -o "$out/demo-sweep.svg" >/dev/null
-"$sim" --curves "$demo/curves" --seeds "$seeds" --json --quiet --policies fifo,asha,slaq,explsched,oracle \
-    --params "$aggressive" "${demo_args[@]}" >"$out/demo-sweep-aggressive.json"
-optuna_peer demo-sweep "$demo/curves" "${demo_args[@]}"
+replayed demo-sweep "$demo/curves" --trace "$demo/trace.csv" --gpus 16 --sweep-size 32 --variation none
 
 # The held-out sweeps (contrib/heldout: real sklearn/torch training sweeps that no default was
 # tuned on), as a scenario.
 heldout=$(mktemp -d /tmp/explsched-heldout-XXXXXX)
 trap 'rm -rf "$demo" "$heldout"' EXIT
 /usr/bin/python3 "$top/contrib/heldout/sim_scenario.py" "$heldout"
-heldout_args=(--trace "$heldout/trace.csv" --gpus 16 --sweep-size 16 --variation none)
-"$sim" --curves "$heldout/curves" --seeds "$seeds" --json --quiet "${heldout_args[@]}" >"$out/heldout-sweeps.json"
-"$cli" plot --sim "$out/heldout-sweeps.json" -o "$out/heldout-sweeps.svg" >/dev/null
-"$sim" --curves "$heldout/curves" --seeds "$seeds" --json --quiet --policies fifo,asha,slaq,explsched,oracle \
-    --params "$aggressive" "${heldout_args[@]}" >"$out/heldout-sweeps-aggressive.json"
-optuna_peer heldout-sweeps "$heldout/curves" "${heldout_args[@]}"
+replayed heldout-sweeps "$heldout/curves" --trace "$heldout/trace.csv" --gpus 16 --sweep-size 16 --variation none
 
 scenario pollux --trace "$pollux" --gpus 64
 scenario pollux-real-curves --trace "$pollux" --gpus 64 --variation none

@@ -147,84 +147,117 @@ class RowGRU(torch.nn.Module):
         return self.head(h[-1])
 
 
-# --- the applications: each returns [(hyperparameters, rows)] ---
+# --- the sweeps: one model per grid entry, trial i seeded with seed + i ---
+
+def grid(names, values):
+    """The grid's entries as dicts (hyperparameter name -> value), for the models and labels."""
+    return [dict(zip(names, v)) for v in values]
+
+
+def torch_sweep(data, seed, entries, model, label, epochs, batch, metric, loss_fn, **train):
+    """Trains model(hp) for every entry hp with torch_train; lr and wd (default 0) come from hp."""
+    xt, xv, yt, yv = data
+    out = []
+    for i, hp in enumerate(entries):
+        torch.manual_seed(seed + i)
+        rows = torch_train(model(hp), xt, yt, xv, yv, epochs, hp["lr"], hp.get("wd", 0.0), batch, seed + i,
+                           metric, loss_fn, **train)
+        out.append((label % hp, rows))
+    return out
+
+
+def sklearn_sweep(data, seed, entries, model, label, batch, score, **fit):
+    """Trains model(hp, seed) for 40 epochs of partial_fit on shuffled mini-batches; score(model, xv, yv)
+    is the epoch's metric."""
+    xt, xv, yt, yv = data
+    out = []
+    for i, hp in enumerate(entries):
+        m = model(hp, seed + i)
+        curve = Curve()
+        rng = np.random.RandomState(seed + i)
+        for _ in range(40):
+            perm = rng.permutation(len(yt))
+            for b in range(0, len(yt), batch):
+                idx = perm[b:b + batch]
+                m.partial_fit(xt[idx], yt[idx], **fit)
+                curve.batch(len(idx), float((m.coef_ ** 2).sum()))
+            if not curve.epoch(score(m, xv, yv)):
+                break
+        out.append((label % hp, curve.rows))
+    return out
+
+
+def class_split(x, y, seed):
+    """split() with integer class labels (torch's cross-entropy wants int64)."""
+    xt, xv, yt, yv = split(x, y, seed)
+    return xt, xv, yt.astype(np.int64), yv.astype(np.int64)
+
+
+cross_entropy = torch.nn.functional.cross_entropy
+
+
+# --- the applications: each returns (name, direction, [(hyperparameters, rows)]) ---
 
 def digits_mlp():
     x, y = datasets.load_digits(return_X_y=True)
-    xt, xv, yt, yv = split(x, y, 0)
-    yt, yv = yt.astype(np.int64), yv.astype(np.int64)
-    out = []
-    for i, (lr, width, wd) in enumerate([(0.001, 64, 0), (0.003, 64, 0), (0.01, 64, 0), (0.03, 64, 0),
-                                         (0.1, 64, 0), (0.3, 64, 0), (1.0, 64, 0), (0.003, 16, 0),
-                                         (0.01, 16, 1e-3), (0.03, 256, 1e-4), (0.001, 256, 0),
-                                         (0.1, 16, 1e-2)]):
-        torch.manual_seed(100 + i)
-        rows = torch_train(mlp(64, width, 10), xt, yt, xv, yv, 50, lr, wd, 64, 100 + i, accuracy,
-                           torch.nn.functional.cross_entropy, momentum=0.0)
-        out.append(("lr=%g width=%d wd=%g" % (lr, width, wd), rows))
-    return "digits_mlp", "max", out
+    entries = grid(("lr", "width", "wd"), [(0.001, 64, 0), (0.003, 64, 0), (0.01, 64, 0), (0.03, 64, 0),
+                                           (0.1, 64, 0), (0.3, 64, 0), (1.0, 64, 0), (0.003, 16, 0),
+                                           (0.01, 16, 1e-3), (0.03, 256, 1e-4), (0.001, 256, 0),
+                                           (0.1, 16, 1e-2)])
+    return "digits_mlp", "max", torch_sweep(class_split(x, y, 0), 100, entries, lambda hp: mlp(64, hp["width"], 10),
+                                            "lr=%(lr)g width=%(width)d wd=%(wd)g", 50, 64, accuracy, cross_entropy,
+                                            momentum=0.0)
 
 
 def digits_cnn_loss():
     # validation cross-entropy (minimised), step decay at epoch 30 of 45: curves that drop late
     x, y = datasets.load_digits(return_X_y=True)
-    xt, xv, yt, yv = split(x, y, 1)
-    yt, yv = yt.astype(np.int64), yv.astype(np.int64)
-    out = []
-    for i, (lr, ch, wd) in enumerate([(0.002, 8, 0), (0.005, 8, 0), (0.01, 8, 0), (0.02, 8, 0), (0.05, 8, 0),
-                                      (0.1, 8, 0), (0.005, 16, 1e-3), (0.02, 16, 1e-3), (0.002, 4, 0),
-                                      (0.05, 4, 1e-2)]):
-        torch.manual_seed(200 + i)
-        rows = torch_train(SmallCNN(ch), xt, yt, xv, yv, 45, lr, wd, 64, 200 + i, ce_loss,
-                           torch.nn.functional.cross_entropy, momentum=0.9, step_decay=30)
-        out.append(("lr=%g channels=%d wd=%g stepdecay=30" % (lr, ch, wd), rows))
-    return "digits_cnn_loss", "min", out
+    entries = grid(("lr", "channels", "wd"), [(0.002, 8, 0), (0.005, 8, 0), (0.01, 8, 0), (0.02, 8, 0),
+                                              (0.05, 8, 0), (0.1, 8, 0), (0.005, 16, 1e-3), (0.02, 16, 1e-3),
+                                              (0.002, 4, 0), (0.05, 4, 1e-2)])
+    return "digits_cnn_loss", "min", torch_sweep(class_split(x, y, 1), 200, entries,
+                                                 lambda hp: SmallCNN(hp["channels"]),
+                                                 "lr=%(lr)g channels=%(channels)d wd=%(wd)g stepdecay=30", 45, 64,
+                                                 ce_loss, cross_entropy, momentum=0.9, step_decay=30)
 
 
 def digits_gru():
     x, y = datasets.load_digits(return_X_y=True)
-    xt, xv, yt, yv = split(x, y, 2)
-    yt, yv = yt.astype(np.int64), yv.astype(np.int64)
-    out = []
-    for i, (lr, hidden) in enumerate([(0.0003, 32), (0.001, 32), (0.003, 32), (0.01, 32), (0.03, 32),
-                                      (0.1, 32), (0.001, 8), (0.003, 8), (0.01, 64), (0.0003, 64)]):
-        torch.manual_seed(300 + i)
-        rows = torch_train(RowGRU(hidden), xt, yt, xv, yv, 40, lr, 0.0, 64, 300 + i, accuracy,
-                           torch.nn.functional.cross_entropy, opt="adam")
-        out.append(("adam lr=%g hidden=%d" % (lr, hidden), rows))
-    return "digits_gru", "max", out
+    entries = grid(("lr", "hidden"), [(0.0003, 32), (0.001, 32), (0.003, 32), (0.01, 32), (0.03, 32), (0.1, 32),
+                                      (0.001, 8), (0.003, 8), (0.01, 64), (0.0003, 64)])
+    return "digits_gru", "max", torch_sweep(class_split(x, y, 2), 300, entries, lambda hp: RowGRU(hp["hidden"]),
+                                            "adam lr=%(lr)g hidden=%(hidden)d", 40, 64, accuracy, cross_entropy,
+                                            opt="adam")
 
 
 def diabetes_mlp():
     # regression: validation MSE of the (standardised) target, minimised; overfits at width 256
     x, y = datasets.load_diabetes(return_X_y=True)
     y = ((y - y.mean()) / y.std()).astype(np.float32)
-    xt, xv, yt, yv = split(x, y, 3, stratify=False)
-    out = []
-    for i, (lr, width, wd) in enumerate([(0.0003, 32, 0), (0.001, 32, 0), (0.003, 32, 0), (0.01, 32, 0),
-                                         (0.03, 32, 0), (0.1, 32, 0), (0.003, 256, 0), (0.01, 256, 1e-2),
-                                         (0.001, 8, 0), (0.03, 8, 1e-3), (0.3, 32, 0)]):
-        torch.manual_seed(400 + i)
-        rows = torch_train(mlp(10, width, 1), xt, yt, xv, yv, 60, lr, wd, 32, 400 + i, mse,
-                           lambda o, t: torch.nn.functional.mse_loss(o.squeeze(1), t), momentum=0.9)
-        out.append(("lr=%g width=%d wd=%g" % (lr, width, wd), rows))
-    return "diabetes_mlp", "min", out
+    entries = grid(("lr", "width", "wd"), [(0.0003, 32, 0), (0.001, 32, 0), (0.003, 32, 0), (0.01, 32, 0),
+                                           (0.03, 32, 0), (0.1, 32, 0), (0.003, 256, 0), (0.01, 256, 1e-2),
+                                           (0.001, 8, 0), (0.03, 8, 1e-3), (0.3, 32, 0)])
+    return "diabetes_mlp", "min", torch_sweep(split(x, y, 3, stratify=False), 400, entries,
+                                              lambda hp: mlp(10, hp["width"], 1), "lr=%(lr)g width=%(width)d wd=%(wd)g",
+                                              60, 32, mse, lambda o, t: torch.nn.functional.mse_loss(o.squeeze(1), t),
+                                              momentum=0.9)
 
 
 def breast_cancer_loss():
     # validation log-loss (minimised) of a wide MLP: some overfit and turn up late
     x, y = datasets.load_breast_cancer(return_X_y=True)
-    xt, xv, yt, yv = split(x, y, 4)
-    yt, yv = yt.astype(np.int64), yv.astype(np.int64)
-    out = []
-    for i, (lr, width, wd) in enumerate([(0.0001, 64, 0), (0.0003, 64, 0), (0.001, 64, 0), (0.003, 64, 0),
-                                         (0.01, 64, 0), (0.03, 64, 0), (0.001, 512, 0), (0.001, 512, 1e-2),
-                                         (0.0003, 16, 0), (0.003, 16, 1e-3)]):
-        torch.manual_seed(500 + i)
-        rows = torch_train(mlp(30, width, 2), xt, yt, xv, yv, 50, lr, wd, 32, 500 + i, ce_loss,
-                           torch.nn.functional.cross_entropy, momentum=0.9)
-        out.append(("lr=%g width=%d wd=%g" % (lr, width, wd), rows))
-    return "breast_cancer_loss", "min", out
+    entries = grid(("lr", "width", "wd"), [(0.0001, 64, 0), (0.0003, 64, 0), (0.001, 64, 0), (0.003, 64, 0),
+                                           (0.01, 64, 0), (0.03, 64, 0), (0.001, 512, 0), (0.001, 512, 1e-2),
+                                           (0.0003, 16, 0), (0.003, 16, 1e-3)])
+    return "breast_cancer_loss", "min", torch_sweep(class_split(x, y, 4), 500, entries,
+                                                    lambda hp: mlp(30, hp["width"], 2),
+                                                    "lr=%(lr)g width=%(width)d wd=%(wd)g", 50, 32, ce_loss,
+                                                    cross_entropy, momentum=0.9)
+
+
+def r2(model, xv, yv):
+    pred = model.predict(xv)
+    return float(r2_score(yv, pred)) if np.all(np.isfinite(pred)) else float("nan")
 
 
 def friedman_sgd_r2():
@@ -232,66 +265,46 @@ def friedman_sgd_r2():
     # features: R^2 on the validation split, maximised
     x, y = datasets.make_friedman1(n_samples=2000, n_features=10, noise=1.0, random_state=6)
     x = np.hstack([x, x ** 2, x[:, :5] * x[:, 5:10]])
-    xt, xv, yt, yv = split(x, y, 6, stratify=False)
-    out = []
-    for i, (eta, alpha) in enumerate([(0.0001, 1e-4), (0.0003, 1e-4), (0.001, 1e-4), (0.003, 1e-4), (0.01, 1e-4),
-                                      (0.03, 1e-4), (0.001, 1e-2), (0.003, 1e-1), (0.0003, 1e-3),
-                                      (0.01, 1e-3)]):
-        model = SGDRegressor(learning_rate="invscaling", eta0=eta, power_t=0.25, alpha=alpha, random_state=600 + i)
-        curve = Curve()
-        rng = np.random.RandomState(600 + i)
-        for _ in range(40):
-            perm = rng.permutation(len(yt))
-            for b in range(0, len(yt), 50):
-                idx = perm[b:b + 50]
-                model.partial_fit(xt[idx], yt[idx])
-                curve.batch(len(idx), float((model.coef_ ** 2).sum()))
-            pred = model.predict(xv)
-            value = float(r2_score(yv, pred)) if np.all(np.isfinite(pred)) else float("nan")
-            if not curve.epoch(value):
-                break
-        out.append(("sgd eta0=%g alpha=%g" % (eta, alpha), curve.rows))
-    return "friedman_sgd_r2", "max", out
+    entries = grid(("eta", "alpha"), [(0.0001, 1e-4), (0.0003, 1e-4), (0.001, 1e-4), (0.003, 1e-4), (0.01, 1e-4),
+                                      (0.03, 1e-4), (0.001, 1e-2), (0.003, 1e-1), (0.0003, 1e-3), (0.01, 1e-3)])
+
+    def model(hp, seed):
+        return SGDRegressor(learning_rate="invscaling", eta0=hp["eta"], power_t=0.25, alpha=hp["alpha"],
+                            random_state=seed)
+
+    return "friedman_sgd_r2", "max", sklearn_sweep(split(x, y, 6, stratify=False), 600, entries, model,
+                                                   "sgd eta0=%(eta)g alpha=%(alpha)g", 50, r2)
+
+
+def three_class_log_loss(model, xv, yv):
+    p = model.predict_proba(xv)
+    return float(log_loss(yv, p, labels=np.arange(3))) if np.all(np.isfinite(p)) else float("nan")
 
 
 def classification_sgd_logloss():
     # sklearn SGDClassifier (log loss) on make_classification: validation log-loss, minimised
     x, y = datasets.make_classification(n_samples=3000, n_features=40, n_informative=12, n_redundant=8,
                                         n_classes=3, class_sep=0.8, flip_y=0.03, random_state=7)
-    xt, xv, yt, yv = split(x, y, 7)
-    out = []
-    for i, (eta, alpha) in enumerate([(0.00003, 1e-4), (0.0001, 1e-4), (0.0003, 1e-4), (0.001, 1e-4),
+    entries = grid(("eta", "alpha"), [(0.00003, 1e-4), (0.0001, 1e-4), (0.0003, 1e-4), (0.001, 1e-4),
                                       (0.003, 1e-4), (0.01, 1e-4), (0.001, 1e-2), (0.0003, 1e-3),
-                                      (0.03, 1e-5), (0.0001, 1e-2)]):
-        model = SGDClassifier(loss="log_loss", learning_rate="constant", eta0=eta, alpha=alpha, random_state=700 + i)
-        curve = Curve()
-        rng = np.random.RandomState(700 + i)
-        for _ in range(40):
-            perm = rng.permutation(len(yt))
-            for b in range(0, len(yt), 100):
-                idx = perm[b:b + 100]
-                model.partial_fit(xt[idx], yt[idx], classes=np.arange(3))
-                curve.batch(len(idx), float((model.coef_ ** 2).sum()))
-            p = model.predict_proba(xv)
-            value = float(log_loss(yv, p, labels=np.arange(3))) if np.all(np.isfinite(p)) else float("nan")
-            if not curve.epoch(value):
-                break
-        out.append(("sgd log_loss eta0=%g alpha=%g" % (eta, alpha), curve.rows))
-    return "classification_sgd_logloss", "min", out
+                                      (0.03, 1e-5), (0.0001, 1e-2)])
+
+    def model(hp, seed):
+        return SGDClassifier(loss="log_loss", learning_rate="constant", eta0=hp["eta"], alpha=hp["alpha"],
+                             random_state=seed)
+
+    return "classification_sgd_logloss", "min", sklearn_sweep(split(x, y, 7), 700, entries, model,
+                                                              "sgd log_loss eta0=%(eta)g alpha=%(alpha)g", 100,
+                                                              three_class_log_loss, classes=np.arange(3))
 
 
 def wine_mlp():
     x, y = datasets.load_wine(return_X_y=True)
-    xt, xv, yt, yv = split(x, y, 8)
-    yt, yv = yt.astype(np.int64), yv.astype(np.int64)
-    out = []
-    for i, (lr, width) in enumerate([(0.0003, 16), (0.001, 16), (0.003, 16), (0.01, 16), (0.03, 16),
-                                     (0.001, 4), (0.003, 4), (0.0003, 64)]):
-        torch.manual_seed(800 + i)
-        rows = torch_train(mlp(13, width, 3, depth=1), xt, yt, xv, yv, 40, lr, 0.0, 16, 800 + i, ce_loss,
-                           torch.nn.functional.cross_entropy, momentum=0.0)
-        out.append(("lr=%g width=%d" % (lr, width), rows))
-    return "wine_mlp_loss", "min", out
+    entries = grid(("lr", "width"), [(0.0003, 16), (0.001, 16), (0.003, 16), (0.01, 16), (0.03, 16), (0.001, 4),
+                                     (0.003, 4), (0.0003, 64)])
+    return "wine_mlp_loss", "min", torch_sweep(class_split(x, y, 8), 800, entries,
+                                               lambda hp: mlp(13, hp["width"], 3, depth=1), "lr=%(lr)g width=%(width)d",
+                                               40, 16, ce_loss, cross_entropy, momentum=0.0)
 
 
 APPLICATIONS = [digits_mlp, digits_cnn_loss, digits_gru, diabetes_mlp, breast_cancer_loss, friedman_sgd_r2,

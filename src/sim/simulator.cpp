@@ -36,6 +36,10 @@ private:
     void advance(double from, double to);
     double next_event(double now) const;
     void end_trial(std::size_t i, TrialStatus status, double when, const char* what, const std::string& note);
+    void vacate(std::size_t i);
+    void leave_gpus(std::size_t i, TrialStatus status, double now, const char* what, const RoundPlan& plan,
+                    std::uint32_t id);
+    void mark(std::size_t i, double now, const char* what, const RoundPlan& plan, std::uint32_t id);
     void report(std::size_t i, double when, double wall);
     double speed(std::size_t i, const std::string& type) const;
     const std::string* note_for(const RoundPlan& plan, std::uint32_t id) const;
@@ -98,15 +102,40 @@ void Simulation::report(std::size_t i, double when, double wall) {
     }
 }
 
+// Frees running trial i's GPUs.
+void Simulation::vacate(std::size_t i) {
+    Runtime& rt = runtime_[i];
+    cluster_.release(rt.allocation);
+    rt.allocation = {};
+    running_.erase(std::find(running_.begin(), running_.end(), static_cast<std::uint32_t>(i)));
+}
+
+// Running trial i leaves its GPUs for `status` (pending after a preemption, paused): its mark
+// `what` recorded, the policy told. The caller has put it in its queue.
+void Simulation::leave_gpus(std::size_t i, TrialStatus status, double now, const char* what,
+                            const RoundPlan& plan, std::uint32_t id) {
+    ObservedTrial& o = observed_[i];
+    vacate(i);
+    o.status = status;
+    o.gpu_type.clear();
+    mark(i, now, what, plan, id);
+    policy_.on_end(o);
+}
+
+// Records `what` on trial i's timeline (with the policy's note for job `id`) when recording.
+void Simulation::mark(std::size_t i, double now, const char* what, const RoundPlan& plan, std::uint32_t id) {
+    if (!settings_.record) return;
+    const std::string* note = note_for(plan, id);
+    result_.trials[i].marks.push_back({now, runtime_[i].progress, what, note ? *note : std::string()});
+}
+
 void Simulation::end_trial(std::size_t i, TrialStatus status, double when, const char* what,
                            const std::string& note) {
     ObservedTrial& o = observed_[i];
     Runtime& rt = runtime_[i];
     TrialOutcome& out = result_.trials[i];
     if (o.status == TrialStatus::running) {
-        cluster_.release(rt.allocation);
-        rt.allocation = {};
-        running_.erase(std::find(running_.begin(), running_.end(), static_cast<std::uint32_t>(i)));
+        vacate(i);
     } else if (o.status == TrialStatus::pending) {
         queued_.erase(std::find(queued_.begin(), queued_.end(), static_cast<std::uint32_t>(i)));
     } else if (o.status == TrialStatus::paused) {
@@ -146,43 +175,22 @@ Status Simulation::apply(const RoundPlan& plan, double now) {
         }
         const auto k = static_cast<std::size_t>(i);
         ObservedTrial& o = observed_[k];
-        Runtime& rt = runtime_[k];
-        cluster_.release(rt.allocation);
-        rt.allocation = {};
-        running_.erase(std::find(running_.begin(), running_.end(), static_cast<std::uint32_t>(k)));
         queued_.push_back(static_cast<std::uint32_t>(k));
-        o.status = TrialStatus::pending;
         o.queued_at = now;
         o.eligible_at = now + settings_.requeue_delay_s;
-        o.gpu_type.clear();
         ++result_.trials[k].preemptions;
-        if (settings_.record) {
-            const std::string* note = note_for(plan, id);
-            result_.trials[k].marks.push_back({now, rt.progress, "preempt", note ? *note : std::string()});
-        }
-        policy_.on_end(o);
+        leave_gpus(k, TrialStatus::pending, now, "preempt", plan, id);
     }
     for (std::uint32_t id : plan.pause) {
         const long i = index_of(id);
         if (i < 0 || observed_[static_cast<std::size_t>(i)].status != TrialStatus::running)
             return bad(id, "pause of a job that is not running");
         const auto k = static_cast<std::size_t>(i);
-        ObservedTrial& o = observed_[k];
-        Runtime& rt = runtime_[k];
-        cluster_.release(rt.allocation);
-        rt.allocation = {};
-        running_.erase(std::find(running_.begin(), running_.end(), static_cast<std::uint32_t>(k)));
         paused_.insert(std::lower_bound(paused_.begin(), paused_.end(), static_cast<std::uint32_t>(k)),
                        static_cast<std::uint32_t>(k));
-        o.status = TrialStatus::paused;
-        o.gpu_type.clear();
-        ++o.pauses;
+        ++observed_[k].pauses;
         ++result_.trials[k].pauses;
-        if (settings_.record) {
-            const std::string* note = note_for(plan, id);
-            result_.trials[k].marks.push_back({now, rt.progress, "pause", note ? *note : std::string()});
-        }
-        policy_.on_end(o);
+        leave_gpus(k, TrialStatus::paused, now, "pause", plan, id);
     }
     for (std::uint32_t id : plan.resume) {
         const long i = index_of(id);
@@ -197,11 +205,7 @@ Status Simulation::apply(const RoundPlan& plan, double now) {
         // the requeue delay ran while it was paused
         o.eligible_at = now;
         ++result_.trials[k].resumes;
-        if (settings_.record) {
-            const std::string* note = note_for(plan, id);
-            result_.trials[k].marks.push_back(
-                {now, runtime_[k].progress, "resume", note ? *note : std::string()});
-        }
+        mark(k, now, "resume", plan, id);
     }
     for (const StartOrder& order : plan.start) {
         const long i = index_of(order.id);
@@ -236,10 +240,7 @@ Status Simulation::apply(const RoundPlan& plan, double now) {
         queued_.erase(std::find(queued_.begin(), queued_.end(), static_cast<std::uint32_t>(k)));
         running_.insert(std::lower_bound(running_.begin(), running_.end(), static_cast<std::uint32_t>(k)),
                         static_cast<std::uint32_t>(k));
-        if (settings_.record) {
-            const std::string* note = note_for(plan, order.id);
-            result_.trials[k].marks.push_back({now, rt.progress, "start", note ? *note : std::string()});
-        }
+        mark(k, now, "start", plan, order.id);
     }
     return {};
 }

@@ -7,36 +7,12 @@
 #include <vector>
 
 #include "core/sched/engine.hpp"
+#include "engine_fixture.hpp"
 
 using namespace explsched;
+using namespace enginetest;
 
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-// An accuracy curve rising towards `ceiling`, one point per 100 steps, 10 s per 100 steps.
-std::vector<CurvePoint> rising(int n, double ceiling, double speed = 0.6) {
-    std::vector<CurvePoint> pts;
-    for (int i = 1; i <= n; ++i) {
-        const double step = 100.0 * i;
-        pts.push_back({step, ceiling - speed * std::pow(step / 100.0, -0.5), 10.0 * i, kNaN});
-    }
-    return pts;
-}
-
-JobView view(std::uint32_t id, const std::string& group, const std::vector<CurvePoint>& pts,
-             JobState state = JobState::running) {
-    JobView v;
-    v.key = TrialKey{id, TrialKey::kNoArrayTask};
-    v.group = group;
-    v.direction = Direction::maximize;
-    v.max_steps = 6000;
-    v.state = state;
-    v.submit_time = 0;
-    v.start_time = state == JobState::running ? 1 : 0;
-    v.points = pts;
-    return v;
-}
 
 Engine make(EngineSettings s = EngineSettings{}) {
     auto e = Engine::create(s);
@@ -50,14 +26,6 @@ EngineSettings classic(EngineSettings s = EngineSettings{}) {
     s.milestone_stop_probability = 0.0;
     s.min_expected_gain = 0.0;
     return s;
-}
-
-ClusterView cluster(double now, std::uint32_t total, std::int64_t busy = -1) {
-    ClusterView c;
-    c.now = now;
-    c.total_gpus = total;
-    c.busy_gpus = busy;
-    return c;
 }
 
 }  // namespace

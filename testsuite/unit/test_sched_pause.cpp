@@ -1,49 +1,17 @@
 #define BOOST_TEST_MODULE test_sched_pause
 #include <boost/test/unit_test.hpp>
 
-#include <cmath>
-#include <limits>
 #include <vector>
 
 #include "core/sched/action_ledger.hpp"
 #include "core/sched/engine.hpp"
 #include "core/sched/pause.hpp"
+#include "engine_fixture.hpp"
 
 using namespace explsched;
+using namespace enginetest;
 
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-// An accuracy curve rising towards `ceiling`, one point per 100 steps, 10 s per 100 steps.
-std::vector<CurvePoint> rising(int n, double ceiling, double speed = 0.6) {
-    std::vector<CurvePoint> pts;
-    for (int i = 1; i <= n; ++i) {
-        const double step = 100.0 * i;
-        pts.push_back({step, ceiling - speed * std::pow(step / 100.0, -0.5), 10.0 * i, kNaN});
-    }
-    return pts;
-}
-
-JobView view(std::uint32_t id, const std::vector<CurvePoint>& pts, JobState state = JobState::running) {
-    JobView v;
-    v.key = TrialKey{id, TrialKey::kNoArrayTask};
-    v.group = "g";
-    v.direction = Direction::maximize;
-    v.max_steps = 6000;
-    v.state = state;
-    v.start_time = state == JobState::running ? 1 : 0;
-    v.points = pts;
-    return v;
-}
-
-ClusterView cluster(double now, std::uint32_t total, std::int64_t busy = -1) {
-    ClusterView c;
-    c.now = now;
-    c.total_gpus = total;
-    c.busy_gpus = busy;
-    return c;
-}
 
 StopEvidence evidence(double value, double lower, double upper, double best, double win) {
     StopEvidence e;
@@ -143,7 +111,8 @@ BOOST_AUTO_TEST_CASE(engine_pauses_an_unlikely_trial_only_when_pending_trials_ne
     s.pause_probability = 0.5;
     Engine e = Engine::create(s).value();
     const auto good = rising(30, 0.95), meh = rising(30, 0.90, 0.7), fresh = rising(2, 0.9);
-    std::vector<JobView> jobs = {view(1, good), view(2, meh), view(3, fresh, JobState::pending)};
+    std::vector<JobView> jobs = {view(1, "g", good), view(2, "g", meh),
+                                 view(3, "g", fresh, JobState::pending)};
     std::vector<Assessment> out;
     // two GPUs, both busy, a pending trial wants one: the unlikely one is paused
     BOOST_REQUIRE(e.evaluate(jobs, cluster(1000, 2), out).ok());
@@ -158,7 +127,7 @@ BOOST_AUTO_TEST_CASE(engine_pauses_an_unlikely_trial_only_when_pending_trials_ne
     // off: never
     s.pause_probability = 0.0;
     Engine off = Engine::create(s).value();
-    jobs.push_back(view(3, fresh, JobState::pending));
+    jobs.push_back(view(3, "g", fresh, JobState::pending));
     BOOST_REQUIRE(off.evaluate(jobs, cluster(1000, 2), out).ok());
     BOOST_TEST((out[1].decision != Decision::pause));
 }
@@ -170,7 +139,7 @@ BOOST_AUTO_TEST_CASE(engine_turns_a_stop_into_a_pause_while_the_bound_can_matter
     s.hopeless_min_progress = 0.0;
     Engine e = Engine::create(s).value();
     const auto good = rising(30, 0.95), close = rising(30, 0.93, 0.9);
-    std::vector<JobView> jobs = {view(1, good), view(2, close)};
+    std::vector<JobView> jobs = {view(1, "g", good), view(2, "g", close)};
     jobs[1].has_hopeless_action = true;
     jobs[1].hopeless_action = HopelessAction::terminate;
     std::vector<Assessment> out;
@@ -197,8 +166,8 @@ BOOST_AUTO_TEST_CASE(engine_resumes_a_paused_trial_when_gpus_are_free_and_stops_
     Engine e = Engine::create(s).value();
     // the late bloomer's forecast ends above the leader's best; the poor one's far below
     const auto good = rising(30, 0.95), late = rising(20, 1.2, 1.5), poor = rising(30, 0.5);
-    std::vector<JobView> jobs = {view(1, good), view(2, late, JobState::pending),
-                                 view(3, poor, JobState::pending)};
+    std::vector<JobView> jobs = {view(1, "g", good), view(2, "g", late, JobState::pending),
+                                 view(3, "g", poor, JobState::pending)};
     jobs[1].paused = jobs[2].paused = true;
     jobs[1].pauses = jobs[2].pauses = 1;
     jobs[2].has_hopeless_action = true;
@@ -224,7 +193,7 @@ BOOST_AUTO_TEST_CASE(resumes_go_in_order_of_the_optimistic_bound) {
     s.min_run_s = 0;
     Engine e = Engine::create(s).value();
     const auto a = rising(20, 1.25, 1.5), b = rising(20, 1.3, 1.5);
-    std::vector<JobView> jobs = {view(2, a, JobState::pending), view(3, b, JobState::pending)};
+    std::vector<JobView> jobs = {view(2, "g", a, JobState::pending), view(3, "g", b, JobState::pending)};
     jobs[0].paused = jobs[1].paused = true;
     std::vector<Assessment> out;
     // one free GPU: the higher bound goes first

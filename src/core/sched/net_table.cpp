@@ -274,6 +274,7 @@ NetPairEstimator::NetPairEstimator(PairTable prior, EstimatorSettings settings)
 
 void NetPairEstimator::observe_alone(const std::string& k, double samples_per_s) {
     if (!(samples_per_s > 0.0) || !std::isfinite(samples_per_s)) return;
+    if (table_.find(k) == PairTable::unknown && table_.size() >= settings_.max_types) return;
     const int t = table_.intern(k);
     std::size_t& n = alone_count_[t];
     ++n;
@@ -289,11 +290,18 @@ std::size_t NetPairEstimator::observations(const std::string& row, const std::st
 
 bool NetPairEstimator::observe_shared(const std::string& k, const std::vector<std::string>& sharer_keys,
                                       double samples_per_s) {
-    const int t = table_.intern(k);
-    const auto iso = table_.isolated(t);
+    const auto iso = table_.isolated(table_.find(k));
     if (!iso || sharer_keys.empty() || !(samples_per_s > 0.0)) return false;
-    const double ratio = samples_per_s / *iso;
-    if (!(ratio > 0.0) || ratio > settings_.max_ratio) return false;
+    return observe_ratio(k, sharer_keys, samples_per_s / *iso);
+}
+
+bool NetPairEstimator::observe_ratio(const std::string& k, const std::vector<std::string>& sharer_keys,
+                                     double ratio) {
+    if (sharer_keys.empty() || !(ratio > 0.0) || ratio > settings_.max_ratio) return false;
+    std::size_t fresh = table_.find(k) == PairTable::unknown ? 1 : 0;
+    for (const auto& s : sharer_keys) fresh += table_.find(s) == PairTable::unknown ? 1 : 0;
+    if (fresh > 0 && table_.size() + fresh > settings_.max_types) return false;
+    const int t = table_.intern(k);
     const double observed = 1.0 / std::min(ratio, 1.0) - 1.0;  // total stretch
     std::vector<int> cols;
     std::vector<double> current;

@@ -92,6 +92,9 @@ struct EstimatorSettings {
     // Observations with a ratio outside (0, max_ratio] are noise (a job faster shared than alone
     // by more than this is measuring something else) and ignored.
     double max_ratio = 1.2;
+    // Types the estimator adds at most (a key is a job's model name, which users choose):
+    // observations naming a type beyond this are ignored.
+    std::size_t max_types = 512;
 };
 
 class NetPairEstimator {
@@ -103,6 +106,10 @@ public:
     // observation is out of range.
     bool observe_shared(const std::string& key, const std::vector<std::string>& sharer_keys,
                         double samples_per_s);
+    // The same with the ratio measured by the caller (speed shared / the job's own speed alone,
+    // e.g. in steps/s from its reports, which the table's isolated samples/s cannot be compared
+    // with). false when out of range or a type would exceed max_types.
+    bool observe_ratio(const std::string& key, const std::vector<std::string>& sharer_keys, double ratio);
 
     const PairTable& table() const { return table_; }
     std::size_t observations(const std::string& row, const std::string& col) const;

@@ -284,6 +284,10 @@ const Row kRows[] = {
      "requeue a running multi-node job predicted below this ratio when a 0.2 better node set is free (0: "
      "off)",
      set_migrate_below, [](const Settings& s) { return fmt_double(s.migrate_below); }},
+    {"placement_learn",
+     "learn placement's pair table from the throughput running multi-node trials report (yes/no)",
+     set_bool<&Settings::placement_learn>,
+     [](const Settings& s) { return std::string(s.placement_learn ? "yes" : "no"); }},
     {"utility_horizon", "wall time whose predicted gain a trial's utility values (seconds)",
      set_duration<&EngineSettings::utility_horizon_s, 1, 30 * 86400>,
      [](const Settings& s) { return fmt_double(s.engine.utility_horizon_s); }},

@@ -59,6 +59,10 @@ struct Settings {
     // Migration (off: 0): a running multi-node job predicted below this ratio is requeued when the
     // same shape elsewhere is predicted at least 0.2 better (at most one a round).
     double migrate_below = 0.0;
+    // Learn the pair table online from the throughput running multi-node trials report (their
+    // speed beside other jobs against their speed alone; core/sched/net_learn.hpp). Off by
+    // default: it trusts what users' processes report (bounded: doc/placement.md).
+    bool placement_learn = false;
 
     // --- site_factor/explsched ------------------------------------------------------------------
     // Seconds an operator's `scontrol update job SiteFactor=` is kept before ExplSched writes the

@@ -11,6 +11,7 @@
 
 #include "core/sched/explore_spec.hpp"
 #include "core/sched/gpu_count.hpp"
+#include "core/sched/net_learn.hpp"
 #include "core/sched/net_round.hpp"
 #include "plugins/rerank/net_place.hpp"
 #include "plugins/slurm_compat.hpp"
@@ -31,6 +32,8 @@ struct PlaceState {
     net::Topology topology;
     std::unordered_map<uint32_t, time_t> migrated;    // job id -> when we requeued it to move it
     std::unordered_map<uint32_t, std::string> notes;  // trial -> its placement reason
+    // placement_learn=yes: the table learned from reports, its prior the loaded table
+    std::unique_ptr<net::NetLearner> learner;
 };
 
 constexpr std::string_view kNoteSep = "; placement: ";
@@ -53,6 +56,7 @@ void sync_table(const Settings& s) {
     verbose("%s: placement: %s: %zu job types, %zu measured pairs", plugin_type, s.net_table.c_str(),
             t->size(), t->measured_pairs());
     g_place.table = std::make_shared<net::PairTable>(std::move(t).value());
+    g_place.learner.reset();  // a new prior: learning starts over from it
 }
 
 // The leaf switches named by topology_file, read when the path changes; a bad file keeps the last.
@@ -167,6 +171,30 @@ std::vector<net::RoundRunning> collect_running(std::size_t node_count) {
     }
     list_iterator_destroy(it);
     return running;
+}
+
+// One learning round (placement_learn=yes): the running multi-node jobs under the job read lock,
+// their curves from the ranking (without slurmctld's locks). Logs what it used.
+void learn(const Settings& s, const std::function<PointSpan(uint32_t)>& curve) {
+    if (!s.placement_learn) {
+        g_place.learner.reset();
+        return;
+    }
+    if (!g_place.learner) g_place.learner = std::make_unique<net::NetLearner>(*g_place.table);
+    std::vector<net::RoundRunning> running;
+    {
+        shim::SlurmctldLocks locks(slurmctld_lock_t{NO_LOCK, READ_LOCK, READ_LOCK, NO_LOCK, NO_LOCK});
+        std::size_t nodes = 0;
+        node_record_t* node = nullptr;
+        for (int i = 0; (node = next_node(&i)); ++i)
+            nodes = std::max(nodes, static_cast<std::size_t>(node->index) + 1);
+        running = collect_running(nodes);
+    }
+    const std::vector<std::string> lines = g_place.learner->round(running, curve);
+    for (std::size_t i = 0; i < lines.size() && i < 8; ++i)
+        verbose("%s: placement: learned %s", plugin_type, lines[i].c_str());
+    if (lines.size() > 8)
+        verbose("%s: placement: learned %zu more this round", plugin_type, lines.size() - 8);
 }
 
 bool place_locked(const net::ContentionModel& model, double uplink_capacity) {
@@ -310,7 +338,7 @@ std::string placement_note(uint32_t job_id) {
     return it == g_place.notes.end() ? std::string() : it->second;
 }
 
-void place_multinode_jobs(const Settings& settings) {
+void place_multinode_jobs(const Settings& settings, const std::function<PointSpan(uint32_t)>& curve) {
     try {
         if (job_list == nullptr) return;
         if (!settings.placement) {
@@ -319,10 +347,11 @@ void place_multinode_jobs(const Settings& settings) {
         }
         sync_table(settings);
         sync_topology(settings);
-        const auto table = g_place.table;
+        learn(settings, curve);
+        const auto table = g_place.table;  // kept alive for the round
         const net::ModelSettings ms{
             settings.placement_rule == "min" ? net::Rule::min_pairwise : net::Rule::link_additive, 0.35};
-        const net::ContentionModel model(*table, ms);
+        const net::ContentionModel model(g_place.learner ? g_place.learner->table() : *table, ms);
         {
             shim::SlurmctldLocks locks(
                 slurmctld_lock_t{READ_LOCK, WRITE_LOCK, READ_LOCK, READ_LOCK, NO_LOCK});

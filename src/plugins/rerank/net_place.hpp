@@ -9,14 +9,18 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
+#include "core/base/curve_point.hpp"
 #include "core/sched/settings.hpp"
 
 namespace explsched::rerank {
 
-// Takes slurmctld's locks itself (job write, node and partition read).
-void place_multinode_jobs(const Settings& settings);
+// Takes slurmctld's locks itself (job write, node and partition read). `curve(id)`: a trial's
+// reported points (placement_learn=yes learns the pair table from their throughput; empty for
+// jobs that report nothing); called without slurmctld's locks.
+void place_multinode_jobs(const Settings& settings, const std::function<PointSpan(uint32_t)>& curve);
 
 // Once per process: the pins of ours on pending jobs and the notes on trials' ranking lines,
 // read back from the SystemComments (after a slurmctld restart the lines are all that is left;

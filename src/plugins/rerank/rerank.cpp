@@ -1232,7 +1232,16 @@ void rerank_all() {
     if (!acts.empty()) act_on_hopeless(r, acts, now);
 
     // 6. network-contention-aware placement of pending multi-node jobs (placement=yes; net_place.hpp)
-    rerank::place_multinode_jobs(r.settings);
+    {
+        std::unordered_map<uint32_t, std::size_t> trial_at;  // job id -> its view (placement_learn)
+        if (r.settings.placement && r.settings.placement_learn)
+            for (std::size_t i = 0; i < r.snaps.size() && i < r.views.size(); ++i)
+                if (!r.views[i].group.empty()) trial_at[r.snaps[i].job_id] = i;
+        rerank::place_multinode_jobs(r.settings, [&](uint32_t id) {
+            const auto it = trial_at.find(id);
+            return it == trial_at.end() ? PointSpan() : r.views[it->second].points;
+        });
+    }
 
     verbose(
         "%s: ranked %zu jobs (%zu trials, %zu refitted) in %.2f ms under the job lock (%.2f ms CPU; "

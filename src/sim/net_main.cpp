@@ -182,32 +182,40 @@ int bench(const net::PairTable& table, int running) {
                     for (int v = 0; v < nodes; ++v) e += state.on_node(v).size();
                     return e;
                 }());
-    for (int batch : {1, 16, 64}) {
-        for (bool aware : {false, true}) {
-            const auto saved_free = free;
-            const std::uint32_t saved_id = id;
-            double total = 0.0;
-            int reps = 0, placed_all = 0;
-            for (; reps < 20; ++reps) {
-                std::vector<net::PlacementRequest> reqs;
-                for (int k = 0; k < batch; ++k) reqs.push_back(request());
+    // The same request lists for both, rounds interleaved (first fit, aware, first fit, ...) so
+    // that both see the same machine; median and p90 over 31 rounds, and aware / first fit.
+    for (int batch : {1, 16, 32, 64}) {
+        std::vector<std::vector<net::PlacementRequest>> lists(31);
+        for (auto& l : lists)
+            for (int k = 0; k < batch; ++k) l.push_back(request());
+        std::vector<double> us[2];
+        int placed[2] = {0, 0};
+        const auto saved_free = free;
+        const std::uint32_t saved_id = id;
+        for (const auto& reqs : lists) {
+            for (int aware = 0; aware < 2; ++aware) {
                 const auto t0 = std::chrono::steady_clock::now();
-                int placed = 0;
                 net::NodeCosts costs(model, state);  // one round's cache, counted in its cost
-                for (const auto& r : reqs) placed += place(r, aware, costs);
-                total +=
-                    std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-                placed_all += placed;
+                for (const auto& r : reqs) placed[aware] += place(r, aware == 1, costs);
+                us[aware].push_back(
+                    std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
                 for (std::uint32_t j = saved_id; j < id; ++j) state.remove(j);
                 free = saved_free;
                 id = saved_id;
             }
-            std::printf(
-                "bench: round of %2d pending jobs, %-9s %9.1f us per round (%.1f us per decision, %.1f "
-                "placed)\n",
-                batch, aware ? "aware:" : "first-fit:", total / reps, total / reps / batch,
-                double(placed_all) / reps);
         }
+        double med[2];
+        for (int aware = 0; aware < 2; ++aware) {
+            auto& v = us[aware];
+            std::sort(v.begin(), v.end());
+            med[aware] = v[v.size() / 2];
+            std::printf(
+                "bench: round of %2d pending jobs, %-10s median %8.1f us, p90 %8.1f us (%.1f us per "
+                "decision, %.1f placed)\n",
+                batch, aware ? "aware:" : "first-fit:", med[aware], v[v.size() * 9 / 10], med[aware] / batch,
+                double(placed[aware]) / static_cast<double>(lists.size()));
+        }
+        std::printf("bench: round of %2d pending jobs, aware / first-fit: %.2fx\n", batch, med[1] / med[0]);
     }
     return 0;
 }

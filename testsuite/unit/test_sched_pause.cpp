@@ -188,6 +188,42 @@ BOOST_AUTO_TEST_CASE(engine_resumes_a_paused_trial_when_gpus_are_free_and_stops_
     BOOST_TEST(e.last_round().utilisation == 0.0);
 }
 
+// milestone_stop_unpredicted (ASHA's rule on the ranking alone, before a curve can be
+// extrapolated): with pause on, a trial behind at a milestone is paused, not stopped (nothing says
+// it cannot matter); once resumed it is not stopped again at the milestone it was paused at (it
+// gives way instead); with pause off the rule stops it as before.
+BOOST_AUTO_TEST_CASE(behind_at_a_milestone_too_early_to_predict_is_paused_not_stopped) {
+    EngineSettings s;
+    s.min_run_s = 0;
+    s.milestone_stop_unpredicted = true;
+    auto round = [&](const EngineSettings& settings, std::uint32_t pauses) {
+        Engine e = Engine::create(settings).value();
+        static std::vector<std::vector<CurvePoint>> curves;  // JobView's points are a view
+        curves.clear();
+        for (std::uint32_t id = 1; id <= 6; ++id)  // 3 points each: too short to extrapolate
+            curves.push_back(rising(3, id == 6 ? 0.75 : 0.9 + 0.01 * id));
+        std::vector<JobView> jobs;
+        for (std::uint32_t id = 1; id <= 6; ++id) jobs.push_back(view(id, "g", curves[id - 1]));
+        jobs.back().pauses = pauses;
+        std::vector<Assessment> out;
+        BOOST_REQUIRE(e.evaluate(jobs, cluster(1000, 6), out).ok());
+        return out.back();
+    };
+    const Assessment paused = round(s, 0);
+    BOOST_TEST((paused.decision == Decision::pause), to_string(paused.decision));
+    BOOST_TEST((paused.state != TrialState::hopeless));
+    BOOST_TEST(describe(paused.decision, paused.reason).find("too early to predict") != std::string::npos,
+               describe(paused.decision, paused.reason));
+    const Assessment resumed = round(s, 1);  // pause_max 1 used: paused once and resumed
+    BOOST_TEST((resumed.decision == Decision::preemptable), to_string(resumed.decision));
+    EngineSettings no_pause = s;
+    no_pause.pause_probability = 0.0;
+    const Assessment stopped = round(no_pause, 0);
+    BOOST_TEST((stopped.decision == Decision::terminate || stopped.decision == Decision::requeue_hold),
+               to_string(stopped.decision));
+    BOOST_TEST((stopped.state == TrialState::hopeless));
+}
+
 BOOST_AUTO_TEST_CASE(resumes_go_in_order_of_the_optimistic_bound) {
     EngineSettings s;
     s.min_run_s = 0;

@@ -80,7 +80,31 @@ void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const Clus
             a.reason.e = o.bound;  // kept for `resumed` (d, e rewritten below)
             continue;
         }
-        if (job.state != JobState::running || !usable(c) || !pause_enabled(job.pauses, s)) continue;
+        if (job.state != JobState::running) continue;
+        if (!usable(c)) {
+            // Behind at a milestone before its curve can be extrapolated (milestone_stop_unpredicted,
+            // ASHA's rule on the ranking alone): nothing says it cannot matter, so it is paused, not
+            // stopped, and resumed when there is room (as a paused trial without a forecast). Once
+            // resumed it is not stopped on the ranking alone again (it would be judged at the very
+            // milestone it was paused at): it gives way when others need its GPUs, and the
+            // forecast-based rules judge it once its curve is long enough. Diverged or invalid
+            // curves stay stopped.
+            const bool unpredicted =
+                c != nullptr && c->error.empty() && !c->diverged &&
+                a.reason.code == ReasonCode::behind_at_milestone &&
+                (a.decision == Decision::terminate || a.decision == Decision::requeue_hold);
+            if (unpredicted && s.pause_probability > 0.0) {
+                a.state = TrialState::unknown;
+                if (pause_enabled(job.pauses, s)) {
+                    a.decision = Decision::pause;
+                } else {
+                    a.decision = Decision::preemptable;
+                    a.reason.code = ReasonCode::asha_behind;
+                }
+            }
+            continue;
+        }
+        if (!pause_enabled(job.pauses, s)) continue;
         const StopEvidence e = stop_evidence(job, j, *c);
         const PauseOutlook o = pause_outlook(e, c->best, c->speed, job.gpus, owner_factor(job.owner), s);
         if (a.decision == Decision::terminate || a.decision == Decision::requeue_hold) {

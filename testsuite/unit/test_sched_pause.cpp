@@ -1,6 +1,8 @@
 #define BOOST_TEST_MODULE test_sched_pause
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
+
 #include <vector>
 
 #include "core/sched/action_ledger.hpp"
@@ -205,6 +207,7 @@ BOOST_AUTO_TEST_CASE(behind_at_a_milestone_too_early_to_predict_is_paused_not_st
         std::vector<JobView> jobs;
         for (std::uint32_t id = 1; id <= 6; ++id) jobs.push_back(view(id, "g", curves[id - 1]));
         jobs.back().pauses = pauses;
+        if (pauses == 99) jobs.back().state = JobState::pending;  // requeued, or never started
         std::vector<Assessment> out;
         BOOST_REQUIRE(e.evaluate(jobs, cluster(1000, 6), out).ok());
         return out.back();
@@ -216,12 +219,47 @@ BOOST_AUTO_TEST_CASE(behind_at_a_milestone_too_early_to_predict_is_paused_not_st
                describe(paused.decision, paused.reason));
     const Assessment resumed = round(s, 1);  // pause_max 1 used: paused once and resumed
     BOOST_TEST((resumed.decision == Decision::preemptable), to_string(resumed.decision));
+    const Assessment waiting = round(s, 99);
+    BOOST_TEST((waiting.decision == Decision::wait), to_string(waiting.decision));
+    BOOST_TEST((waiting.state != TrialState::hopeless));
     EngineSettings no_pause = s;
     no_pause.pause_probability = 0.0;
     const Assessment stopped = round(no_pause, 0);
     BOOST_TEST((stopped.decision == Decision::terminate || stopped.decision == Decision::requeue_hold),
                to_string(stopped.decision));
     BOOST_TEST((stopped.state == TrialState::hopeless));
+}
+
+// A paused trial whose optimistic utility is below the price of an idle cluster (the price's
+// floor) would never be resumed: its pause ends with its hopeless action instead of holding it
+// forever; the same trial above that floor resumes on the idle cluster.
+BOOST_AUTO_TEST_CASE(a_paused_trial_not_worth_an_idle_cluster_is_stopped_not_held_forever) {
+    auto round = [](double lower_quantile, double min_ratio) {
+        EngineSettings s;
+        s.min_run_s = 0;
+        s.price_lower_quantile = lower_quantile;
+        s.price_upper_quantile = std::max(0.95, lower_quantile + 0.01);
+        s.price_smoothing = 1.0;
+        s.price_min_ratio = min_ratio;
+        Engine e = Engine::create(s).value();
+        static std::vector<std::vector<CurvePoint>> curves;
+        curves = {rising(30, 0.95), rising(30, 0.96, 0.5), rising(20, 0.93, 0.3)};
+        std::vector<JobView> jobs = {view(1, "g", curves[0]), view(2, "h", curves[1]),
+                                     view(3, "g", curves[2], JobState::pending)};
+        jobs[2].paused = true;
+        jobs[2].pauses = 1;
+        jobs[2].has_hopeless_action = true;
+        jobs[2].hopeless_action = HopelessAction::terminate;
+        std::vector<Assessment> out;
+        for (int r = 0; r < 3; ++r) BOOST_REQUIRE(e.evaluate(jobs, cluster(1000 + r, 16), out).ok());
+        return out[2];
+    };
+    const Assessment resumed = round(0.10, 4.0);  // the defaults: the floor well below it
+    BOOST_TEST((resumed.decision == Decision::run), explain(resumed));
+    const Assessment ended = round(0.98, 1.01);  // the floor at the best utility seen
+    BOOST_TEST((ended.decision == Decision::terminate), explain(ended));
+    BOOST_TEST((ended.reason.code == ReasonCode::paused_worthless), explain(ended));
+    BOOST_TEST(explain(ended).find("even on an idle cluster") != std::string::npos, explain(ended));
 }
 
 BOOST_AUTO_TEST_CASE(resumes_go_in_order_of_the_optimistic_bound) {

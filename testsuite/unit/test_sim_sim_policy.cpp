@@ -262,6 +262,7 @@ BOOST_AUTO_TEST_CASE(explsched_stops_trials_behind_at_a_milestone_early) {
     PolicySettings on;
     on.engine.milestone_stop_unpredicted = true;
     on.engine.hopeless_min_progress = 0.0;
+    on.engine.pause_probability = 0.0;  // stopped, not paused
     const Run run = run_policy("explsched", lib, w, homogeneous_cluster(3, "v100", 3), settings, on);
     PolicySettings off;
     off.engine.milestone_stop_probability = 0.0;

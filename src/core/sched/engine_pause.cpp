@@ -36,7 +36,8 @@ double shortfall(const std::vector<JobView>& jobs, const std::vector<Assessment>
 }  // namespace
 
 void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const ClusterView& cluster,
-                                    const RoundLoad& load, std::vector<Assessment>& out) {
+                                    const RoundLoad& load, const RoundPrice& price,
+                                    std::vector<Assessment>& out) {
     const EngineSettings& s = settings;
     std::vector<PauseCandidate> unlikely, thaw;
     std::vector<Reason> pause_reason(jobs.size());
@@ -65,6 +66,21 @@ void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const Clus
                 a.reason = cannot_matter_reason(e, o);
                 continue;
             }
+            // Not worth even an idle cluster's GPUs (the price's floor, at its own load): no load
+            // it could wait for would resume it, so its pause ends (its hopeless action) rather
+            // than holding it forever.
+            const double idle_price =
+                price.priced && load.total > 0.0 ? price.function(std::min(1.0, job.gpus / load.total)) : 0.0;
+            if (o.optimistic_utility < idle_price) {
+                a.state = TrialState::hopeless;
+                a.decision = hopeless_decision(action_of(job, s), JobState::pending);
+                a.reason = Reason{};
+                a.reason.code = ReasonCode::paused_worthless;
+                a.reason.a = o.optimistic_utility;
+                a.reason.b = idle_price;
+                a.reason.c = o.bound;
+                continue;
+            }
             a.reason = Reason{};
             a.reason.a = o.optimistic_utility;
             a.reason.b = a.price;
@@ -78,6 +94,15 @@ void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const Clus
                 a.reason.d = o.bound;
             }
             a.reason.e = o.bound;  // kept for `resumed` (d, e rewritten below)
+            continue;
+        }
+        if (job.state == JobState::pending && !usable(c) && s.pause_probability > 0.0 && c != nullptr &&
+            c->error.empty() && !c->diverged && a.reason.code == ReasonCode::behind_at_milestone &&
+            (a.decision == Decision::terminate || a.decision == Decision::requeue_hold)) {
+            // the same for a pending one (requeued, or never started): waiting costs nothing
+            a.state = TrialState::unknown;
+            a.decision = Decision::wait;
+            a.reason.code = ReasonCode::asha_behind;
             continue;
         }
         if (job.state != JobState::running) continue;

@@ -230,36 +230,34 @@ BOOST_AUTO_TEST_CASE(behind_at_a_milestone_too_early_to_predict_is_paused_not_st
     BOOST_TEST((stopped.state == TrialState::hopeless));
 }
 
-// A paused trial whose optimistic utility is below the price of an idle cluster (the price's
-// floor) would never be resumed: its pause ends with its hopeless action instead of holding it
-// forever; the same trial above that floor resumes on the idle cluster.
-BOOST_AUTO_TEST_CASE(a_paused_trial_not_worth_an_idle_cluster_is_stopped_not_held_forever) {
-    auto round = [](double lower_quantile, double min_ratio) {
+// A paused trial below the GPU price waits for its sweep's leaders; once every other member of
+// its sweep has ended, nothing is left to wait for, and it resumes on GPUs nobody else wants
+// whatever the price (held for ever on an idle cluster otherwise).
+BOOST_AUTO_TEST_CASE(the_last_paused_member_of_a_sweep_resumes_on_free_gpus_whatever_the_price) {
+    auto round = [](bool leader_still_runs) {
         EngineSettings s;
         s.min_run_s = 0;
-        s.price_lower_quantile = lower_quantile;
-        s.price_upper_quantile = std::max(0.95, lower_quantile + 0.01);
+        s.price_lower_quantile = 0.98;  // a price floor at the best utility seen: above the paused one's
+        s.price_upper_quantile = 0.99;
         s.price_smoothing = 1.0;
-        s.price_min_ratio = min_ratio;
+        s.price_min_ratio = 1.01;
         Engine e = Engine::create(s).value();
         static std::vector<std::vector<CurvePoint>> curves;
         curves = {rising(30, 0.95), rising(30, 0.96, 0.5), rising(20, 0.93, 0.3)};
-        std::vector<JobView> jobs = {view(1, "g", curves[0]), view(2, "h", curves[1]),
-                                     view(3, "g", curves[2], JobState::pending)};
-        jobs[2].paused = true;
-        jobs[2].pauses = 1;
-        jobs[2].has_hopeless_action = true;
-        jobs[2].hopeless_action = HopelessAction::terminate;
+        std::vector<JobView> jobs = {view(2, "h", curves[1]), view(3, "g", curves[2], JobState::pending)};
+        if (leader_still_runs) jobs.push_back(view(1, "g", curves[0]));
+        jobs[1].paused = true;
+        jobs[1].pauses = 1;
         std::vector<Assessment> out;
         for (int r = 0; r < 3; ++r) BOOST_REQUIRE(e.evaluate(jobs, cluster(1000 + r, 16), out).ok());
-        return out[2];
+        return out[1];
     };
-    const Assessment resumed = round(0.10, 4.0);  // the defaults: the floor well below it
-    BOOST_TEST((resumed.decision == Decision::run), explain(resumed));
-    const Assessment ended = round(0.98, 1.01);  // the floor at the best utility seen
-    BOOST_TEST((ended.decision == Decision::terminate), explain(ended));
-    BOOST_TEST((ended.reason.code == ReasonCode::paused_worthless), explain(ended));
-    BOOST_TEST(explain(ended).find("even on an idle cluster") != std::string::npos, explain(ended));
+    const Assessment waits = round(true);
+    BOOST_TEST((waits.decision == Decision::pause), explain(waits));
+    BOOST_TEST(explain(waits).find("below the GPU price") != std::string::npos, explain(waits));
+    const Assessment last = round(false);
+    BOOST_TEST((last.decision == Decision::run), explain(last));
+    BOOST_TEST((last.reason.code == ReasonCode::resumed), explain(last));
 }
 
 BOOST_AUTO_TEST_CASE(resumes_go_in_order_of_the_optimistic_bound) {

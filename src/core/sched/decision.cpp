@@ -75,8 +75,6 @@ const char* to_string(ReasonCode code) {
             return "resumed";
         case ReasonCode::bound_cannot_matter:
             return "bound_cannot_matter";
-        case ReasonCode::paused_worthless:
-            return "paused_worthless";
     }
     return "?";
 }
@@ -167,11 +165,6 @@ std::string describe(Decision decision, const Reason& r) {
         case ReasonCode::bound_cannot_matter:
             text += "even the optimistic bound " + num(r.a, 4) + " cannot beat the group's best " +
                     num(r.b, 4) + " (chance " + num(r.c, 2) + ")";
-            break;
-        case ReasonCode::paused_worthless:
-            text += "paused, and even on an idle cluster its optimistic utility " + num(r.a) +
-                    "/GPU-s would be below the GPU price " + num(r.b) + " (optimistic bound " + num(r.c, 4) +
-                    "): no load would resume it";
             break;
     }
     return text;

@@ -37,7 +37,6 @@ enum class ReasonCode {
     paused_no_room,       // paused: optimistic utility a >= price b, but c GPUs free, d needed
     resumed,              // optimistic utility a >= price b at load c; optimistic bound d vs best e
     bound_cannot_matter,  // optimistic bound a cannot beat the sweep's best b (chance c)
-    paused_worthless,     // paused: optimistic utility a < the idle cluster's price b; optimistic bound c
 };
 
 struct Reason {

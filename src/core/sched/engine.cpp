@@ -61,7 +61,7 @@ Status Engine::evaluate(const std::vector<JobView>& jobs, const ClusterView& clu
     m.classify(jobs, out);
     const Impl::RoundPrice price = m.update_price(load);
     m.decide(jobs, cluster, load, price, out);
-    m.pause_and_resume(jobs, cluster, load, price, out);
+    m.pause_and_resume(jobs, cluster, load, out);
     m.finish_round(out, cluster, load, price, counts);
     return {};
 }

@@ -273,7 +273,7 @@ struct Engine::Impl {
     // still matter and unlikely trials below the price into pauses (as far as pending demand
     // needs the GPUs), and decides which paused trials resume, stay paused or stop for good.
     void pause_and_resume(const std::vector<JobView>& jobs, const ClusterView& cluster, const RoundLoad& load,
-                          const RoundPrice& price, std::vector<Assessment>& out);
+                          std::vector<Assessment>& out);
     LadderInputs ladder_inputs(const JobView& job, const TrialCache* c, const Assessment& a,
                                double load_after, double running_s, const RoundPrice& price) const;
     void finish_round(const std::vector<Assessment>& out, const ClusterView& cluster, const RoundLoad& load,

@@ -36,10 +36,9 @@ double shortfall(const std::vector<JobView>& jobs, const std::vector<Assessment>
 }  // namespace
 
 void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const ClusterView& cluster,
-                                    const RoundLoad& load, const RoundPrice& price,
-                                    std::vector<Assessment>& out) {
+                                    const RoundLoad& load, std::vector<Assessment>& out) {
     const EngineSettings& s = settings;
-    std::vector<PauseCandidate> unlikely, thaw;
+    std::vector<PauseCandidate> unlikely, thaw, last_hope;
     std::vector<Reason> pause_reason(jobs.size());
     for (std::size_t j = 0; j < jobs.size(); ++j) {
         const JobView& job = jobs[j];
@@ -66,19 +65,20 @@ void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const Clus
                 a.reason = cannot_matter_reason(e, o);
                 continue;
             }
-            // Not worth even an idle cluster's GPUs (the price's floor, at its own load): no load
-            // it could wait for would resume it, so its pause ends (its hopeless action) rather
-            // than holding it forever.
-            const double idle_price =
-                price.priced && load.total > 0.0 ? price.function(std::min(1.0, job.gpus / load.total)) : 0.0;
-            if (o.optimistic_utility < idle_price) {
-                a.state = TrialState::hopeless;
-                a.decision = hopeless_decision(action_of(job, s), JobState::pending);
+            // Its sweep's other members all ended (no leader left to wait for): on GPUs nobody
+            // else wants it resumes whatever the price (the sweep's last open question), else it
+            // would stay held on an idle cluster for ever.
+            bool alone = true;
+            for (std::size_t m : groups[group_of[j]].members)
+                if (m != j && !jobs[m].paused) alone = false;
+            if (alone && o.optimistic_utility < a.price) {
                 a.reason = Reason{};
-                a.reason.code = ReasonCode::paused_worthless;
+                a.reason.code = ReasonCode::paused_no_room;
                 a.reason.a = o.optimistic_utility;
-                a.reason.b = idle_price;
-                a.reason.c = o.bound;
+                a.reason.b = a.price;
+                a.reason.d = job.gpus;
+                a.reason.e = o.bound;
+                last_hope.push_back(PauseCandidate{j, job.gpus, o.optimism});
                 continue;
             }
             a.reason = Reason{};
@@ -168,6 +168,19 @@ void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const Clus
         a.reason.d = bound;
         const GroupStats& gs = groups[group_of[j]];
         a.reason.e = gs.best;
+    }
+    // then the last paused members of finished sweeps, on what is left
+    double left = -short_gpus;
+    for (std::size_t j = 0; j < jobs.size(); ++j)
+        if (jobs[j].paused && out[j].decision == Decision::run) left -= jobs[j].gpus;
+    for (std::size_t j : choose_by_key(std::move(last_hope), left)) {
+        Assessment& a = out[j];
+        const double bound = a.reason.e;
+        a.decision = Decision::run;
+        a.reason.code = ReasonCode::resumed;
+        a.reason.c = std::min(1.0, load.load + jobs[j].gpus / load.total);
+        a.reason.d = bound;
+        a.reason.e = groups[group_of[j]].best;
     }
     // the paused ones that stay: how many GPUs were free for them
     for (std::size_t j = 0; j < jobs.size(); ++j) {

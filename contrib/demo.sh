@@ -268,7 +268,7 @@ run_two_users() {
                 -o "$dir/sweep-${names[$i]}.png" 2>&1 | grep -v '^explsched plot: skipping' || true
         done
         step "two users: summary (times from each user's own submission)"
-        /usr/bin/python3 "$top/contrib/demo/summarize.py" $steps "${names[0]}=$dir/${names[0]}" \
+        /usr/bin/python3 "$top/contrib/demo/summarize.py" --own-best $steps "${names[0]}=$dir/${names[0]}" \
             "${names[1]}=$dir/${names[1]}"
     )
     [ $keep = no ] && { cluster_down "$dir"; remove_demo_users; }

@@ -8,7 +8,8 @@ file (states.<policy>) holds "task JobState Restarts" from scontrol at the end.
 Figures, per policy:
   best     the best final validation loss of a trial that ran to its last step
   t_best   seconds from submission until some trial first reached the sweep's best final loss
-           (the best over all policies: same hyperparameters and seeds give the same curves)
+           (the best over all policies: same hyperparameters and seeds give the same curves;
+           with --own-best, each run's own best: different sweeps, e.g. two users')
   gpu_h    GPU-hours used by the whole sweep (1 GPU per trial; sum of run lengths)
   stopped  trials ExplSched stopped as hopeless; gpu_h_stopped: GPU-hours spent on those same
            trials under each policy
@@ -57,8 +58,13 @@ def read_policy(d):
 
 
 def main():
-    steps = int(sys.argv[1])
-    dirs = dict(arg.split("=", 1) for arg in sys.argv[2:])
+    args = sys.argv[1:]
+    # --own-best: the runs are different sweeps (two users), each timed to its own best final loss
+    own_best = bool(args) and args[0] == "--own-best"
+    if own_best:
+        args = args[1:]
+    steps = int(args[0])
+    dirs = dict(arg.split("=", 1) for arg in args[1:])
     data = {p: read_policy(d) for p, d in dirs.items()}
     finals = []
     for p, (trials, states, _) in data.items():
@@ -72,7 +78,8 @@ def main():
     rows = []
     for p, (trials, states, submitted) in data.items():
         done = [t["evals"][-1]["val_loss"] for t in trials.values() if t["evals"] and t["evals"][-1]["step"] >= steps]
-        reach = [e["t"] for t in trials.values() for e in t["evals"] if e["val_loss"] <= target + 1e-12]
+        goal = (min(done) if done else float("nan")) if own_best else target
+        reach = [e["t"] for t in trials.values() for e in t["evals"] if e["val_loss"] <= goal + 1e-12]
         gpu_s = sum(b - a for t in trials.values() for a, b in t["runs"])
         gpu_s_stopped = sum(b - a for task, t in trials.items() if task in stopped for a, b in t["runs"])
         preempted = sorted(task for task, (_, r) in states.items() if r > 0 and states[task][0] == "COMPLETED")
@@ -85,7 +92,10 @@ def main():
             "completed": len(done), "cancelled": cancelled, "held": held, "preempted_resumed": preempted,
             "pruned": sorted(task for task, t in trials.items() if t["pruned"]),
         })
-    print("sweep best final val_loss (all policies): %.6f" % target)
+    if own_best:
+        print("each sweep timed to its own best final val_loss (the best of all: %.6f)" % target)
+    else:
+        print("sweep best final val_loss (all policies): %.6f" % target)
     print("%-10s %10s %12s %9s %14s %9s  %s" % ("policy", "best", "t_best [s]", "GPU-h", "GPU-h stopped*", "completed",
                                               "stopped / preempted"))
     for r in rows:

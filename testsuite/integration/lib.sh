@@ -65,3 +65,24 @@ jobs_in_state() {  # count of jobs in a state
 submit() {  # submit sbatch-args...  -> prints the job id
     sbatch --parsable "$@" | cut -d';' -f1
 }
+
+# new_net_table "A B ..." "ROW_A" "ROW_B" ...: a DeepShare-format pair table in a temp dir removed
+# on exit (NET_TABLE names it): isolated_thp.csv gives every type ("MODEL,4,2": 4 GPUs on 2 nodes)
+# 100 samples/s; shared_thp_ratio.csv's row for a type ("1.0 0.33 ...", in the types' order) is its
+# throughput beside each type, as a fraction of alone.
+new_net_table() {
+    local types=($1) t i=0
+    shift
+    NET_TABLE=$(mktemp -d "${TMPDIR:-/tmp}/explsched-net.XXXXXX")
+    on_exit_hook() { rm -rf "$NET_TABLE"; }
+    { echo ",isol_thp"; for t in "${types[@]}"; do echo "\"$t,4,2\",100"; done; } >"$NET_TABLE/isolated_thp.csv"
+    {
+        for t in "${types[@]}"; do printf ',"%s,4,2"' "$t"; done
+        echo
+        for t in "${types[@]}"; do
+            [ $# -gt $i ] || { echo "new_net_table: no row for $t" >&2; return 1; }
+            echo "\"$t,4,2\",$(echo "${@:$((i + 1)):1}" | tr ' ' ',')"
+            i=$((i + 1))
+        done
+    } >"$NET_TABLE/shared_thp_ratio.csv"
+}

@@ -10,21 +10,9 @@ set -u
 . "$(dirname "$0")/lib.sh"
 require_cluster
 
-table=$(mktemp -d "${TMPDIR:-/tmp}/explsched-placement.XXXXXX")
-on_exit_hook() { rm -rf "$table"; }
-cat >"$table/isolated_thp.csv" <<'CSV'
-,isol_thp
-"Bully,4,2",100
-"Victim,4,2",100
-"Friend,4,2",100
-CSV
 # row's throughput while the column job shares its nodes, as a fraction of alone
-cat >"$table/shared_thp_ratio.csv" <<'CSV'
-,"Bully,4,2","Victim,4,2","Friend,4,2"
-"Bully,4,2",1.0,1.0,1.0
-"Victim,4,2",0.33,1.0,0.33
-"Friend,4,2",1.0,1.0,1.0
-CSV
+new_net_table "Bully Victim Friend" "1.0 1.0 1.0" "0.33 1.0 0.33" "1.0 1.0 1.0" || fail "writing the pair table"
+table=$NET_TABLE
 
 start_cluster --nodes 4 --gpus 4 --params "rerank_period=1,placement=yes,net_table=$table"
 

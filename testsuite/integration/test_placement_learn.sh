@@ -8,18 +8,8 @@ set -u
 . "$(dirname "$0")/lib.sh"
 require_cluster
 
-table=$(mktemp -d "${TMPDIR:-/tmp}/explsched-learn.XXXXXX")
-on_exit_hook() { rm -rf "$table"; }
-cat >"$table/isolated_thp.csv" <<'CSV'
-,isol_thp
-"Bully,4,2",100
-"Victim,4,2",100
-CSV
-cat >"$table/shared_thp_ratio.csv" <<'CSV'
-,"Bully,4,2","Victim,4,2"
-"Bully,4,2",1.0,1.0
-"Victim,4,2",1.0,1.0
-CSV
+new_net_table "Bully Victim" "1.0 1.0" "1.0 1.0" || fail "writing the pair table"
+table=$NET_TABLE
 
 start_cluster --nodes 6 --gpus 4 --explschedd --log-level verbose \
     --params "rerank_period=1,placement=yes,placement_learn=yes,net_table=$table"

@@ -8,18 +8,8 @@ set -u
 . "$(dirname "$0")/lib.sh"
 require_cluster
 
-table=$(mktemp -d "${TMPDIR:-/tmp}/explsched-migrate.XXXXXX")
-on_exit_hook() { rm -rf "$table"; }
-cat >"$table/isolated_thp.csv" <<'CSV'
-,isol_thp
-"Bully,4,2",100
-"Victim,4,2",100
-CSV
-cat >"$table/shared_thp_ratio.csv" <<'CSV'
-,"Bully,4,2","Victim,4,2"
-"Bully,4,2",1.0,1.0
-"Victim,4,2",0.33,1.0
-CSV
+new_net_table "Bully Victim" "1.0 1.0" "0.33 1.0" || fail "writing the pair table"
+table=$NET_TABLE
 
 start_cluster --nodes 4 --gpus 4 --params "rerank_period=1,placement=yes,migrate_below=0.6,net_table=$table"
 comment() { scontrol show job "$1" | sed -n 's/^ *SystemComment=//p' | sed 's/ *$//'; }

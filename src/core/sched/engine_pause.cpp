@@ -157,23 +157,8 @@ void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const Clus
         out[p.job].reason = pause_reason[p.job];
         freed += p.gpus;
     }
-    // Paused trials worth their price resume, in order of their optimistic bound, on the GPUs
-    // the pending trials leave free.
-    for (std::size_t j : choose_by_key(std::move(thaw), -short_gpus)) {
-        Assessment& a = out[j];
-        const double bound = a.reason.e;
-        a.decision = Decision::run;
-        a.reason.code = ReasonCode::resumed;
-        a.reason.c = std::min(1.0, load.load + jobs[j].gpus / load.total);
-        a.reason.d = bound;
-        const GroupStats& gs = groups[group_of[j]];
-        a.reason.e = gs.best;
-    }
-    // then the last paused members of finished sweeps, on what is left
-    double left = -short_gpus;
-    for (std::size_t j = 0; j < jobs.size(); ++j)
-        if (jobs[j].paused && out[j].decision == Decision::run) left -= jobs[j].gpus;
-    for (std::size_t j : choose_by_key(std::move(last_hope), left)) {
+    double left = -short_gpus;  // GPUs the pending trials leave free
+    auto resume = [&](std::size_t j) {
         Assessment& a = out[j];
         const double bound = a.reason.e;
         a.decision = Decision::run;
@@ -181,7 +166,13 @@ void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const Clus
         a.reason.c = std::min(1.0, load.load + jobs[j].gpus / load.total);
         a.reason.d = bound;
         a.reason.e = groups[group_of[j]].best;
-    }
+        left -= jobs[j].gpus;
+    };
+    // Paused trials worth their price resume, in order of their optimistic bound, on the GPUs
+    // the pending trials leave free; then the last paused members of finished sweeps, on what is
+    // left.
+    for (std::size_t j : choose_by_key(std::move(thaw), left)) resume(j);
+    for (std::size_t j : choose_by_key(std::move(last_hope), left)) resume(j);
     // the paused ones that stay: how many GPUs were free for them
     for (std::size_t j = 0; j < jobs.size(); ++j) {
         Assessment& a = out[j];

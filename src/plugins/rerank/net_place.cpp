@@ -173,23 +173,10 @@ std::vector<net::RoundRunning> collect_running(std::size_t node_count) {
     return running;
 }
 
-// One learning round (placement_learn=yes): the running multi-node jobs under the job read lock,
-// their curves from the ranking (without slurmctld's locks). Logs what it used.
-void learn(const Settings& s, const std::function<PointSpan(uint32_t)>& curve) {
-    if (!s.placement_learn) {
-        g_place.learner.reset();
-        return;
-    }
-    if (!g_place.learner) g_place.learner = std::make_unique<net::NetLearner>(*g_place.table);
-    std::vector<net::RoundRunning> running;
-    {
-        shim::SlurmctldLocks locks(slurmctld_lock_t{NO_LOCK, READ_LOCK, READ_LOCK, NO_LOCK, NO_LOCK});
-        std::size_t nodes = 0;
-        node_record_t* node = nullptr;
-        for (int i = 0; (node = next_node(&i)); ++i)
-            nodes = std::max(nodes, static_cast<std::size_t>(node->index) + 1);
-        running = collect_running(nodes);
-    }
+// One learning round (placement_learn=yes) on the running multi-node jobs the placement round
+// just copied (without slurmctld's locks: the curves are the ranking's). Logs what it used. What
+// it learns places from the next round on.
+void learn(const std::vector<net::RoundRunning>& running, const std::function<PointSpan(uint32_t)>& curve) {
     const std::vector<std::string> lines = g_place.learner->round(running, curve);
     for (std::size_t i = 0; i < lines.size() && i < 8; ++i)
         verbose("%s: placement: learned %s", plugin_type, lines[i].c_str());
@@ -197,9 +184,11 @@ void learn(const Settings& s, const std::function<PointSpan(uint32_t)>& curve) {
         verbose("%s: placement: learned %zu more this round", plugin_type, lines.size() - 8);
 }
 
-bool place_locked(const net::ContentionModel& model, double uplink_capacity) {
+// `running` receives the running multi-node jobs (for learning, after the locks).
+bool place_locked(const net::ContentionModel& model, double uplink_capacity,
+                  std::vector<net::RoundRunning>& running) {
     const std::vector<net::RoundNode> nodes = collect_nodes();
-    const std::vector<net::RoundRunning> running = collect_running(nodes.size());
+    running = collect_running(nodes.size());
     std::vector<net::RoundPending> pending;
     std::vector<job_record_t*> by_id_jobs;
     list_itr_t* it = list_iterator_create(job_list);
@@ -347,16 +336,21 @@ void place_multinode_jobs(const Settings& settings, const std::function<PointSpa
         }
         sync_table(settings);
         sync_topology(settings);
-        learn(settings, curve);
+        if (!settings.placement_learn)
+            g_place.learner.reset();
+        else if (!g_place.learner)
+            g_place.learner = std::make_unique<net::NetLearner>(*g_place.table);
         const auto table = g_place.table;  // kept alive for the round
         const net::ModelSettings ms{
             settings.placement_rule == "min" ? net::Rule::min_pairwise : net::Rule::link_additive, 0.35};
         const net::ContentionModel model(g_place.learner ? g_place.learner->table() : *table, ms);
+        std::vector<net::RoundRunning> running;
         {
             shim::SlurmctldLocks locks(
                 slurmctld_lock_t{READ_LOCK, WRITE_LOCK, READ_LOCK, READ_LOCK, NO_LOCK});
-            if (place_locked(model, settings.uplink_capacity)) last_job_update = time(nullptr);
+            if (place_locked(model, settings.uplink_capacity, running)) last_job_update = time(nullptr);
         }
+        if (g_place.learner) learn(running, curve);
         if (settings.migrate_below > 0.0) migrate(settings, model);
     } catch (const std::exception& e) {
         error("%s: placement: %s", plugin_type, e.what());

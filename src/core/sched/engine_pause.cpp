@@ -17,6 +17,14 @@ bool usable(const TrialCache* c) {
     return c != nullptr && c->predictor.fitted() && c->error.empty() && !c->diverged;
 }
 
+// Stopped on the ranking alone (behind at a milestone before its curve can be extrapolated,
+// milestone_stop_unpredicted): nothing says it cannot matter. Diverged or invalid curves excluded.
+bool stopped_unpredicted(const TrialCache* c, const Assessment& a) {
+    return c != nullptr && c->error.empty() && !c->diverged &&
+           a.reason.code == ReasonCode::behind_at_milestone &&
+           (a.decision == Decision::terminate || a.decision == Decision::requeue_hold);
+}
+
 HopelessAction action_of(const JobView& job, const EngineSettings& s) {
     return job.has_hopeless_action ? job.hopeless_action : s.hopeless_action;
 }
@@ -96,9 +104,8 @@ void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const Clus
             a.reason.e = o.bound;  // kept for `resumed` (d, e rewritten below)
             continue;
         }
-        if (job.state == JobState::pending && !usable(c) && s.pause_probability > 0.0 && c != nullptr &&
-            c->error.empty() && !c->diverged && a.reason.code == ReasonCode::behind_at_milestone &&
-            (a.decision == Decision::terminate || a.decision == Decision::requeue_hold)) {
+        if (job.state == JobState::pending && !usable(c) && s.pause_probability > 0.0 &&
+            stopped_unpredicted(c, a)) {
             // the same for a pending one (requeued, or never started): waiting costs nothing
             a.state = TrialState::unknown;
             a.decision = Decision::wait;
@@ -112,13 +119,8 @@ void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const Clus
             // stopped, and resumed when there is room (as a paused trial without a forecast). Once
             // resumed it is not stopped on the ranking alone again (it would be judged at the very
             // milestone it was paused at): it gives way when others need its GPUs, and the
-            // forecast-based rules judge it once its curve is long enough. Diverged or invalid
-            // curves stay stopped.
-            const bool unpredicted =
-                c != nullptr && c->error.empty() && !c->diverged &&
-                a.reason.code == ReasonCode::behind_at_milestone &&
-                (a.decision == Decision::terminate || a.decision == Decision::requeue_hold);
-            if (unpredicted && s.pause_probability > 0.0) {
+            // forecast-based rules judge it once its curve is long enough.
+            if (s.pause_probability > 0.0 && stopped_unpredicted(c, a)) {
                 a.state = TrialState::unknown;
                 if (pause_enabled(job.pauses, s)) {
                     a.decision = Decision::pause;

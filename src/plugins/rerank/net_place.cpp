@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "core/sched/explore_spec.hpp"
@@ -244,8 +245,8 @@ bool place_locked(const net::ContentionModel& model, double uplink_capacity,
     // forget pins of jobs no longer pending, and notes of trials neither pending nor running here
     for (auto p = g_place.pins.begin(); p != g_place.pins.end();)
         p = by_id.count(p->first) ? std::next(p) : g_place.pins.erase(p);
-    std::unordered_map<uint32_t, bool> live;
-    for (const auto& r : running) live[r.id] = true;
+    std::unordered_set<uint32_t> live;
+    for (const auto& r : running) live.insert(r.id);
     for (auto n = g_place.notes.begin(); n != g_place.notes.end();)
         n = by_id.count(n->first) || live.count(n->first) ? std::next(n) : g_place.notes.erase(n);
     return changed;

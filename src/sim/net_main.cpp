@@ -31,7 +31,10 @@ const char* usage =
     "  --nodes N --gpus-per-node G --round S   cluster and round (default 4, 8, 300)\n"
     "  --backfill          place later jobs when the head does not fit (DeepShare stops)\n"
     "  --arrival-gap S     seconds between arrivals (default 0: all queued at the start)\n"
-    "  --window W          aware: pick the least-loss job among the policy's next W (default 4)\n"
+    "  --windows LIST      aware: plan each round with each window W (pick the least-loss job\n"
+    "                      among the policy's next W), run the plan with the most predicted useful\n"
+    "                      GPUs (default 1,4,16,64)\n"
+    "  --window W          the same as --windows W (one plan)\n"
     "  --min-gain F        aware: hold a job whose net useful GPUs < F x its GPUs (default 0)\n"
     "  --shape-only        ablation: aware placement sees every pair ratio as 1 (shape choice only)\n"
     "  --bench N           decision cost with N running multi-node jobs, then exit\n";
@@ -43,7 +46,7 @@ struct NetOptions {
     std::vector<std::uint64_t> seeds = {1, 2, 3};
     NetSimSettings sim = [] {
         NetSimSettings d;
-        d.window = 4;
+        d.windows = {1, 4, 16, 64};
         return d;
     }();
     int bench = 0;
@@ -111,7 +114,22 @@ Result<NetOptions> parse(int argc, char** argv) {
             o.sim.arrival_gap_s = d;
         } else if (a == "--window") {
             if (!(st = number(d))) return st.error();
-            o.sim.window = static_cast<std::size_t>(std::max(1.0, d));
+            if (!(d >= 1.0)) return make_error("--window: want a window size >= 1");
+            o.sim.windows = {static_cast<std::size_t>(d)};
+        } else if (a == "--windows") {
+            auto v = value();
+            if (!v) return v.error();
+            o.sim.windows.clear();
+            for (const auto& p : split(*v, ",")) {
+                char* end = nullptr;
+                const std::string w(trim(p));
+                const unsigned long long n = std::strtoull(w.c_str(), &end, 10);
+                if (w.empty() || *end || n == 0 || n > 100000)
+                    return make_error("--windows: '" + *v + "': want window sizes from 1 to 100000, comma-separated");
+                o.sim.windows.push_back(static_cast<std::size_t>(n));
+            }
+            std::sort(o.sim.windows.begin(), o.sim.windows.end());
+            o.sim.windows.erase(std::unique(o.sim.windows.begin(), o.sim.windows.end()), o.sim.windows.end());
         } else if (a == "--min-gain") {
             if (!(st = number(d))) return st.error();
             o.sim.min_gain = d;

@@ -148,54 +148,82 @@ Result<NetSimResult> run_net_sim(const std::vector<NetJob>& jobs, const net::Pai
         });
         // place
         const auto t0 = std::chrono::steady_clock::now();
-        state.clear();
-        std::vector<int> free(static_cast<std::size_t>(s.nodes), s.gpus_per_node);
         std::vector<std::pair<Live*, int>> placed;  // job, type
-        std::vector<bool> taken(order.size(), false);
-        const std::size_t window = s.aware ? std::max<std::size_t>(1, s.window) : 1;
-        net::NodeCosts costs(predict, state);
-        for (std::size_t head = 0; head < order.size();) {
-            // The policy's next `window` jobs; aware placement takes the one with the least
-            // predicted loss per GPU, the blind baseline always the first.
-            std::size_t pick = order.size();
-            net::PlacementChoice best;
-            double best_cost = 0.0;
-            std::size_t seen = 0;
-            for (std::size_t k = head; k < order.size() && seen < window; ++k) {
-                if (taken[k]) continue;
-                ++seen;
-                const Live* l = order[k];
-                const net::PlacementRequest req{l->job->model, l->job->gpus,
-                                                net_shapes(l->job->gpus, s.nodes, s.gpus_per_node)};
-                auto c = s.aware ? net::choose_placement(predict, state, free, req, &costs)
-                                 : net::first_fit_placement(predict, state, free, req);
-                if (!c.found) continue;
-                const double per_gpu = c.cost / static_cast<double>(l->job->gpus);
-                if (pick == order.size() || per_gpu < best_cost - 1e-9) {
-                    pick = k;
-                    best = std::move(c);
-                    best_cost = per_gpu;
+        std::vector<int> free;
+        // One greedy plan with a window: the policy's next `window` jobs; aware placement takes the
+        // one with the least predicted loss per GPU, the blind baseline always the first.
+        auto plan = [&](std::size_t window, std::vector<std::pair<Live*, int>>& out, std::vector<int>& fr) {
+            out.clear();
+            state.clear();
+            fr.assign(static_cast<std::size_t>(s.nodes), s.gpus_per_node);
+            std::vector<bool> taken(order.size(), false);
+            net::NodeCosts costs(predict, state);
+            for (std::size_t head = 0; head < order.size();) {
+                std::size_t pick = order.size();
+                net::PlacementChoice best;
+                double best_cost = 0.0;
+                std::size_t seen = 0;
+                for (std::size_t k = head; k < order.size() && seen < window; ++k) {
+                    if (taken[k]) continue;
+                    ++seen;
+                    const Live* l = order[k];
+                    const net::PlacementRequest req{l->job->model, l->job->gpus,
+                                                    net_shapes(l->job->gpus, s.nodes, s.gpus_per_node)};
+                    auto c = s.aware ? net::choose_placement(predict, state, fr, req, &costs)
+                                     : net::first_fit_placement(predict, state, fr, req);
+                    if (!c.found) continue;
+                    const double per_gpu = c.cost / static_cast<double>(l->job->gpus);
+                    if (pick == order.size() || per_gpu < best_cost - 1e-9) {
+                        pick = k;
+                        best = std::move(c);
+                        best_cost = per_gpu;
+                    }
+                }
+                if (pick == order.size()) {
+                    if (!s.backfill || seen == 0) break;
+                    taken[head] = true;  // backfill: skip the blocked window head and go on
+                } else {
+                    taken[pick] = true;
+                    Live* l = order[pick];
+                    const double g = static_cast<double>(l->job->gpus);
+                    // Hold a job whose placement would cost the running jobs more than it gains.
+                    const bool worth =
+                        !s.aware || g * best.ratio * best.shape_speed - best.others_loss >= s.min_gain * g;
+                    if (worth) {
+                        const int per = l->job->gpus / static_cast<int>(best.nodes.size());
+                        for (int v : best.nodes) fr[static_cast<std::size_t>(v)] -= per;
+                        state.add(l->job->id, best.type, l->job->gpus, best.nodes);
+                        out.emplace_back(l, best.type);
+                    }
+                }
+                while (head < order.size() && taken[head]) ++head;
+            }
+            // The plan's predicted useful GPUs: GPUs x predicted ratio x shape speed.
+            double useful = 0.0;
+            for (auto& [l, type] : out) {
+                const auto iso = table.isolated(type);
+                useful += static_cast<double>(l->job->gpus) * predict.ratio(state, l->job->id) *
+                          (iso && l->best_iso > 0.0 ? *iso / l->best_iso : 1.0);
+            }
+            return useful;
+        };
+        if (!s.aware || s.windows.size() <= 1) {
+            plan(s.aware && !s.windows.empty() ? std::max<std::size_t>(1, s.windows.front()) : 1, placed, free);
+        } else {
+            // The plan with the most predicted useful GPUs (ties: the first, i.e. the smaller
+            // window, closer to the policy's order); then laid out again for real.
+            double best = -1.0;
+            std::size_t best_w = 1;
+            std::vector<std::pair<Live*, int>> scratch;
+            std::vector<int> scratch_free;
+            for (std::size_t w : s.windows) {
+                const double u = plan(std::max<std::size_t>(1, w), scratch, scratch_free);
+                if (u > best + 1e-9) {
+                    best = u;
+                    best_w = w;
                 }
             }
-            if (pick == order.size()) {
-                if (!s.backfill || seen == 0) break;
-                // backfill: skip the blocked window head and go on
-                taken[head] = true;
-            } else {
-                taken[pick] = true;
-                Live* l = order[pick];
-                const double g = static_cast<double>(l->job->gpus);
-                // Hold a job whose placement would cost the running jobs more than it gains.
-                const bool worth =
-                    !s.aware || g * best.ratio * best.shape_speed - best.others_loss >= s.min_gain * g;
-                if (worth) {
-                    const int per = l->job->gpus / static_cast<int>(best.nodes.size());
-                    for (int v : best.nodes) free[static_cast<std::size_t>(v)] -= per;
-                    state.add(l->job->id, best.type, l->job->gpus, best.nodes);
-                    placed.emplace_back(l, best.type);
-                }
-            }
-            while (head < order.size() && taken[head]) ++head;
+            plan(std::max<std::size_t>(1, best_w), placed, free);
         }
         const double us =
             std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();

@@ -40,10 +40,13 @@ struct NetSimSettings {
     net::ModelSettings truth{net::Rule::min_pairwise, 0.35};     // what the simulated cluster does
     net::ModelSettings predict{net::Rule::link_additive, 0.35};  // what aware placement believes
     bool backfill = false;  // DeepShare stops at the first job that does not fit
-    // Aware runs only: choose among the policy's next `window` jobs (DeepShare's RL picks among
-    // queued candidates too), and hold a job whose predicted useful GPUs (gpus * ratio * shape
-    // speed - the running jobs' loss) fall below min_gain * gpus.
-    std::size_t window = 1;
+    // Aware runs only. A plan is one greedy pass over the queue that takes, among the policy's next
+    // W jobs, the one with the least predicted loss per GPU (DeepShare's RL also picks among queued
+    // candidates); with several windows (ascending) each is planned and the plan with the most
+    // predicted useful GPUs (GPUs x ratio x shape speed) runs, ties to the smaller window. A job
+    // whose predicted useful GPUs (gpus * ratio * shape speed - the running jobs' loss) fall below
+    // min_gain * gpus is held.
+    std::vector<std::size_t> windows{1};
     double min_gain = 0.0;
     double arrival_gap_s = 0.0;  // 0: every job queued at time 0 (DeepShare's traces)
     std::uint64_t seed = 0;      // shuffles the arrival order

@@ -315,6 +315,56 @@ BOOST_AUTO_TEST_CASE(a_round_places_pending_jobs_in_priority_order_without_doubl
     BOOST_TEST(cpu[0].reason.empty());
 }
 
+BOOST_AUTO_TEST_CASE(a_round_counts_the_gpus_and_cpus_other_jobs_hold) {
+    const PairTable t = small_table();
+    const ContentionModel add(t, {Rule::link_additive, 0.35});
+    // Four empty-looking nodes of 4 GPUs and 8 CPUs; single-node jobs hold n1's GPUs and n2's CPUs.
+    std::vector<RoundNode> nodes = {{"n1", 4, true}, {"n2", 4, true}, {"n3", 4, true}, {"n4", 4, true}};
+    for (auto& n : nodes) n.free_cpus = 8;
+    nodes[0].busy_gpus = 4;
+    nodes[1].free_cpus = 0;
+    RoundPending a{10, "A", 4, 2, 1.0, {}, 1};
+    auto out = placement_round(add, nodes, {}, {a});
+    BOOST_REQUIRE(out.size() == 1u);
+    BOOST_TEST(out[0].pin);
+    BOOST_TEST(out[0].nodes_text == "n3,n4");
+    // three such jobs: the second takes n3,n4's other two GPUs each, the third finds no node set
+    RoundPending b = a, c = a;
+    b.id = 11;
+    c.id = 12;
+    out = placement_round(add, nodes, {}, {a, b, c});
+    BOOST_REQUIRE(out.size() == 3u);
+    BOOST_TEST(out[0].pin);
+    BOOST_TEST(out[1].pin);
+    BOOST_TEST(out[1].nodes_text == "n3,n4");
+    BOOST_TEST(!out[2].pin);
+    BOOST_TEST(out[2].reason == "placement: no 2 nodes with 2 free GPUs and 1 free CPU each now");
+    // CPUs: 4 per node on nodes with 5 free: one job, not two
+    for (auto& n : nodes) n.free_cpus = 5;
+    nodes[0].busy_gpus = 0;
+    a.cpus_per_node = b.cpus_per_node = 4;
+    out = placement_round(add, nodes, {}, {a, b});
+    BOOST_TEST(out[0].pin);
+    BOOST_TEST(out[1].pin);  // 4 nodes: the second takes the other two
+    std::vector<int> used = out[0].nodes;
+    used.insert(used.end(), out[1].nodes.begin(), out[1].nodes.end());
+    std::sort(used.begin(), used.end());
+    BOOST_TEST((used == std::vector<int>{0, 1, 2, 3}));
+    // not counted (-1): as before, GPUs only
+    for (auto& n : nodes) n.free_cpus = -1;
+    out = placement_round(add, nodes, {}, {a, b, c});
+    BOOST_TEST(out[2].pin);
+    // migration: a better set whose GPUs a single-node job holds is no better set
+    const std::vector<RoundRunning> running = {{1, "A", 4, {0, 1}, 1}, {2, "B", 4, {0, 1}, 1}};
+    std::vector<RoundNode> mig = {{"n1", 4, true}, {"n2", 4, true}, {"n3", 4, true}, {"n4", 4, true}};
+    BOOST_TEST(choose_migration(add, mig, running, 0.6, 0.2, {}).has_value());
+    mig[2].busy_gpus = 3;
+    BOOST_TEST(!choose_migration(add, mig, running, 0.6, 0.2, {}).has_value());
+    mig[2].busy_gpus = 0;
+    mig[3].free_cpus = 0;
+    BOOST_TEST(!choose_migration(add, mig, running, 0.6, 0.2, {}).has_value());
+}
+
 BOOST_AUTO_TEST_CASE(a_round_with_leaf_switches_keeps_a_job_under_one_switch) {
     // n1,n2 under switch 0, n3,n4 under switch 1. B runs on n1 and n3, so its traffic crosses
     // both uplinks; A (hurt by B) needs two nodes. The B-free pair n2,n4 crosses both uplinks too:

@@ -11,8 +11,10 @@ std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std
     const PairTable& table = model.table();
     std::vector<int> free(nodes.size());
     std::vector<std::string> names(nodes.size());
+    std::vector<int> cpus(nodes.size());
     for (std::size_t v = 0; v < nodes.size(); ++v) {
-        free[v] = nodes[v].gpus;
+        free[v] = nodes[v].gpus - std::max(0, nodes[v].busy_gpus);
+        cpus[v] = nodes[v].free_cpus;
         names[v] = nodes[v].name;
     }
     std::vector<int> leaf(nodes.size(), -1);
@@ -47,14 +49,19 @@ std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std
             continue;
         }
         for (std::size_t v = 0; v < nodes.size(); ++v) {
-            const bool ok = nodes[v].usable && (v >= p.allowed.size() || p.allowed[v]);
+            const bool ok = nodes[v].usable && (v >= p.allowed.size() || p.allowed[v]) &&
+                            (cpus[v] < 0 || cpus[v] >= p.cpus_per_node);
             masked[v] = ok ? std::max(0, free[v]) : -1;
         }
         const PlacementChoice c =
             choose_placement(model, state, masked, {p.model, p.gpus, {p.nodes}}, &costs);
         if (!c.found) {
             a.reason = "placement: no " + std::to_string(p.nodes) + " nodes with " +
-                       std::to_string(p.gpus / p.nodes) + " free GPUs each now";
+                       std::to_string(p.gpus / p.nodes) + " free GPUs" +
+                       (p.cpus_per_node > 0 ? " and " + std::to_string(p.cpus_per_node) +
+                                                  (p.cpus_per_node == 1 ? " free CPU" : " free CPUs")
+                                            : "") +
+                       " each now";
             out.push_back(std::move(a));
             continue;
         }
@@ -64,7 +71,10 @@ std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std
         for (std::size_t i = 0; i < c.nodes.size(); ++i)
             a.nodes_text += (i ? "," : "") + names[static_cast<std::size_t>(c.nodes[i])];
         a.reason = placement_reason(c, names);
-        for (int v : c.nodes) free[static_cast<std::size_t>(v)] -= p.gpus / p.nodes;
+        for (int v : c.nodes) {
+            free[static_cast<std::size_t>(v)] -= p.gpus / p.nodes;
+            if (cpus[static_cast<std::size_t>(v)] >= 0) cpus[static_cast<std::size_t>(v)] -= p.cpus_per_node;
+        }
         state.add(p.id, c.type, p.gpus, c.nodes);
         out.push_back(std::move(a));
     }
@@ -80,7 +90,7 @@ std::optional<Migration> choose_migration(const ContentionModel& model, const st
     std::vector<int> free(nodes.size()), leaf(nodes.size());
     std::vector<std::string> names(nodes.size());
     for (std::size_t v = 0; v < nodes.size(); ++v) {
-        free[v] = nodes[v].usable ? nodes[v].gpus : -1;
+        free[v] = nodes[v].usable ? std::max(0, nodes[v].gpus - std::max(0, nodes[v].busy_gpus)) : -1;
         leaf[v] = nodes[v].leaf;
         names[v] = nodes[v].name;
     }
@@ -110,6 +120,12 @@ std::optional<Migration> choose_migration(const ContentionModel& model, const st
         std::vector<int> room = free;
         for (int v : r.nodes)
             if (room[static_cast<std::size_t>(v)] >= 0) room[static_cast<std::size_t>(v)] += r.gpus / n;
+        // nodes without its CPUs free (its own counted free on its nodes) are out
+        for (std::size_t v = 0; v < nodes.size(); ++v) {
+            const bool own = std::find(r.nodes.begin(), r.nodes.end(), static_cast<int>(v)) != r.nodes.end();
+            const int c = nodes[v].free_cpus;
+            if (c >= 0 && !own && c < r.cpus_per_node) room[v] = -1;
+        }
         const PlacementChoice c = choose_placement(model, state, room, {r.model, r.gpus, {n}}, &costs);
         state.add(r.id, type, r.gpus, r.nodes);
         if (!c.found || c.nodes == r.nodes || c.ratio < now + margin) continue;

@@ -2,6 +2,9 @@
 // jobs and the pending ones, in plain values; the answer says, per pending job, which nodes to
 // require (or that a pin of ours should be dropped) and why. Pending jobs are placed in priority
 // order, each seeing the ones placed before it, so two jobs are never sent to the same free GPUs.
+// A node's free GPUs are its configured ones less the running multi-node jobs' and `busy_gpus`
+// (every other job's), and a job is placed only on nodes with its CPUs free (`free_cpus`), so a
+// pin never sends a job to nodes where it cannot start now.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +21,8 @@ struct RoundNode {
     int gpus = 0;        // configured
     bool usable = true;  // up, not drained
     int leaf = -1;       // leaf switch (Topology), -1 = none known
+    int busy_gpus = 0;   // GPUs held by jobs not in the round's `running` (single-node jobs)
+    int free_cpus = -1;  // CPUs no job holds; -1 = not counted
 };
 
 struct RoundRunning {
@@ -25,6 +30,7 @@ struct RoundRunning {
     std::string model;
     int gpus = 0;  // total
     std::vector<int> nodes;
+    int cpus_per_node = 0;  // the most it holds on one of its nodes (counted in free_cpus)
 };
 
 struct RoundPending {
@@ -34,6 +40,7 @@ struct RoundPending {
     int nodes = 0;  // node count it asked for (>= 2)
     double priority = 0.0;
     std::vector<bool> allowed;  // by node index: in its partition, not excluded
+    int cpus_per_node = 0;      // CPUs it needs on each node (0 = not counted)
 };
 
 struct RoundAnswer {

@@ -152,6 +152,7 @@ std::vector<net::RoundNode> collect_nodes() {
             node->name, node->gres ? static_cast<int>(node_gpus(node->gres).count) : 0,
             !(IS_NODE_DOWN(node) || IS_NODE_DRAIN(node) || IS_NODE_FAIL(node) || IS_NODE_NO_RESPOND(node)),
             -1};
+        nodes[at].free_cpus = static_cast<int>(node->cpus_efctv);
         if (const auto sw = g_place.topology.switch_of.find(node->name);
             sw != g_place.topology.switch_of.end())
             nodes[at].leaf = sw->second;
@@ -159,19 +160,49 @@ std::vector<net::RoundNode> collect_nodes() {
     return nodes;
 }
 
-// The running multi-node jobs (job read lock held).
-std::vector<net::RoundRunning> collect_running(std::size_t node_count) {
+// The running multi-node jobs (job read lock held). Every job holding nodes (running, suspended,
+// completing) is also counted in `nodes`: its CPUs per node from its job_resources, and the GPUs
+// of the jobs the round does not model (single-node ones) as busy_gpus; so a pin never names
+// nodes whose GPUs or CPUs are taken.
+std::vector<net::RoundRunning> collect_running(std::vector<net::RoundNode>& nodes) {
+    const std::size_t node_count = nodes.size();
     std::vector<net::RoundRunning> running;
     list_itr_t* it = list_iterator_create(job_list);
     while (auto* job = static_cast<job_record_t*>(list_next(it))) {
-        if (!IS_JOB_RUNNING(job) || job->node_bitmap == nullptr || job->node_cnt < 2) continue;
-        net::RoundRunning r{job->job_id, model_of(job), gpus_of(job, job->node_cnt), {}};
+        if (!(IS_JOB_RUNNING(job) || IS_JOB_SUSPENDED(job) || IS_JOB_COMPLETING(job)) ||
+            job->node_bitmap == nullptr)
+            continue;
+        const bool modelled = IS_JOB_RUNNING(job) && job->node_cnt >= 2;
+        net::RoundRunning r{
+            job->job_id, model_of(job), gpus_of(job, std::max<uint32_t>(job->node_cnt, 1)), {}, 0};
         for (std::size_t v = 0; v < node_count; ++v)
             if (bit_test(job->node_bitmap, static_cast<bitoff_t>(v))) r.nodes.push_back(static_cast<int>(v));
-        running.push_back(std::move(r));
+        if (!modelled && !r.nodes.empty() && r.gpus > 0) {
+            const int per = std::max(1, r.gpus / static_cast<int>(r.nodes.size()));
+            for (int v : r.nodes) nodes[static_cast<std::size_t>(v)].busy_gpus += per;
+        }
+        // CPUs: job_resources lists the job's nodes in node order, cpus[i] for the i-th of them
+        const job_resources_t* res = job->job_resrcs;
+        if (res != nullptr && res->node_bitmap != nullptr && res->cpus != nullptr) {
+            uint32_t i = 0;
+            for (std::size_t v = 0; v < node_count && i < res->nhosts; ++v) {
+                if (!bit_test(res->node_bitmap, static_cast<bitoff_t>(v))) continue;
+                const int c = res->cpus[i++];
+                if (nodes[v].free_cpus >= 0) nodes[v].free_cpus = std::max(0, nodes[v].free_cpus - c);
+                r.cpus_per_node = std::max(r.cpus_per_node, c);
+            }
+        }
+        if (modelled) running.push_back(std::move(r));
     }
     list_iterator_destroy(it);
     return running;
+}
+
+// CPUs a pending job needs on each of its nodes.
+int cpus_per_node(const job_record_t* job, uint32_t n) {
+    const auto* d = job->details;
+    const uint64_t spread = n > 0 ? (static_cast<uint64_t>(d->min_cpus) + n - 1) / n : d->min_cpus;
+    return static_cast<int>(std::min<uint64_t>(std::max<uint64_t>(spread, d->pn_min_cpus), 1u << 20));
 }
 
 // One learning round (placement_learn=yes) on the running multi-node jobs the placement round
@@ -188,8 +219,8 @@ void learn(const std::vector<net::RoundRunning>& running, const std::function<Po
 // `running` receives the running multi-node jobs (for learning, after the locks).
 bool place_locked(const net::ContentionModel& model, double uplink_capacity,
                   std::vector<net::RoundRunning>& running) {
-    const std::vector<net::RoundNode> nodes = collect_nodes();
-    running = collect_running(nodes.size());
+    std::vector<net::RoundNode> nodes = collect_nodes();
+    running = collect_running(nodes);
     std::vector<net::RoundPending> pending;
     std::vector<job_record_t*> by_id_jobs;
     list_itr_t* it = list_iterator_create(job_list);
@@ -202,7 +233,8 @@ bool place_locked(const net::ContentionModel& model, double uplink_capacity,
                                 gpus_of(job, n),
                                 static_cast<int>(n),
                                 static_cast<double>(job->priority),
-                                std::vector<bool>(nodes.size(), true)};
+                                std::vector<bool>(nodes.size(), true),
+                                cpus_per_node(job, n)};
             for (std::size_t v = 0; v < nodes.size(); ++v) {
                 const auto b = static_cast<bitoff_t>(v);
                 const bool in_part = job->part_ptr == nullptr || job->part_ptr->node_bitmap == nullptr ||
@@ -279,9 +311,10 @@ void migrate(const Settings& settings, const net::ContentionModel& model) {
         }
     }
     shim::SlurmctldLocks locks(slurmctld_lock_t{READ_LOCK, WRITE_LOCK, WRITE_LOCK, READ_LOCK, READ_LOCK});
-    const std::vector<net::RoundNode> nodes = collect_nodes();
-    const auto m = net::choose_migration(model, nodes, collect_running(nodes.size()), settings.migrate_below,
-                                         0.2, skip, settings.uplink_capacity);
+    std::vector<net::RoundNode> nodes = collect_nodes();
+    const std::vector<net::RoundRunning> running = collect_running(nodes);
+    const auto m = net::choose_migration(model, nodes, running, settings.migrate_below, 0.2, skip,
+                                         settings.uplink_capacity);
     if (!m) return;
     job_record_t* job = find_job_record(m->id);
     if (job == nullptr || !IS_JOB_RUNNING(job)) return;

@@ -15,6 +15,7 @@
 #                 --explschedd (start the report collector; PriorityParameters gets its report_db)
 #                 --explschedd-args 'ARGS' (more explschedd options, e.g. '--limit user_rate=2000')
 #                 --conf 'Key=Value' (an extra slurm.conf line; repeatable)
+#                 --select-params P (SelectTypeParameters, default CR_Core)
 #                 --proctrack TYPE (proctrack/linuxproc; proctrack/pgid scans no /proc, which
 #                 matters with a thousand jobs running on one host)
 #                 --site-factor (priority/multifactor with site_factor/explsched, and --accounting,
@@ -81,6 +82,7 @@ cluster_up() {
     local dir=$1; shift
     local nodes=4 gpus=4 cpus=8 priority=priority/explsched preempt=preempt/explsched
     local params="" spank_args="" spank=yes debug=info slurmd_debug="" explschedd=no extra_conf=()
+    local select_params=CR_Core
     local slurmd_log='slurmd.%n.log' explschedd_args="" proctrack=proctrack/linuxproc site=no accounting=no
     local gpu_types=""
     while [ $# -gt 0 ]; do
@@ -101,6 +103,7 @@ cluster_up() {
             --explschedd-args) explschedd_args=$2; shift ;;
             --proctrack) proctrack=$2; shift ;;
             --conf) extra_conf+=("$2"); shift ;;
+            --select-params) select_params=$2; shift ;;
             # multifactor calls the site factor plugin only with slurmdbd: accounting too
             --site-factor) site=yes; accounting=yes; priority=priority/multifactor ;;
             --accounting) accounting=yes ;;
@@ -194,7 +197,7 @@ EOF
         [ $spank = yes ] && echo "PlugStackConfig=$dir/plugstack.conf"
         echo "GresTypes=gpu"
         echo "SelectType=select/cons_tres"
-        echo "SelectTypeParameters=CR_Core"
+        echo "SelectTypeParameters=$select_params"
         echo "TaskPlugin=task/none"
         echo "ProctrackType=$proctrack"
         echo "JobAcctGatherType=jobacct_gather/none"

@@ -354,6 +354,24 @@ BOOST_AUTO_TEST_CASE(a_round_counts_the_gpus_and_cpus_other_jobs_hold) {
     for (auto& n : nodes) n.free_cpus = -1;
     out = placement_round(add, nodes, {}, {a, b, c});
     BOOST_TEST(out[2].pin);
+    // memory (a consumable): 1000 MB per node fits only where 1000 MB are free; -1 (the whole
+    // node's) only where no job holds any
+    for (auto& n : nodes) {
+        n.mem_mb = 4096;
+        n.free_mem_mb = 596;
+    }
+    nodes[2].free_mem_mb = nodes[3].free_mem_mb = 4096;
+    a.cpus_per_node = b.cpus_per_node = c.cpus_per_node = 0;
+    a.mem_per_node_mb = b.mem_per_node_mb = 1000;
+    c.mem_per_node_mb = -1;
+    out = placement_round(add, nodes, {}, {a});
+    BOOST_TEST(out[0].nodes_text == "n3,n4");
+    out = placement_round(add, nodes, {}, {c});
+    BOOST_TEST(out[0].nodes_text == "n3,n4");
+    out = placement_round(add, nodes, {}, {a, c});  // after a, n3,n4 are no longer untouched
+    BOOST_TEST(out[0].pin);
+    BOOST_TEST(!out[1].pin);
+    BOOST_TEST(out[1].reason == "placement: no 2 nodes with 2 free GPUs and all their memory free each now");
     // migration: a better set whose GPUs a single-node job holds is no better set
     const std::vector<RoundRunning> running = {{1, "A", 4, {0, 1}, 1}, {2, "B", 4, {0, 1}, 1}};
     std::vector<RoundNode> mig = {{"n1", 4, true}, {"n2", 4, true}, {"n3", 4, true}, {"n4", 4, true}};

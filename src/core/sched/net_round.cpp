@@ -5,16 +5,50 @@
 
 namespace explsched::net {
 
+namespace {
+
+// What is left of a node for jobs: CPUs and memory (-1 = not counted).
+struct Left {
+    int cpus = -1;
+    std::int64_t mem = -1, mem_total = 0;
+
+    bool fits(int need_cpus, std::int64_t need_mem) const {
+        if (cpus >= 0 && cpus < need_cpus) return false;
+        if (mem < 0) return true;
+        return need_mem < 0 ? mem >= mem_total : mem >= need_mem;
+    }
+    void take(int need_cpus, std::int64_t need_mem) {
+        if (cpus >= 0) cpus = std::max(0, cpus - need_cpus);
+        if (mem >= 0) mem = need_mem < 0 ? 0 : std::max<std::int64_t>(0, mem - need_mem);
+    }
+};
+
+Left left_of(const RoundNode& n) { return {n.free_cpus, n.free_mem_mb, n.mem_mb}; }
+
+std::string no_fit_reason(const RoundPending& p) {
+    std::string s = "placement: no " + std::to_string(p.nodes) + " nodes with " +
+                    std::to_string(p.gpus / p.nodes) + " free GPUs";
+    std::vector<std::string> more;
+    if (p.cpus_per_node > 0)
+        more.push_back(std::to_string(p.cpus_per_node) + (p.cpus_per_node == 1 ? " free CPU" : " free CPUs"));
+    if (p.mem_per_node_mb > 0) more.push_back(std::to_string(p.mem_per_node_mb) + " MB free");
+    if (p.mem_per_node_mb < 0) more.push_back("all their memory free");
+    for (std::size_t i = 0; i < more.size(); ++i) s += (i + 1 == more.size() ? " and " : ", ") + more[i];
+    return s + " each now";
+}
+
+}  // namespace
+
 std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std::vector<RoundNode>& nodes,
                                          const std::vector<RoundRunning>& running,
                                          std::vector<RoundPending> pending, double uplink_capacity) {
     const PairTable& table = model.table();
     std::vector<int> free(nodes.size());
     std::vector<std::string> names(nodes.size());
-    std::vector<int> cpus(nodes.size());
+    std::vector<Left> left(nodes.size());
     for (std::size_t v = 0; v < nodes.size(); ++v) {
         free[v] = nodes[v].gpus - std::max(0, nodes[v].busy_gpus);
-        cpus[v] = nodes[v].free_cpus;
+        left[v] = left_of(nodes[v]);
         names[v] = nodes[v].name;
     }
     std::vector<int> leaf(nodes.size(), -1);
@@ -50,18 +84,13 @@ std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std
         }
         for (std::size_t v = 0; v < nodes.size(); ++v) {
             const bool ok = nodes[v].usable && (v >= p.allowed.size() || p.allowed[v]) &&
-                            (cpus[v] < 0 || cpus[v] >= p.cpus_per_node);
+                            left[v].fits(p.cpus_per_node, p.mem_per_node_mb);
             masked[v] = ok ? std::max(0, free[v]) : -1;
         }
         const PlacementChoice c =
             choose_placement(model, state, masked, {p.model, p.gpus, {p.nodes}}, &costs);
         if (!c.found) {
-            a.reason = "placement: no " + std::to_string(p.nodes) + " nodes with " +
-                       std::to_string(p.gpus / p.nodes) + " free GPUs" +
-                       (p.cpus_per_node > 0 ? " and " + std::to_string(p.cpus_per_node) +
-                                                  (p.cpus_per_node == 1 ? " free CPU" : " free CPUs")
-                                            : "") +
-                       " each now";
+            a.reason = no_fit_reason(p);
             out.push_back(std::move(a));
             continue;
         }
@@ -73,7 +102,7 @@ std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std
         a.reason = placement_reason(c, names);
         for (int v : c.nodes) {
             free[static_cast<std::size_t>(v)] -= p.gpus / p.nodes;
-            if (cpus[static_cast<std::size_t>(v)] >= 0) cpus[static_cast<std::size_t>(v)] -= p.cpus_per_node;
+            left[static_cast<std::size_t>(v)].take(p.cpus_per_node, p.mem_per_node_mb);
         }
         state.add(p.id, c.type, p.gpus, c.nodes);
         out.push_back(std::move(a));
@@ -120,11 +149,10 @@ std::optional<Migration> choose_migration(const ContentionModel& model, const st
         std::vector<int> room = free;
         for (int v : r.nodes)
             if (room[static_cast<std::size_t>(v)] >= 0) room[static_cast<std::size_t>(v)] += r.gpus / n;
-        // nodes without its CPUs free (its own counted free on its nodes) are out
+        // nodes without its CPUs and memory free (on its own nodes they are its) are out
         for (std::size_t v = 0; v < nodes.size(); ++v) {
             const bool own = std::find(r.nodes.begin(), r.nodes.end(), static_cast<int>(v)) != r.nodes.end();
-            const int c = nodes[v].free_cpus;
-            if (c >= 0 && !own && c < r.cpus_per_node) room[v] = -1;
+            if (!own && !left_of(nodes[v]).fits(r.cpus_per_node, r.mem_per_node_mb)) room[v] = -1;
         }
         const PlacementChoice c = choose_placement(model, state, room, {r.model, r.gpus, {n}}, &costs);
         state.add(r.id, type, r.gpus, r.nodes);

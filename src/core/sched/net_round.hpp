@@ -3,8 +3,8 @@
 // require (or that a pin of ours should be dropped) and why. Pending jobs are placed in priority
 // order, each seeing the ones placed before it, so two jobs are never sent to the same free GPUs.
 // A node's free GPUs are its configured ones less the running multi-node jobs' and `busy_gpus`
-// (every other job's), and a job is placed only on nodes with its CPUs free (`free_cpus`), so a
-// pin never sends a job to nodes where it cannot start now.
+// (every other job's), and a job is placed only on nodes with its CPUs and memory free
+// (`free_cpus`, `free_mem_mb`), so a pin never sends a job to nodes where it cannot start now.
 #pragma once
 
 #include <cstdint>
@@ -18,11 +18,13 @@ namespace explsched::net {
 
 struct RoundNode {
     std::string name;
-    int gpus = 0;        // configured
-    bool usable = true;  // up, not drained
-    int leaf = -1;       // leaf switch (Topology), -1 = none known
-    int busy_gpus = 0;   // GPUs held by jobs not in the round's `running` (single-node jobs)
-    int free_cpus = -1;  // CPUs no job holds; -1 = not counted
+    int gpus = 0;                   // configured
+    bool usable = true;             // up, not drained
+    int leaf = -1;                  // leaf switch (Topology), -1 = none known
+    int busy_gpus = 0;              // GPUs held by jobs not in the round's `running` (single-node jobs)
+    int free_cpus = -1;             // CPUs no job holds; -1 = not counted
+    std::int64_t free_mem_mb = -1;  // memory no job holds (memory a consumable); -1 = not counted
+    std::int64_t mem_mb = 0;        // the node's memory for jobs (with free_mem_mb)
 };
 
 struct RoundRunning {
@@ -30,7 +32,8 @@ struct RoundRunning {
     std::string model;
     int gpus = 0;  // total
     std::vector<int> nodes;
-    int cpus_per_node = 0;  // the most it holds on one of its nodes (counted in free_cpus)
+    int cpus_per_node = 0;             // the most it holds on one of its nodes (counted in free_cpus)
+    std::int64_t mem_per_node_mb = 0;  // likewise, memory
 };
 
 struct RoundPending {
@@ -39,8 +42,9 @@ struct RoundPending {
     int gpus = 0;   // total
     int nodes = 0;  // node count it asked for (>= 2)
     double priority = 0.0;
-    std::vector<bool> allowed;  // by node index: in its partition, not excluded
-    int cpus_per_node = 0;      // CPUs it needs on each node (0 = not counted)
+    std::vector<bool> allowed;         // by node index: in its partition, not excluded
+    int cpus_per_node = 0;             // CPUs it needs on each node (0 = not counted)
+    std::int64_t mem_per_node_mb = 0;  // memory it needs on each node; -1 = the whole node's
 };
 
 struct RoundAnswer {

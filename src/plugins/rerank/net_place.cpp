@@ -153,6 +153,12 @@ std::vector<net::RoundNode> collect_nodes() {
             !(IS_NODE_DOWN(node) || IS_NODE_DRAIN(node) || IS_NODE_FAIL(node) || IS_NODE_NO_RESPOND(node)),
             -1};
         nodes[at].free_cpus = static_cast<int>(node->cpus_efctv);
+        if (slurm_conf.select_type_param & CR_MEMORY) {  // memory is a consumable: count it too
+            const uint64_t mem =
+                node->real_memory > node->mem_spec_limit ? node->real_memory - node->mem_spec_limit : 0;
+            nodes[at].mem_mb = static_cast<int64_t>(std::min<uint64_t>(mem, INT64_MAX));
+            nodes[at].free_mem_mb = nodes[at].mem_mb;
+        }
         if (const auto sw = g_place.topology.switch_of.find(node->name);
             sw != g_place.topology.switch_of.end())
             nodes[at].leaf = sw->second;
@@ -187,9 +193,16 @@ std::vector<net::RoundRunning> collect_running(std::vector<net::RoundNode>& node
             uint32_t i = 0;
             for (std::size_t v = 0; v < node_count && i < res->nhosts; ++v) {
                 if (!bit_test(res->node_bitmap, static_cast<bitoff_t>(v))) continue;
-                const int c = res->cpus[i++];
+                const int c = res->cpus[i];
                 if (nodes[v].free_cpus >= 0) nodes[v].free_cpus = std::max(0, nodes[v].free_cpus - c);
                 r.cpus_per_node = std::max(r.cpus_per_node, c);
+                if (res->memory_allocated != nullptr && nodes[v].free_mem_mb >= 0) {
+                    const auto m =
+                        static_cast<int64_t>(std::min<uint64_t>(res->memory_allocated[i], INT64_MAX));
+                    nodes[v].free_mem_mb = std::max<int64_t>(0, nodes[v].free_mem_mb - m);
+                    r.mem_per_node_mb = std::max(r.mem_per_node_mb, m);
+                }
+                ++i;
             }
         }
         if (modelled) running.push_back(std::move(r));
@@ -203,6 +216,19 @@ int cpus_per_node(const job_record_t* job, uint32_t n) {
     const auto* d = job->details;
     const uint64_t spread = n > 0 ? (static_cast<uint64_t>(d->min_cpus) + n - 1) / n : d->min_cpus;
     return static_cast<int>(std::min<uint64_t>(std::max<uint64_t>(spread, d->pn_min_cpus), 1u << 20));
+}
+
+// Memory (MB) a pending job needs on each node when memory is a consumable (0 otherwise): per
+// node, or per CPU x its CPUs per node; none asked (and no default): the whole node's, as Slurm
+// gives it (-1).
+int64_t mem_per_node(const job_record_t* job, int cpus) {
+    if (!(slurm_conf.select_type_param & CR_MEMORY)) return 0;
+    const uint64_t m = job->details->pn_min_memory;
+    if (m == 0) return -1;
+    const auto per = static_cast<uint64_t>(std::max(cpus, 1));
+    const uint64_t base = m & ~MEM_PER_CPU;
+    const uint64_t mb = !(m & MEM_PER_CPU) ? m : base > UINT64_MAX / per ? UINT64_MAX : base * per;
+    return static_cast<int64_t>(std::min<uint64_t>(mb, INT64_MAX));
 }
 
 // One learning round (placement_learn=yes) on the running multi-node jobs the placement round
@@ -228,13 +254,15 @@ bool place_locked(const net::ContentionModel& model, double uplink_capacity,
         if (IS_JOB_PENDING(job) && job->priority != 0 && job->details != nullptr &&
             job->details->min_nodes >= 2 && (job->details->req_nodes == nullptr || pinned_by_us(job))) {
             const uint32_t n = job->details->min_nodes;
+            const int cpus = cpus_per_node(job, n);
             net::RoundPending p{job->job_id,
                                 model_of(job),
                                 gpus_of(job, n),
                                 static_cast<int>(n),
                                 static_cast<double>(job->priority),
                                 std::vector<bool>(nodes.size(), true),
-                                cpus_per_node(job, n)};
+                                cpus,
+                                mem_per_node(job, cpus)};
             for (std::size_t v = 0; v < nodes.size(); ++v) {
                 const auto b = static_cast<bitoff_t>(v);
                 const bool in_part = job->part_ptr == nullptr || job->part_ptr->node_bitmap == nullptr ||

@@ -125,7 +125,8 @@ Result<NetOptions> parse(int argc, char** argv) {
                 const std::string w(trim(p));
                 const unsigned long long n = std::strtoull(w.c_str(), &end, 10);
                 if (w.empty() || *end || n == 0 || n > 100000)
-                    return make_error("--windows: '" + *v + "': want window sizes from 1 to 100000, comma-separated");
+                    return make_error("--windows: '" + *v +
+                                      "': want window sizes from 1 to 100000, comma-separated");
                 o.sim.windows.push_back(static_cast<std::size_t>(n));
             }
             std::sort(o.sim.windows.begin(), o.sim.windows.end());
@@ -234,6 +235,26 @@ int bench(const net::PairTable& table, int running) {
                 double(placed[aware]) / static_cast<double>(lists.size()));
         }
         std::printf("bench: round of %2d pending jobs, aware / first-fit: %.2fx\n", batch, med[1] / med[0]);
+        // The simulator's scheduler on the same lists: plans with windows 1, 4, 16, 64 (plan_round)
+        std::vector<double> pus;
+        double evals = 0.0, planned = 0.0;
+        PlanSettings ps;
+        ps.windows = {1, 4, 16, 64};
+        for (const auto& reqs : lists) {
+            const auto t0 = std::chrono::steady_clock::now();
+            const RoundPlan plan = plan_round(model, state, free, reqs, ps);
+            pus.push_back(
+                std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+            evals += static_cast<double>(plan.evaluations);
+            planned += static_cast<double>(plan.placed.size());
+        }
+        std::sort(pus.begin(), pus.end());
+        std::printf(
+            "bench: round of %2d pending jobs, windows 1,4,16,64: median %8.1f us, p90 %8.1f us (%.0f "
+            "placements "
+            "scored, %.1f placed), / first-fit: %.2fx\n",
+            batch, pus[pus.size() / 2], pus[pus.size() * 9 / 10], evals / static_cast<double>(lists.size()),
+            planned / static_cast<double>(lists.size()), pus[pus.size() / 2] / med[0]);
     }
     return 0;
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <fstream>
 #include <numeric>
+#include <optional>
 #include <random>
 
 #include <nlohmann/json.hpp>
@@ -100,6 +101,119 @@ double priority_key(const Live& l, NetPolicy p) {
 
 }  // namespace
 
+namespace {
+
+// Ids for the jobs a plan adds to the state for a while (clear of any trace's ids).
+constexpr std::uint32_t kPlanIdBase = 0xF0000000u;
+
+struct Memo {
+    net::PlacementChoice choice;
+    std::vector<int> reach;  // its nodes and the nodes of the jobs it would join, sorted
+};
+
+Memo score_candidate(const net::ContentionModel& model, const net::NetState& state,
+                     const std::vector<int>& fr, const net::PlacementRequest& req, bool aware,
+                     net::NodeCosts& costs) {
+    Memo m;
+    m.choice = aware ? net::choose_placement(model, state, fr, req, &costs)
+                     : net::first_fit_placement(model, state, fr, req);
+    if (!m.choice.found) return m;
+    m.reach = m.choice.nodes;
+    for (int v : m.choice.nodes)
+        for (const auto& e : state.on_node(v))
+            if (const auto* j = state.job(e.id))
+                m.reach.insert(m.reach.end(), j->nodes.begin(), j->nodes.end());
+    std::sort(m.reach.begin(), m.reach.end());
+    m.reach.erase(std::unique(m.reach.begin(), m.reach.end()), m.reach.end());
+    return m;
+}
+
+bool meets(const std::vector<int>& sorted, const std::vector<int>& nodes) {
+    for (int v : nodes)
+        if (std::binary_search(sorted.begin(), sorted.end(), v)) return true;
+    return false;
+}
+
+}  // namespace
+
+RoundPlan plan_round(const net::ContentionModel& model, net::NetState& state, const std::vector<int>& free,
+                     const std::vector<net::PlacementRequest>& queue, const PlanSettings& ps) {
+    std::vector<std::optional<Memo>> first(queue.size());  // scores before any pick, shared
+    RoundPlan best;
+    bool have = false;
+    std::size_t evaluations = 0;
+    net::NodeCosts costs(model, state);
+    std::vector<std::size_t> windows = ps.windows;
+    if (windows.empty() || !ps.aware) windows = {1};
+    for (std::size_t window : windows) {
+        window = std::max<std::size_t>(1, window);
+        RoundPlan plan;
+        plan.window = window;
+        std::vector<int> fr = free;
+        std::vector<std::optional<Memo>> memo = first;
+        std::vector<bool> taken(queue.size(), false);
+        std::size_t picks = 0;
+        for (std::size_t head = 0; head < queue.size();) {
+            std::size_t pick = queue.size();
+            double best_cost = 0.0;
+            std::size_t seen = 0;
+            for (std::size_t k = head; k < queue.size() && seen < window; ++k) {
+                if (taken[k]) continue;
+                ++seen;
+                if (!memo[k]) {
+                    memo[k] = score_candidate(model, state, fr, queue[k], ps.aware, costs);
+                    ++evaluations;
+                    if (picks == 0) first[k] = memo[k];
+                }
+                const net::PlacementChoice& c = memo[k]->choice;
+                if (!c.found) continue;
+                const double per_gpu = c.cost / static_cast<double>(queue[k].gpus);
+                if (pick == queue.size() || per_gpu < best_cost - 1e-9) {
+                    pick = k;
+                    best_cost = per_gpu;
+                }
+            }
+            if (pick == queue.size()) {
+                if (!ps.backfill || seen == 0) break;
+                taken[head] = true;  // backfill: skip the blocked window head and go on
+            } else {
+                taken[pick] = true;
+                net::PlacementChoice c = memo[pick]->choice;
+                const double g = static_cast<double>(queue[pick].gpus);
+                // Hold a job whose placement would cost the running jobs more than it gains.
+                const bool worth =
+                    !ps.aware || g * c.ratio * c.shape_speed - c.others_loss >= ps.min_gain * g;
+                if (worth) {
+                    const int per = queue[pick].gpus / static_cast<int>(c.nodes.size());
+                    for (int v : c.nodes) fr[static_cast<std::size_t>(v)] -= per;
+                    state.add(kPlanIdBase + static_cast<std::uint32_t>(plan.placed.size()), c.type,
+                              queue[pick].gpus, c.nodes);
+                    ++picks;
+                    // candidates whose nodes, or whose joined jobs' nodes, it shares: score again
+                    for (auto& m : memo)
+                        if (m && m->choice.found && meets(m->reach, c.nodes)) m.reset();
+                    plan.placed.push_back({pick, std::move(c)});
+                }
+            }
+            while (head < queue.size() && taken[head]) ++head;
+        }
+        for (std::size_t i = 0; i < plan.placed.size(); ++i) {
+            const auto id = kPlanIdBase + static_cast<std::uint32_t>(i);
+            const net::PlacementChoice& c = plan.placed[i].choice;
+            plan.useful += static_cast<double>(queue[plan.placed[i].index].gpus) * model.ratio(state, id) *
+                           c.shape_speed;
+        }
+        for (std::size_t i = 0; i < plan.placed.size(); ++i)
+            state.remove(kPlanIdBase + static_cast<std::uint32_t>(i));
+        if (!have || plan.useful > best.useful + 1e-9) {
+            best = std::move(plan);
+            have = true;
+        }
+    }
+    best.evaluations = evaluations;
+    return best;
+}
+
 Result<NetSimResult> run_net_sim(const std::vector<NetJob>& jobs, const net::PairTable& table,
                                  const NetSimSettings& s) {
     const net::ContentionModel truth(table, s.truth);
@@ -148,82 +262,24 @@ Result<NetSimResult> run_net_sim(const std::vector<NetJob>& jobs, const net::Pai
         });
         // place
         const auto t0 = std::chrono::steady_clock::now();
+        state.clear();
+        std::vector<int> free(static_cast<std::size_t>(s.nodes), s.gpus_per_node);
+        std::vector<net::PlacementRequest> queue;
+        queue.reserve(order.size());
+        for (const Live* l : order)
+            queue.push_back(
+                {l->job->model, l->job->gpus, net_shapes(l->job->gpus, s.nodes, s.gpus_per_node)});
+        PlanSettings ps;
+        ps.aware = s.aware;
+        ps.backfill = s.backfill;
+        ps.min_gain = s.min_gain;
+        ps.windows = s.aware ? s.windows : std::vector<std::size_t>{1};
+        const RoundPlan plan = plan_round(predict, state, free, queue, ps);
         std::vector<std::pair<Live*, int>> placed;  // job, type
-        std::vector<int> free;
-        // One greedy plan with a window: the policy's next `window` jobs; aware placement takes the
-        // one with the least predicted loss per GPU, the blind baseline always the first.
-        auto plan = [&](std::size_t window, std::vector<std::pair<Live*, int>>& out, std::vector<int>& fr) {
-            out.clear();
-            state.clear();
-            fr.assign(static_cast<std::size_t>(s.nodes), s.gpus_per_node);
-            std::vector<bool> taken(order.size(), false);
-            net::NodeCosts costs(predict, state);
-            for (std::size_t head = 0; head < order.size();) {
-                std::size_t pick = order.size();
-                net::PlacementChoice best;
-                double best_cost = 0.0;
-                std::size_t seen = 0;
-                for (std::size_t k = head; k < order.size() && seen < window; ++k) {
-                    if (taken[k]) continue;
-                    ++seen;
-                    const Live* l = order[k];
-                    const net::PlacementRequest req{l->job->model, l->job->gpus,
-                                                    net_shapes(l->job->gpus, s.nodes, s.gpus_per_node)};
-                    auto c = s.aware ? net::choose_placement(predict, state, fr, req, &costs)
-                                     : net::first_fit_placement(predict, state, fr, req);
-                    if (!c.found) continue;
-                    const double per_gpu = c.cost / static_cast<double>(l->job->gpus);
-                    if (pick == order.size() || per_gpu < best_cost - 1e-9) {
-                        pick = k;
-                        best = std::move(c);
-                        best_cost = per_gpu;
-                    }
-                }
-                if (pick == order.size()) {
-                    if (!s.backfill || seen == 0) break;
-                    taken[head] = true;  // backfill: skip the blocked window head and go on
-                } else {
-                    taken[pick] = true;
-                    Live* l = order[pick];
-                    const double g = static_cast<double>(l->job->gpus);
-                    // Hold a job whose placement would cost the running jobs more than it gains.
-                    const bool worth =
-                        !s.aware || g * best.ratio * best.shape_speed - best.others_loss >= s.min_gain * g;
-                    if (worth) {
-                        const int per = l->job->gpus / static_cast<int>(best.nodes.size());
-                        for (int v : best.nodes) fr[static_cast<std::size_t>(v)] -= per;
-                        state.add(l->job->id, best.type, l->job->gpus, best.nodes);
-                        out.emplace_back(l, best.type);
-                    }
-                }
-                while (head < order.size() && taken[head]) ++head;
-            }
-            // The plan's predicted useful GPUs: GPUs x predicted ratio x shape speed.
-            double useful = 0.0;
-            for (auto& [l, type] : out) {
-                const auto iso = table.isolated(type);
-                useful += static_cast<double>(l->job->gpus) * predict.ratio(state, l->job->id) *
-                          (iso && l->best_iso > 0.0 ? *iso / l->best_iso : 1.0);
-            }
-            return useful;
-        };
-        if (!s.aware || s.windows.size() <= 1) {
-            plan(s.aware && !s.windows.empty() ? std::max<std::size_t>(1, s.windows.front()) : 1, placed, free);
-        } else {
-            // The plan with the most predicted useful GPUs (ties: the first, i.e. the smaller
-            // window, closer to the policy's order); then laid out again for real.
-            double best = -1.0;
-            std::size_t best_w = 1;
-            std::vector<std::pair<Live*, int>> scratch;
-            std::vector<int> scratch_free;
-            for (std::size_t w : s.windows) {
-                const double u = plan(std::max<std::size_t>(1, w), scratch, scratch_free);
-                if (u > best + 1e-9) {
-                    best = u;
-                    best_w = w;
-                }
-            }
-            plan(std::max<std::size_t>(1, best_w), placed, free);
+        for (const Planned& p : plan.placed) {
+            Live* l = order[p.index];
+            state.add(l->job->id, p.choice.type, l->job->gpus, p.choice.nodes);
+            placed.emplace_back(l, p.choice.type);
         }
         const double us =
             std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();

@@ -12,6 +12,7 @@
 
 #include "core/base/result.hpp"
 #include "core/sched/net_contention.hpp"
+#include "core/sched/net_placement.hpp"
 #include "core/sched/net_table.hpp"
 
 namespace explsched::sim {
@@ -63,6 +64,35 @@ struct NetSimResult {
     double decision_us_max = 0.0;
     int rounds = 0;
 };
+
+// One round's plan, as `explsched-sim net` schedules (and `--bench` times at scale). `queue`: the
+// pending jobs in the policy's order. A greedy plan with window W takes, among the next W jobs of
+// the queue not yet taken, the one whose placement costs least per GPU (aware: choose_placement;
+// blind: first fit with W = 1), until the head does not fit (or, with backfill, the queue ends).
+// Each window of `windows` is planned and the plan with the most predicted useful GPUs (GPUs x
+// ratio x shape speed) is returned, ties to the smaller window. Within a plan a candidate's
+// placement is kept from one pick to the next and scored again only when a pick placed a job on
+// one of its nodes or on a node of a job it would join (its cost is otherwise unchanged); the
+// scores before the first pick are shared by all windows. `state` and `free` are the running
+// jobs and free GPUs; both are as they were on return.
+struct PlanSettings {
+    std::vector<std::size_t> windows{1};
+    bool aware = true;
+    bool backfill = false;
+    double min_gain = 0.0;  // hold a job whose useful GPUs less the others' loss < min_gain x GPUs
+};
+struct Planned {
+    std::size_t index = 0;  // in the queue
+    net::PlacementChoice choice;
+};
+struct RoundPlan {
+    std::vector<Planned> placed;
+    double useful = 0.0;
+    std::size_t window = 1;
+    std::size_t evaluations = 0;  // placements scored, over all windows
+};
+RoundPlan plan_round(const net::ContentionModel& model, net::NetState& state, const std::vector<int>& free,
+                     const std::vector<net::PlacementRequest>& queue, const PlanSettings& settings);
 
 Result<NetSimResult> run_net_sim(const std::vector<NetJob>& jobs, const net::PairTable& table,
                                  const NetSimSettings& settings);

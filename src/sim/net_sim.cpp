@@ -143,10 +143,13 @@ RoundPlan plan_round(const net::ContentionModel& model, net::NetState& state, co
     bool have = false;
     std::size_t evaluations = 0;
     net::NodeCosts costs(model, state);
-    std::vector<std::size_t> windows = ps.windows;
-    if (windows.empty() || !ps.aware) windows = {1};
+    // A window past the queue's end plans what the queue's length does: each distinct plan once.
+    std::vector<std::size_t> windows;
+    for (std::size_t w : ps.aware && !ps.windows.empty() ? ps.windows : std::vector<std::size_t>{1})
+        windows.push_back(std::clamp<std::size_t>(w, 1, std::max<std::size_t>(1, queue.size())));
+    std::sort(windows.begin(), windows.end());
+    windows.erase(std::unique(windows.begin(), windows.end()), windows.end());
     for (std::size_t window : windows) {
-        window = std::max<std::size_t>(1, window);
         RoundPlan plan;
         plan.window = window;
         std::vector<int> fr = free;

@@ -4,6 +4,9 @@
 # reports its throughput alone (10 steps/s), then with an admin-pinned Bully beside it (4 steps/s):
 # slurmctld learns "Victim beside Bully: 0.40 of alone", and a pending Victim job that placement
 # first put beside a Bully (fullest nodes, all believed harmless) is moved to the empty pair.
+# What was learned survives a slurmctld restart (StateSaveLocation/explsched_net_learned.json):
+# a Victim job submitted after it goes to the empty pair without new reports; a damaged state
+# file is set aside (.bad) with an error, and placement goes on from the loaded table.
 set -u
 . "$(dirname "$0")/lib.sh"
 require_cluster
@@ -69,4 +72,34 @@ n_after=$(grep -c "placement: learned JobId=$victim " "$log")
 [ "$n_after" = "$n_before" ] || fail "an out-of-range report was learned from ($n_before -> $n_after lines)"
 [ "$(req_nodes $probe)" = "n5,n6" ] || fail "after out-of-range reports the probe moved to $(req_nodes $probe)"
 pass "reports 100x faster than alone are ignored; the probe stays on n5,n6"
-scancel "$bully1" "$bully2" "$victim" "$probe"
+
+# A restart: the learned table comes back from StateSaveLocation (saved after the learning round,
+# and at shutdown at the latest); nothing is reported after it.
+state="$CLUSTER_DIR/state/explsched_net_learned.json"
+scancel "$probe"
+lines=$(wc -l <"$log")
+cluster_restart_slurmctld "$CLUSTER_DIR" || fail "slurmctld did not restart"
+[ -f "$state" ] || fail "no learned state $state after the restart"
+[ "$(stat -c %a "$state")" = 600 ] || fail "$state has mode $(stat -c %a "$state"), not 600"
+after_restart() { tail -n +"$((lines + 1))" "$log"; }
+wait_until 10 "after_restart | grep -q 'placement: $state: loaded the learned table: 0 types beyond net_table, 1 pairs learned'" \
+    "slurmctld to load the learned table"
+pass "restart: $(after_restart | grep -o 'placement: .*: loaded the learned table.*' | head -1)"
+probe2=$(submit -N 2 --gres=gpu:2 -J Victim --begin=now+3600 --wrap 'sleep 60')
+wait_until 10 '[ "$(req_nodes $probe2)" = "n5,n6" ]' "the new probe $probe2 on n5,n6 (ReqNodeList=\$(req_nodes $probe2))"
+after_restart | grep -q "placement: learned JobId" && fail "learned from reports after the restart: $(after_restart | grep 'placement: learned JobId')"
+pass "after the restart a new Victim job is placed away from Bully without new reports: $(comment $probe2)"
+
+# A damaged state file: set aside with an error; placement goes on from the loaded table (the
+# probe, a pin of ours, moves back to the fullest nodes, beside a Bully believed harmless).
+_cluster_kill_pidfile "$CLUSTER_DIR/run/slurmctld.pid"
+printf '{"format": "explsched-net-learned", "version": 1, "prior": {"fingerprint"' >"$state"
+lines=$(wc -l <"$log")
+cluster_restart_slurmctld "$CLUSTER_DIR" || fail "slurmctld did not restart"
+wait_until 10 "after_restart | grep -q 'error: .*placement: $state: not valid JSON (truncated or garbage) (starting from the loaded table)'" \
+    "the error about the damaged state file"
+[ -f "$state.bad" ] || fail "the damaged state file was not set aside as $state.bad"
+grep -q '"fingerprint"$' "$state.bad" || fail "$state.bad is not the damaged file"
+wait_until 10 '[ "$(req_nodes $probe2)" = n1,n2 ]' "the probe back on n1,n2 from the loaded table (ReqNodeList=\$(req_nodes $probe2))"
+pass "damaged state: '$(after_restart | grep -o 'placement: .*(starting from the loaded table)' | head -1)', set aside as .bad; probe placed on $(req_nodes $probe2)"
+scancel "$bully1" "$bully2" "$victim" "$probe2"

@@ -14,15 +14,24 @@
 // sensitive (others are then placed away from their nodes when another feasible set exists) but
 // not below the floor (0.35, DeepShare's): the same harm a real bad pair does, and placement
 // never delays a job's start. The table grows by at most EstimatorSettings::max_types types.
+//
+// Persistence: to_json() / restore() write and read what was learned on top of the prior (the
+// types added, the pairs and isolated speeds moved with their observation counts, the per-type
+// alone means), with the prior's fingerprint: slurmctld keeps it in
+// <StateSaveLocation>/explsched_net_learned.json across restarts (save_state / load_state).
+// Per-job tracking (company, points used) is not kept: after a restart every job settles again.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "core/base/curve_point.hpp"
+#include "core/base/result.hpp"
 #include "core/sched/net_round.hpp"
 #include "core/sched/net_table.hpp"
 
@@ -47,6 +56,22 @@ public:
     const PairTable& table() const { return estimator_.table(); }
     std::size_t observations() const { return observations_; }
 
+    // The learned state as JSON text (at most max_state_bytes for any table within max_types).
+    std::string to_json() const;
+    struct Restored {
+        bool other_prior = false;  // saved against another prior: nothing was read, nothing changed
+        std::size_t types = 0;     // types added beyond the prior
+        std::size_t pairs = 0;     // pairs learned
+        std::size_t observations = 0;
+    };
+    // Reads what to_json() wrote into a learner that has learned nothing yet. Everything is
+    // checked before anything changes (size, nesting, format and version, at most max_types
+    // types, key lengths, finite positive speeds, ratios in (0, 1], counts in [1, 2^40], no
+    // duplicates); an error names the first problem and leaves the learner as it was. Never
+    // throws.
+    Result<Restored> restore(std::string_view json);
+    static constexpr std::size_t max_state_bytes = std::size_t{4} << 20;
+
 private:
     struct Tracked {
         std::vector<std::uint32_t> company;  // sorted ids
@@ -61,5 +86,13 @@ private:
     std::unordered_map<std::string, std::pair<double, std::size_t>> type_alone_;  // key -> mean, n
     std::size_t observations_ = 0;
 };
+
+// The learner's state file: read (at most NetLearner::max_state_bytes, a regular file, not
+// followed through a symlink) and restored into `learner`; nullopt when there is no file. An
+// error means the file is unusable (the caller sets it aside); `learner` is then unchanged.
+Result<std::optional<NetLearner::Restored>> load_state(NetLearner& learner, const std::string& path);
+// Written atomically: `path`.tmp in the same directory (mode 0600), fsync, rename over `path`,
+// fsync of the directory. A crash leaves the old file or the new one.
+Status save_state(const NetLearner& learner, const std::string& path);
 
 }  // namespace explsched::net

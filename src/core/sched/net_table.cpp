@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <unordered_set>
+
+#include "core/base/hash.hpp"
 
 namespace explsched::net {
 
@@ -64,6 +68,23 @@ Result<std::string> read_file(const std::string& path) {
     std::ostringstream ss;
     ss << in.rdbuf();
     return ss.str();
+}
+
+std::uint64_t bits_of(double v) {
+    if (std::isnan(v)) return 0x7ff8000000000001ULL;  // one NaN for all (unmeasured, unknown)
+    std::uint64_t b = 0;
+    std::memcpy(&b, &v, sizeof b);
+    return b;
+}
+
+std::uint64_t hash_text(std::uint64_t seed, const std::string& text) {
+    std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a
+    for (const unsigned char c : text) h = (h ^ c) * 0x100000001b3ULL;
+    return hash_combine(hash_combine(seed, text.size()), h);
+}
+
+std::uint64_t pair_id(int row, int col) {
+    return static_cast<std::uint64_t>(row) << 32 | static_cast<std::uint32_t>(col);
 }
 
 double median_of(std::vector<double> v) {
@@ -269,8 +290,94 @@ double PairTable::fit_rms_error() const {
     return count ? std::sqrt(sum / static_cast<double>(count)) : 0.0;
 }
 
+std::uint64_t PairTable::fingerprint() const {
+    std::uint64_t h = hash_combine(0x6e65745f7461626cULL, keys_.size());
+    for (const std::string& k : keys_) h = hash_text(h, k);
+    for (const double v : isolated_) h = hash_combine(h, bits_of(v));
+    for (const double x : stretch_) h = hash_combine(h, bits_of(x));
+    return h;
+}
+
 NetPairEstimator::NetPairEstimator(PairTable prior, EstimatorSettings settings)
-    : table_(std::move(prior)), settings_(settings) {}
+    : table_(std::move(prior)),
+      settings_(settings),
+      prior_types_(table_.size()),
+      prior_fingerprint_(table_.fingerprint()) {}
+
+NetPairEstimator::State NetPairEstimator::state() const {
+    State s;
+    // a type whose key restore() would refuse is left out, with what names it
+    const auto kept = [this](int t) {
+        return static_cast<std::size_t>(t) < prior_types_ || table_.key(t).size() <= PairTable::max_key_bytes;
+    };
+    for (std::size_t t = prior_types_; t < table_.size(); ++t)
+        if (kept(static_cast<int>(t))) s.new_types.push_back(table_.key(static_cast<int>(t)));
+    std::vector<std::pair<int, std::size_t>> alone(alone_count_.begin(), alone_count_.end());
+    std::sort(alone.begin(), alone.end());
+    for (const auto& [t, n] : alone)
+        if (const auto iso = table_.isolated(t); iso && kept(t))
+            s.isolated.push_back({table_.key(t), *iso, n});
+    std::vector<std::pair<std::uint64_t, std::size_t>> pairs(pair_count_.begin(), pair_count_.end());
+    std::sort(pairs.begin(), pairs.end());
+    for (const auto& [id, n] : pairs) {
+        const int row = static_cast<int>(id >> 32), col = static_cast<int>(id & 0xffffffffU);
+        if (const auto r = table_.measured_ratio(row, col); r && kept(row) && kept(col))
+            s.pairs.push_back({table_.key(row), table_.key(col), *r, n});
+    }
+    return s;
+}
+
+Status NetPairEstimator::restore(const State& s) {
+    if (!pair_count_.empty() || !alone_count_.empty() || table_.size() != prior_types_)
+        return make_error("the estimator has learned already");
+    if (!s.new_types.empty() && prior_types_ + s.new_types.size() > settings_.max_types)
+        return make_error(std::to_string(s.new_types.size()) + " types beyond the table's " +
+                          std::to_string(prior_types_) + ": more than max_types " +
+                          std::to_string(settings_.max_types));
+    PairTable t = table_;
+    for (std::size_t i = 0; i < s.new_types.size(); ++i) {
+        const std::string& k = s.new_types[i];
+        const std::string at = "types[" + std::to_string(i) + "]";
+        if (k.empty() || k.size() > PairTable::max_key_bytes)
+            return make_error(at + ": a key of " + std::to_string(k.size()) + " bytes (1 to " +
+                              std::to_string(PairTable::max_key_bytes) + ")");
+        if (t.find(k) != PairTable::unknown) return make_error(at + ": '" + k + "' twice");
+        t.intern(k);
+    }
+    const auto count_ok = [](std::size_t n) { return n >= 1 && n <= max_count; };
+    std::unordered_map<int, std::size_t> alone;
+    for (std::size_t i = 0; i < s.isolated.size(); ++i) {
+        const State::Isolated& e = s.isolated[i];
+        const std::string at = "isolated[" + std::to_string(i) + "] '" + e.key.substr(0, 80) + "'";
+        const int type = t.find(e.key);
+        if (type == PairTable::unknown) return make_error(at + ": not a type of the table");
+        if (!std::isfinite(e.samples_per_s) || !(e.samples_per_s > 0.0))
+            return make_error(at + ": speed " + std::to_string(e.samples_per_s) +
+                              " is not finite and positive");
+        if (!count_ok(e.observations)) return make_error(at + ": observations out of range");
+        if (!alone.emplace(type, e.observations).second) return make_error(at + ": twice");
+        t.set_isolated(type, e.samples_per_s);
+    }
+    std::unordered_map<std::uint64_t, std::size_t> pairs;
+    for (std::size_t i = 0; i < s.pairs.size(); ++i) {
+        const State::Pair& p = s.pairs[i];
+        const std::string at = "pairs[" + std::to_string(i) + "] '" + p.row.substr(0, 80) + "' beside '" +
+                               p.col.substr(0, 80) + "'";
+        const int row = t.find(p.row), col = t.find(p.col);
+        if (row == PairTable::unknown || col == PairTable::unknown)
+            return make_error(at + ": not a type of the table");
+        if (!std::isfinite(p.ratio) || !(p.ratio > 0.0) || p.ratio > 1.0)
+            return make_error(at + ": ratio " + std::to_string(p.ratio) + " is not in (0, 1]");
+        if (!count_ok(p.observations)) return make_error(at + ": observations out of range");
+        if (!pairs.emplace(pair_id(row, col), p.observations).second) return make_error(at + ": twice");
+        t.set_ratio(row, col, p.ratio);
+    }
+    t.fit_factors();
+    table_ = std::move(t);
+    pair_count_ = std::move(pairs);
+    alone_count_ = std::move(alone);
+    return {};
+}
 
 void NetPairEstimator::observe_alone(const std::string& k, double samples_per_s) {
     if (!(samples_per_s > 0.0) || !std::isfinite(samples_per_s)) return;
@@ -284,7 +391,9 @@ void NetPairEstimator::observe_alone(const std::string& k, double samples_per_s)
 }
 
 std::size_t NetPairEstimator::observations(const std::string& row, const std::string& col) const {
-    const auto it = pair_count_.find(row + "|" + col);
+    const int r = table_.find(row), c = table_.find(col);
+    if (r == PairTable::unknown || c == PairTable::unknown) return 0;
+    const auto it = pair_count_.find(pair_id(r, c));
     return it == pair_count_.end() ? 0 : it->second;
 }
 
@@ -317,7 +426,7 @@ bool NetPairEstimator::observe_ratio(const std::string& k, const std::vector<std
         const double target = cols.size() == 1  ? observed
                               : predicted > 0.0 ? observed * current[i] / predicted
                                                 : observed / static_cast<double>(cols.size());
-        std::size_t& n = pair_count_[k + "|" + sharer_keys[i]];
+        std::size_t& n = pair_count_[pair_id(t, cols[i])];
         ++n;
         const bool had = table_.measured_ratio(t, cols[i]).has_value();
         double w = std::max(1.0 / static_cast<double>(n + (had ? 1 : 0)), settings_.min_weight);

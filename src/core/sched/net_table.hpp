@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,6 +24,7 @@ std::string shape_key(std::string_view model, int gpus, int nodes);
 class PairTable {
 public:
     static constexpr int unknown = -1;
+    static constexpr std::size_t max_key_bytes = 1024;  // a saved key longer than this is refused
 
     // isolated_csv: header then `"KEY",samples_per_s`; ratio_csv: header `,"K1","K2",...` then one
     // row per key `"KEY",r1,r2,...` (an empty cell is an unmeasured pair).
@@ -61,6 +63,10 @@ public:
     double fit_rms_error() const;
 
     static constexpr double default_stretch = 0.25;  // ratio 0.8 per sharer when nothing is known
+
+    // A hash of the content (keys in order, isolated speeds, measured ratios): what a saved
+    // learned state was learned on top of (NetLearner's state file), equal for equal tables.
+    std::uint64_t fingerprint() const;
 
 private:
     std::vector<std::string> keys_;
@@ -112,12 +118,42 @@ public:
     bool observe_ratio(const std::string& key, const std::vector<std::string>& sharer_keys, double ratio);
 
     const PairTable& table() const { return table_; }
+    const EstimatorSettings& settings() const { return settings_; }
     std::size_t observations(const std::string& row, const std::string& col) const;
+
+    // What was learned on top of the prior, in plain values (NetLearner's state file).
+    struct State {
+        struct Isolated {
+            std::string key;
+            double samples_per_s = 0.0;
+            std::size_t observations = 0;
+        };
+        struct Pair {
+            std::string row, col;
+            double ratio = 1.0;  // the table's measured ratio now
+            std::size_t observations = 0;
+        };
+        std::vector<std::string> new_types;  // beyond the prior, in the order they were added
+        std::vector<Isolated> isolated;      // types observe_alone() moved
+        std::vector<Pair> pairs;             // pairs observe_ratio() moved
+    };
+    State state() const;
+    // The prior's size and fingerprint (at construction).
+    std::size_t prior_types() const { return prior_types_; }
+    std::uint64_t prior_fingerprint() const { return prior_fingerprint_; }
+    // Applies `state` to an estimator that has learned nothing yet (else an error), after
+    // checking all of it: known or new keys only, no duplicates, at most max_types types, finite
+    // positive speeds, ratios in (0, 1], counts in [1, max_count]. On error nothing changed.
+    Status restore(const State& state);
+    static constexpr std::size_t max_count = std::size_t{1} << 40;
 
 private:
     PairTable table_;
     EstimatorSettings settings_;
-    std::unordered_map<std::string, std::size_t> pair_count_;  // "row|col"
+    std::size_t prior_types_ = 0;
+    std::uint64_t prior_fingerprint_ = 0;
+    // by (row, col) type index: row << 32 | col (keys are users' model names: no separator is safe)
+    std::unordered_map<std::uint64_t, std::size_t> pair_count_;
     std::unordered_map<int, std::size_t> alone_count_;
 };
 

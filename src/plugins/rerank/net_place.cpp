@@ -1,3 +1,4 @@
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <fstream>
@@ -33,12 +34,77 @@ struct PlaceState {
     net::Topology topology;
     std::unordered_map<uint32_t, time_t> migrated;    // job id -> when we requeued it to move it
     std::unordered_map<uint32_t, std::string> notes;  // trial -> its placement reason
-    // placement_learn=yes: the table learned from reports, its prior the loaded table
+    // placement_learn=yes: the table learned from reports, its prior the loaded table; kept in
+    // <StateSaveLocation>/explsched_net_learned.json across restarts
     std::unique_ptr<net::NetLearner> learner;
+    bool learned_unsaved = false;  // observations since the last save
+    time_t learned_saved = 0;      // when it was last saved (or tried)
 };
 
 constexpr std::string_view kNoteSep = "; placement: ";
 PlaceState g_place;  // the re-ranking thread's alone
+
+constexpr time_t kSaveEvery = 60;  // seconds between saves of the learned table
+
+// The learned table's file under StateSaveLocation; empty when slurmctld has none.
+std::string learned_path() {
+    const char* dir = slurm_conf.state_save_location;
+    if (dir == nullptr || *dir == '\0') return {};
+    return std::string(dir) + "/explsched_net_learned.json";
+}
+
+// Saves what the learner learned since the last save: at most once per kSaveEvery unless `now`.
+// Called without slurmctld's locks (a write and an fsync of a file of at most 4 MiB); a failure is
+// logged, and learning and placement go on.
+void save_learned(bool now) {
+    if (!g_place.learner || !g_place.learned_unsaved) return;
+    const time_t t = time(nullptr);
+    if (!now && t - g_place.learned_saved < kSaveEvery) return;
+    g_place.learned_saved = t;
+    const std::string path = learned_path();
+    if (path.empty()) return;
+    if (Status st = net::save_state(*g_place.learner, path); !st) {
+        error("%s: placement: saving the learned table: %s (learning goes on)", plugin_type,
+              st.error().message.c_str());
+        return;
+    }
+    g_place.learned_unsaved = false;
+}
+
+// A learner on the loaded table, with what an earlier slurmctld learned on the same table. A bad
+// state file is set aside (renamed .bad) and learning starts from the loaded table.
+void start_learner() {
+    g_place.learner = std::make_unique<net::NetLearner>(*g_place.table);
+    g_place.learned_unsaved = false;
+    const std::string path = learned_path();
+    if (path.empty()) return;
+    auto r = net::load_state(*g_place.learner, path);
+    if (!r) {
+        error("%s: placement: %s: %s (starting from the loaded table)", plugin_type, path.c_str(),
+              r.error().message.c_str());
+        const std::string bad = path + ".bad";
+        if (std::rename(path.c_str(), bad.c_str()) != 0)
+            error("%s: placement: cannot rename %s to %s: %m", plugin_type, path.c_str(), bad.c_str());
+        return;
+    }
+    if (!r->has_value()) return;
+    const net::NetLearner::Restored& got = **r;
+    if (got.other_prior) {
+        info("%s: placement: %s: saved against another net_table; starting from the loaded table",
+             plugin_type, path.c_str());
+        return;
+    }
+    verbose(
+        "%s: placement: %s: loaded the learned table: %zu types beyond net_table, %zu pairs learned, %zu "
+        "observations",
+        plugin_type, path.c_str(), got.types, got.pairs, got.observations);
+}
+
+// The learner goes (placement_learn=no, or a new prior): what it learned is saved first.
+void stop_learner() {
+    save_learned(true);
+    g_place.learner.reset();
+}
 
 // The table named by the settings, loaded when the path changes; a bad file keeps the last one.
 void sync_table(const Settings& s) {
@@ -57,7 +123,7 @@ void sync_table(const Settings& s) {
     verbose("%s: placement: %s: %zu job types, %zu measured pairs", plugin_type, s.net_table.c_str(),
             t->size(), t->measured_pairs());
     g_place.table = std::make_shared<net::PairTable>(std::move(t).value());
-    g_place.learner.reset();  // a new prior: learning starts over from it
+    stop_learner();  // a new prior: learning starts over from it
 }
 
 // The leaf switches named by topology_file, read when the path changes; a bad file keeps the last.
@@ -240,6 +306,8 @@ void learn(const std::vector<net::RoundRunning>& running, const std::function<Po
         verbose("%s: placement: learned %s", plugin_type, lines[i].c_str());
     if (lines.size() > 8)
         verbose("%s: placement: learned %zu more this round", plugin_type, lines.size() - 8);
+    g_place.learned_unsaved = g_place.learned_unsaved || !lines.empty();
+    save_learned(false);
 }
 
 // `running` receives the running multi-node jobs (for learning, after the locks).
@@ -384,6 +452,16 @@ void recover_placement() {
     }
 }
 
+void save_learned_placement() {
+    try {
+        save_learned(true);
+    } catch (const std::exception& e) {
+        error("%s: placement: saving the learned table: %s", plugin_type, e.what());
+    } catch (...) {
+        error("%s: placement: saving the learned table: unknown exception", plugin_type);
+    }
+}
+
 std::string placement_note(uint32_t job_id) {
     const auto it = g_place.notes.find(job_id);
     return it == g_place.notes.end() ? std::string() : it->second;
@@ -398,10 +476,11 @@ void place_multinode_jobs(const Settings& settings, const std::function<PointSpa
         }
         sync_table(settings);
         sync_topology(settings);
-        if (!settings.placement_learn)
-            g_place.learner.reset();
-        else if (!g_place.learner)
-            g_place.learner = std::make_unique<net::NetLearner>(*g_place.table);
+        if (!settings.placement_learn) {
+            if (g_place.learner) stop_learner();
+        } else if (!g_place.learner) {
+            start_learner();
+        }
         const auto table = g_place.table;  // kept alive for the round
         const net::ModelSettings ms{
             settings.placement_rule == "min" ? net::Rule::min_pairwise : net::Rule::link_additive, 0.35};

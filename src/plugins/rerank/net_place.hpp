@@ -27,6 +27,11 @@ void place_multinode_jobs(const Settings& settings, const std::function<PointSpa
 // the ranking rewrites a trial's line before placement runs). Takes the job read lock.
 void recover_placement();
 
+// What placement_learn=yes learned and has not saved yet, saved now (plugin fini, after the
+// re-ranking thread stopped): <StateSaveLocation>/explsched_net_learned.json, read back by the
+// first learning round of the next slurmctld. Never throws.
+void save_learned_placement();
+
 // The placement reason of a trial (pending or running multi-node), "" when none: the ranking
 // appends it to the trial's SystemComment line. The re-ranking thread's alone.
 std::string placement_note(uint32_t job_id);

@@ -1385,6 +1385,7 @@ int fini() {
         g_thread_cv.notify_all();
         if (g_thread && g_thread->joinable()) g_thread->join();
         g_thread.reset();
+        rerank::save_learned_placement();  // the thread's state, now ours
         return SLURM_SUCCESS;
     } catch (...) {
         return SLURM_ERROR;

@@ -156,7 +156,7 @@ Result<NetOptions> parse(int argc, char** argv) {
 
 // N running multi-node jobs of the table's types on enough 8-GPU nodes, then the time to place
 // pending jobs one after another (each placement updates the state, as a round does).
-int bench(const net::PairTable& table, int running) {
+int bench(const net::PairTable& table, int running, const std::vector<std::size_t>& windows) {
     const int nodes = std::max(4, running * 3 / 4 + 16);
     std::mt19937_64 rng(7);
     std::vector<std::string> models = {"MobileNetV3", "GraphSage", "FSDP", "Transformer-XL", "DLRM", "MoE"};
@@ -239,7 +239,9 @@ int bench(const net::PairTable& table, int running) {
         std::vector<double> pus;
         double evals = 0.0, planned = 0.0;
         PlanSettings ps;
-        ps.windows = {1, 4, 16, 64};
+        ps.windows = windows;
+        std::string wtext;
+        for (std::size_t w : windows) wtext += (wtext.empty() ? "" : ",") + std::to_string(w);
         for (const auto& reqs : lists) {
             const auto t0 = std::chrono::steady_clock::now();
             const RoundPlan plan = plan_round(model, state, free, reqs, ps);
@@ -250,11 +252,11 @@ int bench(const net::PairTable& table, int running) {
         }
         std::sort(pus.begin(), pus.end());
         std::printf(
-            "bench: round of %2d pending jobs, windows 1,4,16,64: median %8.1f us, p90 %8.1f us (%.0f "
-            "placements "
+            "bench: round of %2d pending jobs, windows %s: median %8.1f us, p90 %8.1f us (%.0f placements "
             "scored, %.1f placed), / first-fit: %.2fx\n",
-            batch, pus[pus.size() / 2], pus[pus.size() * 9 / 10], evals / static_cast<double>(lists.size()),
-            planned / static_cast<double>(lists.size()), pus[pus.size() / 2] / med[0]);
+            batch, wtext.c_str(), pus[pus.size() / 2], pus[pus.size() * 9 / 10],
+            evals / static_cast<double>(lists.size()), planned / static_cast<double>(lists.size()),
+            pus[pus.size() / 2] / med[0]);
     }
     return 0;
 }
@@ -273,7 +275,7 @@ int net_main(int argc, char** argv) {
         std::fprintf(stderr, "explsched-sim net: %s\n", table.error().message.c_str());
         return 1;
     }
-    if (opts->bench > 0) return bench(*table, opts->bench);
+    if (opts->bench > 0) return bench(*table, opts->bench, opts->sim.windows);
     net::PairTable blind_table;
     if (opts->shape_only) {
         for (std::size_t r = 0; r < table->size(); ++r) {

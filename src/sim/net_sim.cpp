@@ -7,6 +7,8 @@
 #include <numeric>
 #include <optional>
 #include <random>
+#include <string>
+#include <unordered_map>
 
 #include <nlohmann/json.hpp>
 
@@ -138,7 +140,20 @@ bool meets(const std::vector<int>& sorted, const std::vector<int>& nodes) {
 
 RoundPlan plan_round(const net::ContentionModel& model, net::NetState& state, const std::vector<int>& free,
                      const std::vector<net::PlacementRequest>& queue, const PlanSettings& ps) {
-    std::vector<std::optional<Memo>> first(queue.size());  // scores before any pick, shared
+    // Jobs asking the same (model, GPUs, node counts) get the same placement on the same state:
+    // scores are kept per kind of request.
+    std::vector<std::size_t> kind(queue.size());
+    std::size_t kinds = 0;
+    {
+        std::unordered_map<std::string, std::size_t> by_key;
+        for (std::size_t k = 0; k < queue.size(); ++k) {
+            std::string key = queue[k].model + '\n' + std::to_string(queue[k].gpus);
+            for (int n : queue[k].node_counts) key += ',' + std::to_string(n);
+            kind[k] = by_key.emplace(std::move(key), by_key.size()).first->second;
+        }
+        kinds = by_key.size();
+    }
+    std::vector<std::optional<Memo>> first(kinds);  // scores before any pick, shared by the plans
     RoundPlan best;
     bool have = false;
     std::size_t evaluations = 0;
@@ -163,12 +178,13 @@ RoundPlan plan_round(const net::ContentionModel& model, net::NetState& state, co
             for (std::size_t k = head; k < queue.size() && seen < window; ++k) {
                 if (taken[k]) continue;
                 ++seen;
-                if (!memo[k]) {
-                    memo[k] = score_candidate(model, state, fr, queue[k], ps.aware, costs);
+                auto& m = memo[kind[k]];
+                if (!m) {
+                    m = score_candidate(model, state, fr, queue[k], ps.aware, costs);
                     ++evaluations;
-                    if (picks == 0) first[k] = memo[k];
+                    if (picks == 0) first[kind[k]] = m;
                 }
-                const net::PlacementChoice& c = memo[k]->choice;
+                const net::PlacementChoice& c = m->choice;
                 if (!c.found) continue;
                 const double per_gpu = c.cost / static_cast<double>(queue[k].gpus);
                 if (pick == queue.size() || per_gpu < best_cost - 1e-9) {
@@ -181,7 +197,7 @@ RoundPlan plan_round(const net::ContentionModel& model, net::NetState& state, co
                 taken[head] = true;  // backfill: skip the blocked window head and go on
             } else {
                 taken[pick] = true;
-                net::PlacementChoice c = memo[pick]->choice;
+                net::PlacementChoice c = memo[kind[pick]]->choice;
                 const double g = static_cast<double>(queue[pick].gpus);
                 // Hold a job whose placement would cost the running jobs more than it gains.
                 const bool worth =

@@ -111,6 +111,7 @@ constexpr std::uint32_t kPlanIdBase = 0xF0000000u;
 struct Memo {
     net::PlacementChoice choice;
     std::vector<int> reach;  // its nodes and the nodes of the jobs it would join, sorted
+    bool stale = false;      // a pick landed in its reach since it was scored
 };
 
 Memo score_candidate(const net::ContentionModel& model, const net::NetState& state,
@@ -172,25 +173,35 @@ RoundPlan plan_round(const net::ContentionModel& model, net::NetState& state, co
         std::vector<bool> taken(queue.size(), false);
         std::size_t picks = 0;
         for (std::size_t head = 0; head < queue.size();) {
+            // The least cost per GPU in the window. A stale score is taken as a bound (more jobs
+            // placed only add contention): the least is scored again until it is fresh, so
+            // candidates far from the top are not scored again at every pick (lazy greedy).
             std::size_t pick = queue.size();
-            double best_cost = 0.0;
             std::size_t seen = 0;
-            for (std::size_t k = head; k < queue.size() && seen < window; ++k) {
-                if (taken[k]) continue;
-                ++seen;
-                auto& m = memo[kind[k]];
-                if (!m) {
-                    m = score_candidate(model, state, fr, queue[k], ps.aware, costs);
-                    ++evaluations;
-                    if (picks == 0) first[kind[k]] = m;
+            for (;;) {
+                pick = queue.size();
+                seen = 0;
+                double best_cost = 0.0;
+                for (std::size_t k = head; k < queue.size() && seen < window; ++k) {
+                    if (taken[k]) continue;
+                    ++seen;
+                    auto& m = memo[kind[k]];
+                    if (!m) {
+                        m = score_candidate(model, state, fr, queue[k], ps.aware, costs);
+                        ++evaluations;
+                        if (picks == 0) first[kind[k]] = m;
+                    }
+                    const net::PlacementChoice& c = m->choice;
+                    if (!c.found) continue;
+                    const double per_gpu = c.cost / static_cast<double>(queue[k].gpus);
+                    if (pick == queue.size() || per_gpu < best_cost - 1e-9) {
+                        pick = k;
+                        best_cost = per_gpu;
+                    }
                 }
-                const net::PlacementChoice& c = m->choice;
-                if (!c.found) continue;
-                const double per_gpu = c.cost / static_cast<double>(queue[k].gpus);
-                if (pick == queue.size() || per_gpu < best_cost - 1e-9) {
-                    pick = k;
-                    best_cost = per_gpu;
-                }
+                if (pick == queue.size() || !memo[kind[pick]]->stale) break;
+                memo[kind[pick]] = score_candidate(model, state, fr, queue[pick], ps.aware, costs);
+                ++evaluations;
             }
             if (pick == queue.size()) {
                 if (!ps.backfill || seen == 0) break;
@@ -210,7 +221,7 @@ RoundPlan plan_round(const net::ContentionModel& model, net::NetState& state, co
                     ++picks;
                     // candidates whose nodes, or whose joined jobs' nodes, it shares: score again
                     for (auto& m : memo)
-                        if (m && m->choice.found && meets(m->reach, c.nodes)) m.reset();
+                        if (m && m->choice.found && meets(m->reach, c.nodes)) m->stale = true;
                     plan.placed.push_back({pick, std::move(c)});
                 }
             }

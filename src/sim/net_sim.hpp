@@ -70,11 +70,13 @@ struct NetSimResult {
 // the queue not yet taken, the one whose placement costs least per GPU (aware: choose_placement;
 // blind: first fit with W = 1), until the head does not fit (or, with backfill, the queue ends).
 // Each window of `windows` is planned and the plan with the most predicted useful GPUs (GPUs x
-// ratio x shape speed) is returned, ties to the smaller window. Within a plan a candidate's
-// placement is kept from one pick to the next and scored again only when a pick placed a job on
-// one of its nodes or on a node of a job it would join (its cost is otherwise unchanged); the
-// scores before the first pick are shared by all windows. `state` and `free` are the running
-// jobs and free GPUs; both are as they were on return.
+// ratio x shape speed) is returned, ties to the smaller window. Jobs asking the same (model,
+// GPUs, node counts) share a score on one state. Within a plan a candidate's score is kept from
+// one pick to the next; when a pick lands on one of its nodes or on a node of a job it would join
+// it turns stale and serves as a bound (more jobs only add contention): the cheapest candidate
+// is scored again until the cheapest is fresh (lazy greedy). The scores before the first pick are
+// shared by all windows. `state` and `free` are the running jobs and free GPUs; both are as they
+// were on return.
 struct PlanSettings {
     std::vector<std::size_t> windows{1};
     bool aware = true;

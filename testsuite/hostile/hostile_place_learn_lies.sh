@@ -87,4 +87,18 @@ pass "B's job placed beside A's trial, the claimed harm bounded by the floor: '$
 wait_until 30 '[ "$(job_state $b2)" = RUNNING ]' "B's job to start (A's lie must not delay it)"
 pass "B's job runs on $(job_field $b2 NodeList)"
 scontrol ping >/dev/null || fail "slurmctld is down"
+
+# What slurmctld keeps across a restart (StateSaveLocation/explsched_net_learned.json, written at
+# shutdown) is the floored claim, not A's 0.001: the lie does not grow by being saved and read back.
+cluster_restart_slurmctld "$CLUSTER_DIR" || fail "slurmctld did not restart"
+state="$CLUSTER_DIR/state/explsched_net_learned.json"
+[ -f "$state" ] || fail "no learned state saved at $state"
+python3 - "$state" <<'PY' || fail "the saved state holds a ratio below the floor: $(cat "$state")"
+import json, sys
+pairs = json.load(open(sys.argv[1]))["pairs"]
+assert pairs and all(0.35 - 1e-9 <= p["ratio"] <= 1.0 for p in pairs), pairs
+PY
+wait_until 20 'grep -q "loaded the learned table" "$log"' "slurmctld to load the learned table"
+[ "$(job_state $b2)" = RUNNING ] || fail "B's job is $(job_state $b2) after the restart"
+pass "after a restart the saved claim is the floored one ($(python3 -c 'import json,sys; print([round(p["ratio"],3) for p in json.load(open(sys.argv[1]))["pairs"]])' "$state")); B's job still runs"
 scancel "$liar" "$fill" "$b2"

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <sstream>
 
+#include "core/base/atomic_file.hpp"
 #include "core/base/errno_text.hpp"
 #include "core/base/fd.hpp"
 
@@ -26,23 +27,6 @@ Result<LedgerAction> parse_action(const std::string& word) {
     if (word == "paused") return LedgerAction::paused;
     if (word == "resumed") return LedgerAction::resumed;
     return make_error("unknown action '" + word + "'");
-}
-
-Status write_all(int fd, const std::string& text, const std::string& path) {
-    std::size_t done = 0;
-    while (done < text.size()) {
-        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return make_error("writing " + path + ": " + errno_text(errno));
-        done += static_cast<std::size_t>(n);
-    }
-    return {};
-}
-
-std::string dir_of(const std::string& path) {
-    const auto slash = path.rfind('/');
-    if (slash == std::string::npos) return ".";
-    return slash == 0 ? "/" : path.substr(0, slash);
 }
 
 }  // namespace
@@ -207,19 +191,7 @@ Result<ActionLedger> ActionLedger::load(const std::string& path) {
 }
 
 Status ActionLedger::save(const std::string& path) const {
-    const std::string tmp = path + ".new";
-    {
-        Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));
-        if (!fd.valid()) return make_error("cannot create " + tmp + ": " + errno_text(errno));
-        if (Status st = write_all(fd.get(), serialize(), tmp); !st) return st;
-        if (::fsync(fd.get()) != 0) return make_error("fsync " + tmp + ": " + errno_text(errno));
-    }
-    if (::rename(tmp.c_str(), path.c_str()) != 0)
-        return make_error("cannot rename " + tmp + " to " + path + ": " + errno_text(errno));
-    const std::string dir = dir_of(path);
-    Fd d(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (d.valid()) (void)::fsync(d.get());  // the rename itself; best effort
-    return {};
+    return write_file_atomically(path, serialize(), ".new");
 }
 
 }  // namespace explsched

@@ -12,6 +12,7 @@
 #include <exception>
 #include <nlohmann/json.hpp>
 
+#include "core/base/atomic_file.hpp"
 #include "core/base/errno_text.hpp"
 #include "core/base/fd.hpp"
 
@@ -165,17 +166,6 @@ Result<std::unordered_map<std::string, std::pair<double, std::size_t>>> read_alo
         if (!alone.emplace(*key, std::make_pair(*speed, *n)).second) return make_error(at + ": twice");
     }
     return alone;
-}
-
-Status write_all(int fd, const std::string& text, const std::string& path) {
-    std::size_t done = 0;
-    while (done < text.size()) {
-        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return make_error("writing " + path + ": " + errno_text(errno));
-        done += static_cast<std::size_t>(n);
-    }
-    return {};
 }
 
 }  // namespace
@@ -391,21 +381,7 @@ Status save_state(const NetLearner& learner, const std::string& path) {
     if (text.size() > NetLearner::max_state_bytes)
         return make_error("the state is " + std::to_string(text.size()) +
                           " bytes, more than a reader accepts");
-    const std::string tmp = path + ".tmp";
-    {
-        Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));
-        if (!fd.valid()) return make_error("cannot create " + tmp + ": " + errno_text(errno));
-        if (::fchmod(fd.get(), 0600) != 0) return make_error("chmod " + tmp + ": " + errno_text(errno));
-        if (Status st = write_all(fd.get(), text, tmp); !st) return st;
-        if (::fsync(fd.get()) != 0) return make_error("fsync " + tmp + ": " + errno_text(errno));
-    }
-    if (::rename(tmp.c_str(), path.c_str()) != 0)
-        return make_error("cannot rename " + tmp + " to " + path + ": " + errno_text(errno));
-    const auto slash = path.rfind('/');
-    const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-    Fd d(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (d.valid()) (void)::fsync(d.get());  // the rename itself; best effort
-    return {};
+    return write_file_atomically(path, text);
 }
 
 }  // namespace explsched::net

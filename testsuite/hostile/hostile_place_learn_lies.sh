@@ -23,13 +23,7 @@ log=$CLUSTER_DIR/log/slurmctld.log
 chmod o+x "$CLUSTER_DIR" "$CLUSTER_DIR/munge" 2>/dev/null
 chmod o+r "$SLURM_CONF" "$CLUSTER_DIR"/*.conf 2>/dev/null
 work=$CLUSTER_DIR/tmp
-submit_as() {  # submit_as USER sbatch-args... -> job id
-    local u=$1
-    shift
-    sbatch --parsable --uid="$(id -u "$u")" --gid="$(id -g "$u")" -D "$work" -o /dev/null "$@" | cut -d';' -f1
-}
-slurm_user_uid=$(scontrol show config | sed -n 's/^SlurmUser *= *[^(]*(\([0-9]*\)).*/\1/p')
-[ -n "$slurm_user_uid" ] || fail "cannot read SlurmUser's uid from scontrol show config"
+read_slurm_user_uid
 step=0
 report_as() {  # report_as USER JOB THROUGHPUT: one report (the next step) -> explsched's exit status
     local u=$1 job=$2 tput=$3

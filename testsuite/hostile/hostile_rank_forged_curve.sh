@@ -30,15 +30,9 @@ chmod o+r "$SLURM_CONF" "$CLUSTER_DIR"/*.conf 2>/dev/null
 work=$CLUSTER_DIR/tmp  # mode 1777: the users' jobs keep their checkpoints there
 trial="/usr/bin/python3 $top_srcdir/testsuite/integration/synthetic_trial.py"
 
-submit_as() {  # submit_as USER sbatch-args... -> job id
-    local u=$1
-    shift
-    sbatch --parsable --uid="$(id -u "$u")" --gid="$(id -g "$u")" -D "$work" -o /dev/null "$@" | cut -d';' -f1
-}
 # Outside a job step, a client must restrict its credential to explschedd's uid (SlurmUser's)
 # itself: the SPANK plugin does it for job steps.
-slurm_user_uid=$(scontrol show config | sed -n 's/^SlurmUser *= *[^(]*(\([0-9]*\)).*/\1/p')
-[ -n "$slurm_user_uid" ] || fail "cannot read SlurmUser's uid from scontrol show config"
+read_slurm_user_uid
 report_as() {  # report_as USER JOB A B THROUGHPUT: 10 reports, 10 steps apart, one every 0.5 s
     local u=$1 job=$2 a=$3 b=$4 tput=$5 s m
     for s in 10 20 30 40 50 60 70 80 90 100; do

@@ -33,8 +33,7 @@ log=$CLUSTER_DIR/log/slurmctld.log
 chmod o+x "$CLUSTER_DIR" "$CLUSTER_DIR/munge" 2>/dev/null
 chmod o+r "$SLURM_CONF" "$CLUSTER_DIR"/*.conf 2>/dev/null
 work=$CLUSTER_DIR/tmp # mode 1777: the users' jobs keep their checkpoints there
-slurm_user_uid=$(scontrol show config | sed -n 's/^SlurmUser *= *[^(]*(\([0-9]*\)).*/\1/p')
-[ -n "$slurm_user_uid" ] || fail "cannot read SlurmUser's uid from scontrol show config"
+read_slurm_user_uid
 
 as() {  # as USER CMD...: CMD as USER with the environment Slurm's and ExplSched's clients need
     local u=$1
@@ -69,11 +68,6 @@ exec /usr/bin/python3 $top_srcdir/testsuite/integration/synthetic_trial.py \$arg
     --checkpoint $work/ckpt.\$SLURM_JOB_ID
 EOS
 chmod 755 trial.sh
-submit_as() {  # submit_as USER sbatch-args... -> job id
-    local u=$1
-    shift
-    sbatch --parsable --uid="$(id -u "$u")" --gid="$(id -g "$u")" -D "$work" -o /dev/null "$@" | cut -d';' -f1
-}
 sweep=(--array=0-2 --gres=gpu:1 --explore-max-steps=6000)
 ja=$(submit_as $A "${sweep[@]}" --explore=asweep --export=ALL,SWEEP=a "$work/trial.sh") || fail "sbatch as $A"
 wait_until 30 '[ "$(squeue -h -j $ja -t RUNNING -o %i | wc -l)" = 3 ]' "A's three trials running"

@@ -39,6 +39,22 @@ as_user() {
     setpriv --reuid="$(id -u "$name")" --regid="$(id -g "$name")" --clear-groups --reset-env -- "$@"
 }
 
+# submit_as USER sbatch-args...: submits as USER (sbatch --uid/--gid, as root), in $work (the
+# cluster's tmp directory, mode 1777), output discarded; prints the job id.
+submit_as() {
+    local u=$1
+    shift
+    sbatch --parsable --uid="$(id -u "$u")" --gid="$(id -g "$u")" -D "${work:-$CLUSTER_DIR/tmp}" -o /dev/null "$@" |
+        cut -d';' -f1
+}
+
+# read_slurm_user_uid: sets slurm_user_uid to SlurmUser's uid in the running cluster
+# (explschedd's; a report credential made outside a job step must be restricted to it), or fails.
+read_slurm_user_uid() {
+    slurm_user_uid=$(scontrol show config | sed -n 's/^SlurmUser *= *[^(]*(\([0-9]*\)).*/\1/p')
+    [ -n "$slurm_user_uid" ] || fail "cannot read SlurmUser's uid from scontrol show config"
+}
+
 # The users go when the test exits: start_cluster's EXIT trap calls on_exit_hook; a test that
 # installs its own EXIT trap must call on_exit_hook in it.
 on_exit_hook() { remove_users; }

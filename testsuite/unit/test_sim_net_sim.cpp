@@ -31,6 +31,16 @@ std::vector<NetJob> jobs() {
     return v;
 }
 
+// fifo on `nodes` nodes of 4 GPUs
+NetSimSettings fifo_on(int nodes, bool aware) {
+    NetSimSettings s;
+    s.nodes = nodes;
+    s.gpus_per_node = 4;
+    s.policy = NetPolicy::fifo;
+    s.aware = aware;
+    return s;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(net_sim)
@@ -44,10 +54,7 @@ BOOST_AUTO_TEST_CASE(shapes_follow_deepshare) {
 
 BOOST_AUTO_TEST_CASE(aware_placement_avoids_the_bad_pair_and_finishes_sooner) {
     const auto t = table();
-    NetSimSettings s;
-    s.nodes = 4;
-    s.gpus_per_node = 4;
-    s.policy = NetPolicy::fifo;
+    NetSimSettings s = fifo_on(4, false);
     auto blind = run_net_sim(jobs(), t, s);
     s.aware = true;
     auto aware = run_net_sim(jobs(), t, s);
@@ -66,11 +73,7 @@ BOOST_AUTO_TEST_CASE(aware_placement_avoids_the_bad_pair_and_finishes_sooner) {
 // more predicted useful GPUs, X beside X, then Y beside Y: nothing lost, sooner.
 BOOST_AUTO_TEST_CASE(planning_several_windows_runs_the_more_useful_plan) {
     const auto t = table();
-    NetSimSettings s;
-    s.nodes = 2;
-    s.gpus_per_node = 4;
-    s.policy = NetPolicy::fifo;
-    s.aware = true;
+    NetSimSettings s = fifo_on(2, true);
     s.windows = {1};
     auto one = run_net_sim(jobs(), t, s);
     s.windows = {1, 2};
@@ -99,11 +102,7 @@ BOOST_AUTO_TEST_CASE(equal_plans_keep_the_policys_order) {
     BOOST_REQUIRE(t.ok());
     std::vector<NetJob> v;
     for (std::uint32_t i = 0; i < 6; ++i) v.push_back({i, i % 2 ? "Y" : "X", 4, 1000.0 * (6 - i), 0.0});
-    NetSimSettings s;
-    s.nodes = 2;
-    s.gpus_per_node = 4;
-    s.policy = NetPolicy::fifo;
-    s.aware = true;
+    NetSimSettings s = fifo_on(2, true);
     s.windows = {1};
     auto one = run_net_sim(v, *t, s);
     s.windows = {1, 4, 16};

@@ -68,11 +68,9 @@ std::size_t NodeCosts::slot(int type) {
     return types_.size() - 1;
 }
 
-const NodeCosts::Cost& NodeCosts::at(std::size_t s, int node) {
-    PerType& t = types_[s];
+const NodeCosts::Cost& NodeCosts::compute(PerType& t, int node) {
     const auto v = static_cast<std::size_t>(node);
     const std::uint64_t version = state_.node_version(node) + 1;
-    if (t.seen[v] == version) return t.cost[v];
     const PairTable& table = model_.table();
     const bool additive = model_.settings().rule == Rule::link_additive;
     Cost c;
@@ -156,34 +154,47 @@ PlacementChoice choose_placement(const ContentionModel& model, const NetState& s
         double speed = 1.0;
     };
     std::vector<Candidate> candidates;
-    std::vector<std::pair<double, int>> ranked;
-    ranked.reserve(free_gpus.size());
+    // The n cheapest nodes by (cost, index), kept sorted while the nodes are scanned: a node
+    // dearer than the n-th so far costs one comparison (no list of every node to sort).
+    std::vector<std::pair<double, int>> top;
     for (std::size_t k = 0; k < shapes.nodes.size(); ++k) {
         const int n = shapes.nodes[k];
         if (static_cast<std::size_t>(n) > free_gpus.size()) continue;
         const int per = req.gpus / n;
         const std::size_t slot = costs->slot(shapes.type[k]);
-        ranked.clear();
+        // Ties (empty nodes) go to the fullest node that fits: keep large holes whole. The tie
+        // term by free GPUs, computed once per shape (free GPUs are a node's few).
+        double tie_of[65];
+        for (int f = 0; f < 65; ++f)
+            tie_of[f] = 1e-6 * static_cast<double>(f - per) / (1.0 + static_cast<double>(per));
+        top.clear();
+        const std::size_t want = static_cast<std::size_t>(n);
+        const bool shared = n >= 2;
+        const std::size_t costed = std::min(free_gpus.size(), state.node_count());
         for (std::size_t v = 0; v < free_gpus.size(); ++v) {
-            if (free_gpus[v] < per) continue;
+            const int f = free_gpus[v];
+            if (f < per) continue;
             double cost = 0.0;
-            if (n >= 2 && v < state.node_count()) {
+            if (shared && v < costed) {
                 const NodeCosts::Cost& c = costs->at(slot, static_cast<int>(v));
                 cost = gpus * c.own + c.caused;
             }
-            // Ties (empty nodes) go to the fullest node that fits: keep large holes whole.
-            const double tie =
-                1e-6 * static_cast<double>(free_gpus[v] - per) / (1.0 + static_cast<double>(per));
-            ranked.emplace_back(cost + tie, static_cast<int>(v));
+            cost += f < 65 ? tie_of[f]
+                           : 1e-6 * static_cast<double>(f - per) / (1.0 + static_cast<double>(per));
+            if (top.size() == want) {
+                if (!(cost < top.back().first)) continue;  // equal cost: the lower index stays
+                top.pop_back();
+            }
+            const std::pair<double, int> e{cost, static_cast<int>(v)};
+            top.insert(std::upper_bound(top.begin(), top.end(), e), e);
         }
-        if (ranked.size() < static_cast<std::size_t>(n)) continue;
-        std::partial_sort(ranked.begin(), ranked.begin() + n, ranked.end());
+        if (top.size() < want) continue;
         Candidate cand;
         cand.choice.type = shapes.type[k];
         cand.speed = shapes.speed[k];
         double worst_own = 0.0;
         for (int i = 0; i < n; ++i) {
-            const int v = ranked[static_cast<std::size_t>(i)].second;
+            const int v = top[static_cast<std::size_t>(i)].second;
             cand.choice.nodes.push_back(v);
             if (n >= 2 && static_cast<std::size_t>(v) < state.node_count())
                 worst_own = std::max(worst_own, costs->at(slot, v).own);

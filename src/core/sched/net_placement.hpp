@@ -47,7 +47,12 @@ public:
     NodeCosts(const ContentionModel& model, const NetState& state) : model_(model), state_(state) {}
     // The slot of `type` (types are few: a table's keys and `unknown`).
     std::size_t slot(int type);
-    const Cost& at(std::size_t slot, int node);
+    const Cost& at(std::size_t slot, int node) {
+        PerType& t = types_[slot];
+        const auto v = static_cast<std::size_t>(node);
+        if (t.seen[v] == state_.node_version(node) + 1) return t.cost[v];
+        return compute(t, node);
+    }
     // The GPU-weighted ratio running job `id` loses when a job of `type` joins `nodes` (whose
     // uplinks are `uplinks`): ContentionModel's ratio before minus ratio_with_newcomer, from the
     // job's per-link loads, cached until one of its links changes.
@@ -69,6 +74,7 @@ private:
         std::vector<Cost> cost;
         std::vector<std::uint64_t> seen;  // node_version + 1 when computed; 0 = never
     };
+    const Cost& compute(PerType& t, int node);
     const ContentionModel& model_;
     const NetState& state_;
     std::vector<PerType> types_;

@@ -146,18 +146,25 @@ PlacementChoice choose_placement(const ContentionModel& model, const NetState& s
     const double gpus = static_cast<double>(req.gpus);
     // Each shape's candidate (its n cheapest nodes by first-order cost) and a lower bound of its
     // exact cost: the job's ratio is at most 1 / (1 + the worst node link's contention) and the
-    // joined jobs lose >= 0. Candidates are scored exactly (the expensive part) in order of the
-    // bound, and not at all once the bound exceeds the best exact cost: the same choice, cheaper.
+    // joined jobs lose >= 0. A candidate is scored exactly (the expensive part) only while its
+    // bound is within the best exact cost so far: the same choice, cheaper.
     struct Candidate {
         PlacementChoice choice;
         double bound = 0.0;
         double speed = 1.0;
     };
-    std::vector<Candidate> candidates;
+    // Shapes in order of the least they can cost (gpus * (1 - their isolated speed): no
+    // contention at all); a shape whose least exceeds the best exact cost so far is not scanned.
+    std::vector<std::size_t> order(shapes.nodes.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return shapes.speed[a] > shapes.speed[b]; });
+    PlacementChoice best;
     // The n cheapest nodes by (cost, index), kept sorted while the nodes are scanned: a node
     // dearer than the n-th so far costs one comparison (no list of every node to sort).
     std::vector<std::pair<double, int>> top;
-    for (std::size_t k = 0; k < shapes.nodes.size(); ++k) {
+    for (std::size_t k : order) {
+        if (best.found && gpus * (1.0 - shapes.speed[k]) > best.cost + 1e-9) break;
         const int n = shapes.nodes[k];
         if (static_cast<std::size_t>(n) > free_gpus.size()) continue;
         const int per = req.gpus / n;
@@ -202,13 +209,7 @@ PlacementChoice choose_placement(const ContentionModel& model, const NetState& s
         std::sort(cand.choice.nodes.begin(), cand.choice.nodes.end());
         const double ratio_max = n >= 2 ? std::max(model.settings().floor, 1.0 / (1.0 + worst_own)) : 1.0;
         cand.bound = gpus * (1.0 - ratio_max * cand.speed);
-        candidates.push_back(std::move(cand));
-    }
-    std::stable_sort(candidates.begin(), candidates.end(),
-                     [](const Candidate& a, const Candidate& b) { return a.bound < b.bound; });
-    PlacementChoice best;
-    for (Candidate& cand : candidates) {
-        if (best.found && cand.bound > best.cost + 1e-9) break;
+        if (best.found && cand.bound > best.cost + 1e-9) continue;
         PlacementChoice& c = cand.choice;
         score(model, state, req, cand.speed, *costs, c);
         // Equal cost: fewer nodes, fewer links for later jobs to share.

@@ -214,6 +214,42 @@ BOOST_AUTO_TEST_CASE(the_round_cache_gives_what_a_fresh_search_gives) {
     }
 }
 
+// A node's version names its job list as a set: a plan that adds jobs and takes them away gives
+// the versions back (cached node costs stay valid), and any other list gives another version.
+BOOST_AUTO_TEST_CASE(node_versions_name_the_jobs_on_the_node) {
+    NetState s(4, {0, 0, 1, 1});
+    s.add(1, 0, 8, {0, 1});
+    s.add(2, 1, 8, {1, 2});
+    const std::uint64_t v0 = s.node_version(0), v1 = s.node_version(1), up = s.uplink_version();
+    BOOST_TEST(v0 != 0u);
+    BOOST_TEST(s.node_version(3) == 0u);  // empty
+    s.add(7, 2, 4, {0, 1, 2});
+    BOOST_TEST(s.node_version(0) != v0);
+    BOOST_TEST(s.node_version(1) != v1);
+    BOOST_TEST(s.uplink_version() != up);
+    s.remove(7);
+    BOOST_TEST(s.node_version(0) == v0);
+    BOOST_TEST(s.node_version(1) == v1);
+    BOOST_TEST(s.uplink_version() == up);
+    // the same id with another type or GPU count is another list
+    s.add(7, 3, 4, {0, 1});
+    const std::uint64_t other_type = s.node_version(0);
+    s.remove(7);
+    s.add(7, 2, 8, {0, 1});
+    BOOST_TEST(s.node_version(0) != other_type);
+    BOOST_TEST(s.node_version(0) != v0);
+    s.remove(7);
+    // the order jobs came in does not matter; clearing gives an empty node's version
+    s.remove(1);
+    s.remove(2);
+    s.add(2, 1, 8, {1, 2});
+    s.add(1, 0, 8, {0, 1});
+    BOOST_TEST(s.node_version(1) == v1);
+    s.clear();
+    BOOST_TEST(s.node_version(1) == 0u);
+    BOOST_TEST(s.uplink_version() == 0u);
+}
+
 BOOST_AUTO_TEST_CASE(placement_weighs_the_harm_done_to_running_jobs) {
     // C is hurt by nobody but hurts A badly; A runs on 0,1 and B on 2,3. C should join B.
     auto t = PairTable::from_csv(",x\n\"A,2,2\",1\n\"B,2,2\",1\n\"C,2,2\",1\n",

@@ -133,18 +133,40 @@ std::vector<int> NetState::uplinks_of(const std::vector<int>& nodes) const {
     return sws;
 }
 
+namespace {
+
+// splitmix64's finaliser: a well-mixed 64-bit value per input.
+std::uint64_t mix64(std::uint64_t x) {
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+// What an entry adds to its link's version (XOR in, XOR out).
+std::uint64_t entry_hash(const NetState::Entry& e) {
+    return mix64((static_cast<std::uint64_t>(e.id) << 32) ^
+                 (static_cast<std::uint64_t>(static_cast<std::uint32_t>(e.type)) << 8) ^
+                 static_cast<std::uint64_t>(static_cast<std::uint32_t>(e.gpus)));
+}
+
+}  // namespace
+
 void NetState::add(std::uint32_t id, int type, int gpus, std::vector<int> nodes) {
     remove(id);
     if (nodes.size() < 2) return;  // single-node: no network traffic to share
     Job j{type, gpus, std::move(nodes), {}};
     j.uplinks = uplinks_of(j.nodes);
     const Entry e{id, type, gpus};
+    const std::uint64_t h = entry_hash(e);
     for (int n : j.nodes) {
         node_jobs_[static_cast<std::size_t>(n)].push_back(e);
-        ++node_version_[static_cast<std::size_t>(n)];
+        node_version_[static_cast<std::size_t>(n)] ^= h;
     }
-    for (int s : j.uplinks) uplink_jobs_[static_cast<std::size_t>(s)].push_back(e);
-    if (!j.uplinks.empty()) ++uplink_version_;
+    for (int s : j.uplinks) {
+        uplink_jobs_[static_cast<std::size_t>(s)].push_back(e);
+        uplink_version_ ^= mix64(h ^ static_cast<std::uint64_t>(s));
+    }
     jobs_.emplace(id, std::move(j));
 }
 
@@ -154,19 +176,22 @@ void NetState::remove(std::uint32_t id) {
     auto drop = [id](std::vector<Entry>& v) {
         v.erase(std::remove_if(v.begin(), v.end(), [id](const Entry& e) { return e.id == id; }), v.end());
     };
+    const std::uint64_t h = entry_hash({id, it->second.type, it->second.gpus});
     for (int n : it->second.nodes) {
         drop(node_jobs_[static_cast<std::size_t>(n)]);
-        ++node_version_[static_cast<std::size_t>(n)];
+        node_version_[static_cast<std::size_t>(n)] ^= h;
     }
-    for (int s : it->second.uplinks) drop(uplink_jobs_[static_cast<std::size_t>(s)]);
-    if (!it->second.uplinks.empty()) ++uplink_version_;
+    for (int s : it->second.uplinks) {
+        drop(uplink_jobs_[static_cast<std::size_t>(s)]);
+        uplink_version_ ^= mix64(h ^ static_cast<std::uint64_t>(s));
+    }
     jobs_.erase(it);
 }
 
 void NetState::clear() {
     for (auto& v : node_jobs_) v.clear();
-    for (auto& v : node_version_) ++v;
-    ++uplink_version_;
+    for (auto& v : node_version_) v = 0;  // empty, as at the start (a version names a content)
+    uplink_version_ = 0;
     for (auto& v : uplink_jobs_) v.clear();
     jobs_.clear();
 }

@@ -75,9 +75,11 @@ public:
     std::size_t size() const { return jobs_.size(); }
     const std::unordered_map<std::uint32_t, Job>& jobs() const { return jobs_; }
     std::vector<int> uplinks_of(const std::vector<int>& nodes) const;
-    // Bumped whenever the node's job list changes (caches of per-node costs compare it).
+    // A hash of the node's job list as a set (XOR of its entries' hashes, 0 = empty): it changes
+    // whenever the list does, and comes back when the same jobs are there again (a plan that adds
+    // jobs and takes them away leaves the caches of per-node costs, which compare it, valid).
     std::uint64_t node_version(int node) const { return node_version_[static_cast<std::size_t>(node)]; }
-    // Bumped whenever any uplink's job list changes.
+    // Likewise for every uplink's job list together.
     std::uint64_t uplink_version() const { return uplink_version_; }
     double uplink_capacity = 4.0;
 

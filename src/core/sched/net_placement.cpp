@@ -97,7 +97,8 @@ double NodeCosts::load(int type, const std::vector<NetState::Entry>& on, std::ui
 
 std::uint64_t NodeCosts::stamp_of(const NetState::Job& j) const {
     std::uint64_t s = j.uplinks.empty() ? 1 : state_.uplink_version() + 1;
-    for (int n : j.nodes) s += state_.node_version(n);  // versions only grow: any change moves it
+    // versions name their links' contents: the same contents, the same stamp
+    for (int n : j.nodes) s = s * 0x100000001B3ull + state_.node_version(n);
     return s;
 }
 
@@ -186,8 +187,8 @@ PlacementChoice choose_placement(const ContentionModel& model, const NetState& s
                 const NodeCosts::Cost& c = costs->at(slot, static_cast<int>(v));
                 cost = gpus * c.own + c.caused;
             }
-            cost += f < 65 ? tie_of[f]
-                           : 1e-6 * static_cast<double>(f - per) / (1.0 + static_cast<double>(per));
+            cost +=
+                f < 65 ? tie_of[f] : 1e-6 * static_cast<double>(f - per) / (1.0 + static_cast<double>(per));
             if (top.size() == want) {
                 if (!(cost < top.back().first)) continue;  // equal cost: the lower index stays
                 top.pop_back();

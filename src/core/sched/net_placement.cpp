@@ -61,8 +61,16 @@ void score(const ContentionModel& model, const NetState& state, const PlacementR
 }  // namespace
 
 std::size_t NodeCosts::slot(int type) {
+    // types are the table's indexes and `unknown` (-1): one lookup
+    const std::size_t at_index = static_cast<std::size_t>(type + 1);
+    if (type >= -1 && at_index < slot_of_.size() && slot_of_[at_index] >= 0)
+        return static_cast<std::size_t>(slot_of_[at_index]);
     for (std::size_t i = 0; i < types_.size(); ++i)
         if (types_[i].type == type) return i;
+    if (type >= -1 && at_index < 4096) {
+        if (slot_of_.size() <= at_index) slot_of_.resize(at_index + 1, -1);
+        slot_of_[at_index] = static_cast<int>(types_.size());
+    }
     types_.push_back(
         {type, std::vector<Cost>(state_.node_count()), std::vector<std::uint64_t>(state_.node_count(), 0)});
     return types_.size() - 1;
@@ -115,8 +123,15 @@ double NodeCosts::loss_of(std::uint32_t id, int type, const std::vector<int>& no
         l.node.clear();
         l.uplink.clear();
         double worst = 0.0;
+        // Summed stretch on a node: the node's cost for the job's type (cached per node) less
+        // the job's own entry there.
+        const bool additive = model_.settings().rule == Rule::link_additive;
+        const std::size_t own_slot = additive ? slot(j->type) : 0;
+        const double self = additive ? model_.table().stretch(j->type, j->type) : 0.0;
+        l.node.reserve(j->nodes.size());
         for (int n : j->nodes) {
-            l.node.push_back(load(j->type, state_.on_node(n), id));
+            l.node.push_back(additive ? std::max(0.0, at(own_slot, n).own - self)
+                                      : load(j->type, state_.on_node(n), id));
             worst = std::max(worst, l.node.back());
         }
         for (int s : j->uplinks) {

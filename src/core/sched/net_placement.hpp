@@ -78,6 +78,7 @@ private:
     const ContentionModel& model_;
     const NetState& state_;
     std::vector<PerType> types_;
+    std::vector<int> slot_of_;  // by type + 1: its slot, -1 = none yet
 };
 
 // Contention-aware choice. `costs` (optional, bound to the same model and state) carries node

@@ -258,6 +258,74 @@ int bench(const net::PairTable& table, int running, const std::vector<std::size_
             evals / static_cast<double>(lists.size()), planned / static_cast<double>(lists.size()),
             pus[pus.size() / 2] / med[0]);
     }
+    // Steady state, as slurmctld runs it round after round: the node costs carried from the last
+    // round (NodeCosts::rebind), and between two rounds 1 % of the running jobs end and as many
+    // start elsewhere (random nodes with room), so the nodes they touch are costed again.
+    std::printf(
+        "bench: steady state: node costs carried between rounds, %d running jobs replaced "
+        "between two rounds\n",
+        std::max(1, running / 100));
+    std::vector<std::uint32_t> live;
+    for (const auto& [jid, j] : state.jobs()) live.push_back(jid);
+    std::sort(live.begin(), live.end());
+    auto churn = [&] {
+        for (int k = 0; k < std::max(1, running / 100) && !live.empty(); ++k) {
+            const std::size_t at = rng() % live.size();
+            const net::NetState::Job* j = state.job(live[at]);
+            for (int v : j->nodes)
+                free[static_cast<std::size_t>(v)] += j->gpus / static_cast<int>(j->nodes.size());
+            state.remove(live[at]);
+            live.erase(live.begin() + static_cast<std::ptrdiff_t>(at));
+        }
+        while (live.size() < static_cast<std::size_t>(running)) {
+            auto req = request();
+            const int n = req.node_counts.front();
+            std::vector<int> shuffled(free.size()), chosen;
+            std::iota(shuffled.begin(), shuffled.end(), 0);
+            std::shuffle(shuffled.begin(), shuffled.end(), rng);
+            for (int v : shuffled)
+                if (free[static_cast<std::size_t>(v)] >= req.gpus / n && static_cast<int>(chosen.size()) < n)
+                    chosen.push_back(v);
+            if (static_cast<int>(chosen.size()) < n) break;
+            for (int v : chosen) free[static_cast<std::size_t>(v)] -= req.gpus / n;
+            state.add(id, table.find(net::shape_key(req.model, req.gpus, n)), req.gpus, chosen);
+            live.push_back(id++);
+        }
+    };
+    net::NodeCosts carried, carried_plan;
+    for (int batch : {1, 16, 32, 64}) {
+        std::vector<double> us, pus;
+        double placed = 0.0;
+        for (int round = 0; round < 31; ++round) {
+            std::vector<net::PlacementRequest> reqs;
+            for (int k = 0; k < batch; ++k) reqs.push_back(request());
+            churn();
+            const auto saved_free = free;
+            const std::uint32_t saved_id = id;
+            auto t0 = std::chrono::steady_clock::now();
+            carried.rebind(model, state, table.fingerprint());
+            for (const auto& r : reqs) placed += place(r, true, carried);
+            us.push_back(
+                std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+            for (std::uint32_t j = saved_id; j < id; ++j) state.remove(j);
+            free = saved_free;
+            id = saved_id;
+            PlanSettings ps;
+            ps.windows = windows;
+            t0 = std::chrono::steady_clock::now();
+            const RoundPlan plan = plan_round(model, state, free, reqs, ps, &carried_plan);
+            pus.push_back(
+                std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+            (void)plan;
+        }
+        std::sort(us.begin(), us.end());
+        std::sort(pus.begin(), pus.end());
+        std::printf(
+            "bench: steady state, round of %2d pending jobs, aware: median %8.1f us, p90 %8.1f us (%.1f "
+            "placed); windows: median %8.1f us, p90 %8.1f us\n",
+            batch, us[us.size() / 2], us[us.size() * 9 / 10], placed / 31.0, pus[pus.size() / 2],
+            pus[pus.size() * 9 / 10]);
+    }
     return 0;
 }
 

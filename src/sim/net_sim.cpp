@@ -140,7 +140,8 @@ bool meets(const std::vector<int>& sorted, const std::vector<int>& nodes) {
 }  // namespace
 
 RoundPlan plan_round(const net::ContentionModel& model, net::NetState& state, const std::vector<int>& free,
-                     const std::vector<net::PlacementRequest>& queue, const PlanSettings& ps) {
+                     const std::vector<net::PlacementRequest>& queue, const PlanSettings& ps,
+                     net::NodeCosts* carry) {
     // Jobs asking the same (model, GPUs, node counts) get the same placement on the same state:
     // scores are kept per kind of request.
     std::vector<std::size_t> kind(queue.size());
@@ -158,7 +159,12 @@ RoundPlan plan_round(const net::ContentionModel& model, net::NetState& state, co
     RoundPlan best;
     bool have = false;
     std::size_t evaluations = 0;
-    net::NodeCosts costs(model, state);
+    std::optional<net::NodeCosts> own;
+    if (carry)
+        carry->rebind(model, state, model.table().fingerprint());
+    else
+        own.emplace(model, state);
+    net::NodeCosts& costs = carry ? *carry : *own;
     // A window past the queue's end plans what the queue's length does: each distinct plan once.
     std::vector<std::size_t> windows;
     for (std::size_t w : ps.aware && !ps.windows.empty() ? ps.windows : std::vector<std::size_t>{1})

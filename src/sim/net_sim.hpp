@@ -93,8 +93,10 @@ struct RoundPlan {
     std::size_t window = 1;
     std::size_t evaluations = 0;  // placements scored, over all windows
 };
+// `carry` (optional): node costs kept from the last round (NodeCosts::rebind); same plan.
 RoundPlan plan_round(const net::ContentionModel& model, net::NetState& state, const std::vector<int>& free,
-                     const std::vector<net::PlacementRequest>& queue, const PlanSettings& settings);
+                     const std::vector<net::PlacementRequest>& queue, const PlanSettings& settings,
+                     net::NodeCosts* carry = nullptr);
 
 Result<NetSimResult> run_net_sim(const std::vector<NetJob>& jobs, const net::PairTable& table,
                                  const NetSimSettings& settings);

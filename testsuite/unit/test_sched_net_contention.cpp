@@ -319,6 +319,90 @@ BOOST_AUTO_TEST_CASE(deepshare_table_loads_and_the_rank1_fit_is_useful) {
     BOOST_TEST(t->fit_rms_error() < sd);
 }
 
+// A cache carried from round to round (NodeCosts::rebind; slurmctld keeps one) gives the answers a
+// fresh round gives: over rounds whose running jobs change a little and are rebuilt each time, with
+// both rules, and after the table itself changes (the cache is dropped, not trusted).
+BOOST_AUTO_TEST_CASE(a_cache_carried_between_rounds_gives_what_a_fresh_round_gives) {
+    PairTable t;
+    const char* models[] = {"A", "B", "C", "D"};
+    for (const char* m : models)
+        for (int n : {2, 4}) t.intern(shape_key(m, 8, n));
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<double> ratio(0.4, 1.0);
+    for (std::size_t r = 0; r < t.size(); ++r) {
+        t.set_isolated(int(r), 60.0 + double(r));
+        for (std::size_t c = 0; c < t.size(); ++c)
+            if (rng() % 3) t.set_ratio(int(r), int(c), ratio(rng));
+    }
+    t.fit_factors();
+    std::vector<RoundNode> nodes;
+    for (int v = 0; v < 24; ++v) nodes.push_back({"n" + std::to_string(v), 8, true, v / 6});
+    for (Rule rule : {Rule::link_additive, Rule::min_pairwise}) {
+        NodeCosts carried;
+        std::vector<RoundRunning> running;
+        std::uint32_t next = 1;
+        int kept = 0, answers = 0;
+        for (int round = 0; round < 40; ++round) {
+            // a few running jobs end, a few start (on random nodes with room)
+            for (int k = 0; k < 2 && !running.empty(); ++k)
+                running.erase(running.begin() + static_cast<long>(rng() % running.size()));
+            while (running.size() < 14) {
+                const int n = rng() % 2 ? 2 : 4;
+                std::vector<int> free(nodes.size(), 8);
+                for (const auto& r : running)
+                    for (int v : r.nodes) free[static_cast<std::size_t>(v)] -= r.gpus / int(r.nodes.size());
+                std::vector<int> pick;
+                for (int tries = 0; tries < 100 && int(pick.size()) < n; ++tries) {
+                    const int v = int(rng() % nodes.size());
+                    if (free[static_cast<std::size_t>(v)] >= 8 / n &&
+                        std::find(pick.begin(), pick.end(), v) == pick.end())
+                        pick.push_back(v);
+                }
+                if (int(pick.size()) < n) break;
+                running.push_back({next++, models[rng() % 4], 8, pick});
+            }
+            if (round == 25) t.set_ratio(0, 1, rule == Rule::min_pairwise ? 0.43 : 0.41);  // as learning does
+            const ContentionModel model(t, {rule, 0.35});
+            std::vector<RoundPending> pending;
+            for (int k = 0; k < 6; ++k)
+                pending.push_back({1000u + std::uint32_t(k),
+                                   models[rng() % 4],
+                                   8,
+                                   rng() % 2 ? 2 : 4,
+                                   double(rng() % 10),
+                                   {}});
+            const auto fresh = placement_round(model, nodes, running, pending, 2.0);
+            const auto warm = placement_round(model, nodes, running, pending, 2.0, &carried);
+            BOOST_TEST_REQUIRE(fresh.size() == warm.size());
+            for (std::size_t i = 0; i < fresh.size(); ++i) {
+                BOOST_TEST(fresh[i].id == warm[i].id);
+                BOOST_TEST(fresh[i].nodes == warm[i].nodes);
+                BOOST_TEST(fresh[i].reason == warm[i].reason);
+                answers += fresh[i].pin;
+            }
+            // the cache was kept from round to round, until the table changed
+            if (round == 24) kept = int(carried.kept_rebinds());
+            if (round == 25) BOOST_TEST(carried.kept_rebinds() == 0u);
+        }
+        BOOST_TEST(answers > 100);  // the rounds placed jobs ...
+        BOOST_TEST(kept == 24);     // ... and the cache was kept across them
+    }
+    // anything else than the table, rule, floor, node count or uplink capacity it was bound with
+    // drops it
+    NodeCosts c;
+    const ContentionModel m1(t, {Rule::link_additive, 0.35});
+    NetState s1(24);
+    BOOST_TEST(!c.rebind(m1, s1, t.fingerprint()));  // first bind: nothing to keep
+    BOOST_TEST(c.rebind(m1, s1, t.fingerprint()));
+    NetState s2(25);
+    BOOST_TEST(!c.rebind(m1, s2, t.fingerprint()));
+    const ContentionModel m2(t, {Rule::link_additive, 0.5});
+    BOOST_TEST(!c.rebind(m2, s2, t.fingerprint()));
+    BOOST_TEST(!c.rebind(m2, s2, t.fingerprint() + 1));
+    s2.uplink_capacity = 1.0;
+    BOOST_TEST(!c.rebind(m2, s2, t.fingerprint() + 1));
+}
+
 BOOST_AUTO_TEST_CASE(a_round_places_pending_jobs_in_priority_order_without_double_booking) {
     const PairTable t = small_table();
     const ContentionModel add(t, {Rule::link_additive, 0.35});

@@ -137,6 +137,19 @@ BOOST_AUTO_TEST_CASE(a_round_plan_leaves_the_state_as_it_was) {
     for (const Planned& p : plan.placed)
         if (queue[p.index].model == "X") BOOST_TEST((p.choice.nodes == std::vector<int>{2, 3}));
     BOOST_TEST(plan.evaluations >= plan.placed.size());
+    // with node costs carried from an earlier round, the same plan, and the state as it was
+    net::NodeCosts carried;
+    for (int round = 0; round < 3; ++round) {
+        const RoundPlan again = plan_round(model, state, free, queue, ps, &carried);
+        BOOST_TEST(again.placed.size() == plan.placed.size());
+        for (std::size_t i = 0; i < again.placed.size() && i < plan.placed.size(); ++i) {
+            BOOST_TEST(again.placed[i].index == plan.placed[i].index);
+            BOOST_TEST(again.placed[i].choice.nodes == plan.placed[i].choice.nodes);
+        }
+        BOOST_TEST(again.useful == plan.useful, boost::test_tools::tolerance(1e-12));
+        BOOST_TEST(state.size() == 1u);
+    }
+    BOOST_TEST(carried.kept_rebinds() == 2u);
 }
 
 BOOST_AUTO_TEST_CASE(reads_deepshare_traces_and_rejects_bad_ones) {

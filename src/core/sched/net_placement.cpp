@@ -72,17 +72,45 @@ std::size_t NodeCosts::slot(int type) {
         slot_of_[at_index] = static_cast<int>(types_.size());
     }
     types_.push_back(
-        {type, std::vector<Cost>(state_.node_count()), std::vector<std::uint64_t>(state_.node_count(), 0)});
+        {type, std::vector<Cost>(state_->node_count()), std::vector<std::uint64_t>(state_->node_count(), 0)});
     return types_.size() - 1;
+}
+
+bool NodeCosts::rebind(const ContentionModel& model, const NetState& state, std::uint64_t table_fingerprint,
+                       std::size_t max_types) {
+    // what the kept values were computed under (the last round's model and state are gone)
+    const Bound now{table_fingerprint, model.settings().rule, model.settings().floor, state.node_count(),
+                    state.uplink_capacity};
+    const bool same = bound_ && bound_->fingerprint == now.fingerprint && bound_->rule == now.rule &&
+                      bound_->floor == now.floor && bound_->nodes == now.nodes &&
+                      bound_->uplink_capacity == now.uplink_capacity && types_.size() <= max_types;
+    model_ = &model;
+    state_ = &state;
+    bound_ = now;
+    if (!same) {
+        types_.clear();
+        slot_of_.clear();
+        jobs_.clear();
+        kept_ = 0;
+        return false;
+    }
+    ++kept_;
+    for (auto it = jobs_.begin(); it != jobs_.end();) {
+        if (state.job(it->first) == nullptr)
+            it = jobs_.erase(it);
+        else
+            ++it;
+    }
+    return true;
 }
 
 const NodeCosts::Cost& NodeCosts::compute(PerType& t, int node) {
     const auto v = static_cast<std::size_t>(node);
-    const std::uint64_t version = state_.node_version(node) + 1;
-    const PairTable& table = model_.table();
-    const bool additive = model_.settings().rule == Rule::link_additive;
+    const std::uint64_t version = state_->node_version(node) + 1;
+    const PairTable& table = model_->table();
+    const bool additive = model_->settings().rule == Rule::link_additive;
     Cost c;
-    for (const auto& e : state_.on_node(node)) {
+    for (const auto& e : state_->on_node(node)) {
         const double x = table.stretch(t.type, e.type);
         c.own = additive ? c.own + x : std::max(c.own, x);
         c.caused += static_cast<double>(e.gpus) * table.stretch(e.type, t.type);
@@ -93,29 +121,29 @@ const NodeCosts::Cost& NodeCosts::compute(PerType& t, int node) {
 }
 
 double NodeCosts::load(int type, const std::vector<NetState::Entry>& on, std::uint32_t self) const {
-    const bool additive = model_.settings().rule == Rule::link_additive;
+    const bool additive = model_->settings().rule == Rule::link_additive;
     double l = 0.0;
     for (const auto& e : on) {
         if (e.id == self) continue;
-        const double x = model_.table().stretch(type, e.type);
+        const double x = model_->table().stretch(type, e.type);
         l = additive ? l + x : std::max(l, x);
     }
     return l;
 }
 
 std::uint64_t NodeCosts::stamp_of(const NetState::Job& j) const {
-    std::uint64_t s = j.uplinks.empty() ? 1 : state_.uplink_version() + 1;
+    std::uint64_t s = j.uplinks.empty() ? 1 : state_->uplink_version() + 1;
     // versions name their links' contents: the same contents, the same stamp
-    for (int n : j.nodes) s = s * 0x100000001B3ull + state_.node_version(n);
+    for (int n : j.nodes) s = s * 0x100000001B3ull + state_->node_version(n);
     return s;
 }
 
 double NodeCosts::loss_of(std::uint32_t id, int type, const std::vector<int>& nodes,
                           const std::vector<int>& uplinks) {
-    const NetState::Job* j = state_.job(id);
+    const NetState::Job* j = state_->job(id);
     if (!j || nodes.size() < 2) return 0.0;
-    const double floor = model_.settings().floor;
-    const double cap = state_.uplink_capacity;
+    const double floor = model_->settings().floor;
+    const double cap = state_->uplink_capacity;
     JobLoads& l = jobs_[id];
     const std::uint64_t stamp = stamp_of(*j);
     if (l.stamp != stamp) {
@@ -125,23 +153,23 @@ double NodeCosts::loss_of(std::uint32_t id, int type, const std::vector<int>& no
         double worst = 0.0;
         // Summed stretch on a node: the node's cost for the job's type (cached per node) less
         // the job's own entry there.
-        const bool additive = model_.settings().rule == Rule::link_additive;
+        const bool additive = model_->settings().rule == Rule::link_additive;
         const std::size_t own_slot = additive ? slot(j->type) : 0;
-        const double self = additive ? model_.table().stretch(j->type, j->type) : 0.0;
+        const double self = additive ? model_->table().stretch(j->type, j->type) : 0.0;
         l.node.reserve(j->nodes.size());
         for (int n : j->nodes) {
             l.node.push_back(additive ? std::max(0.0, at(own_slot, n).own - self)
-                                      : load(j->type, state_.on_node(n), id));
+                                      : load(j->type, state_->on_node(n), id));
             worst = std::max(worst, l.node.back());
         }
         for (int s : j->uplinks) {
-            l.uplink.push_back(load(j->type, state_.on_uplink(s), id));
+            l.uplink.push_back(load(j->type, state_->on_uplink(s), id));
             worst = std::max(worst, l.uplink.back() / cap);
         }
         l.before = std::max(floor, 1.0 / (1.0 + worst));
     }
-    const bool additive = model_.settings().rule == Rule::link_additive;
-    const double x = model_.table().stretch(j->type, type);
+    const bool additive = model_->settings().rule == Rule::link_additive;
+    const double x = model_->table().stretch(j->type, type);
     auto with = [&](double v) { return additive ? v + x : std::max(v, x); };
     auto has = [](const std::vector<int>& v, int e) { return std::find(v.begin(), v.end(), e) != v.end(); };
     double worst = 0.0;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -44,13 +45,26 @@ public:
     struct Cost {
         double own = 0.0, caused = 0.0;
     };
-    NodeCosts(const ContentionModel& model, const NetState& state) : model_(model), state_(state) {}
+    NodeCosts(const ContentionModel& model, const NetState& state) : model_(&model), state_(&state) {}
+    // Unbound: rebind() before any other use.
+    NodeCosts() : model_(nullptr), state_(nullptr) {}
+    // Carry the cache to the next round: bind it to that round's model and state (rebuilt or
+    // not). Node costs and joined jobs' loads are kept where they still hold: a node's version
+    // names its jobs (NetState::node_version), so a node whose jobs did not change keeps its
+    // costs. Everything is dropped when the table's content (`table_fingerprint`, e.g.
+    // PairTable::fingerprint() after learning), the rule, the floor, the node count or the uplink
+    // capacity changed, or when more than `max_types` job types are kept (bounded memory); the
+    // loads of jobs no longer running are dropped. Returns whether anything was kept.
+    bool rebind(const ContentionModel& model, const NetState& state, std::uint64_t table_fingerprint,
+                std::size_t max_types = 64);
+    // Rebinds in a row that kept the cache (diagnostics, tests).
+    std::size_t kept_rebinds() const { return kept_; }
     // The slot of `type` (types are few: a table's keys and `unknown`).
     std::size_t slot(int type);
     const Cost& at(std::size_t slot, int node) {
         PerType& t = types_[slot];
         const auto v = static_cast<std::size_t>(node);
-        if (t.seen[v] == state_.node_version(node) + 1) return t.cost[v];
+        if (t.seen[v] == state_->node_version(node) + 1) return t.cost[v];
         return compute(t, node);
     }
     // The GPU-weighted ratio running job `id` loses when a job of `type` joins `nodes` (whose
@@ -75,8 +89,17 @@ private:
         std::vector<std::uint64_t> seen;  // node_version + 1 when computed; 0 = never
     };
     const Cost& compute(PerType& t, int node);
-    const ContentionModel& model_;
-    const NetState& state_;
+    const ContentionModel* model_;
+    const NetState* state_;
+    struct Bound {
+        std::uint64_t fingerprint;
+        Rule rule;
+        double floor;
+        std::size_t nodes;
+        double uplink_capacity;
+    };
+    std::optional<Bound> bound_;
+    std::size_t kept_ = 0;  // set by rebind: what the kept values hold for
     std::vector<PerType> types_;
     std::vector<int> slot_of_;  // by type + 1: its slot, -1 = none yet
 };

@@ -41,7 +41,8 @@ std::string no_fit_reason(const RoundPending& p) {
 
 std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std::vector<RoundNode>& nodes,
                                          const std::vector<RoundRunning>& running,
-                                         std::vector<RoundPending> pending, double uplink_capacity) {
+                                         std::vector<RoundPending> pending, double uplink_capacity,
+                                         NodeCosts* carry) {
     const PairTable& table = model.table();
     std::vector<int> free(nodes.size());
     std::vector<std::string> names(nodes.size());
@@ -69,7 +70,12 @@ std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std
     std::vector<RoundAnswer> out;
     out.reserve(pending.size());
     std::vector<int> masked(nodes.size());
-    NodeCosts costs(model, state);
+    std::optional<NodeCosts> own;
+    if (carry)
+        carry->rebind(model, state, table.fingerprint());
+    else
+        own.emplace(model, state);
+    NodeCosts& costs = carry ? *carry : *own;
     for (const RoundPending& p : pending) {
         RoundAnswer a;
         a.id = p.id;

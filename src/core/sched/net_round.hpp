@@ -71,8 +71,11 @@ std::optional<Migration> choose_migration(const ContentionModel& model, const st
                                           double margin, const std::vector<std::uint32_t>& skip,
                                           double uplink_capacity = 4.0);
 
+// `carry` (optional): a cache kept from round to round (NodeCosts::rebind), so nodes whose jobs did
+// not change are not costed again; the answer is the same with or without it.
 std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std::vector<RoundNode>& nodes,
                                          const std::vector<RoundRunning>& running,
-                                         std::vector<RoundPending> pending, double uplink_capacity = 4.0);
+                                         std::vector<RoundPending> pending, double uplink_capacity = 4.0,
+                                         NodeCosts* carry = nullptr);
 
 }  // namespace explsched::net

@@ -39,6 +39,9 @@ struct PlaceState {
     std::unique_ptr<net::NetLearner> learner;
     bool learned_unsaved = false;  // observations since the last save
     time_t learned_saved = 0;      // when it was last saved (or tried)
+    // node costs carried from round to round (a node whose jobs did not change is not costed
+    // again; dropped by NodeCosts::rebind when the table, rule or nodes change)
+    net::NodeCosts costs;
 };
 
 constexpr std::string_view kNoteSep = "; placement: ";
@@ -349,7 +352,7 @@ bool place_locked(const net::ContentionModel& model, double uplink_capacity,
     for (job_record_t* j : by_id_jobs) by_id[j->job_id] = j;
     bool changed = false;
     for (const net::RoundAnswer& a :
-         net::placement_round(model, nodes, running, std::move(pending), uplink_capacity)) {
+         net::placement_round(model, nodes, running, std::move(pending), uplink_capacity, &g_place.costs)) {
         job_record_t* job = by_id.at(a.id);
         const bool ours = pinned_by_us(job);
         if (a.pin) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <numeric>
 #include <optional>
 
@@ -181,6 +182,49 @@ double NodeCosts::loss_of(std::uint32_t id, int type, const std::vector<int>& no
     return static_cast<double>(j->gpus) * std::max(0.0, l.before - after);
 }
 
+void NodeCosts::cheapest(std::size_t slot, int gpus, int n, const std::vector<int>& free_gpus,
+                         std::vector<std::pair<double, int>>& top) {
+    top.clear();
+    if (n <= 0 || gpus % n != 0) return;
+    const int per = gpus / n;
+    const double g = static_cast<double>(gpus);
+    // Ties (empty nodes) go to the fullest node that fits: keep large holes whole. The tie term by
+    // free GPUs, computed once (free GPUs are a node's few).
+    double tie_of[65];
+    for (int f = 0; f < 65; ++f)
+        tie_of[f] = 1e-6 * static_cast<double>(f - per) / (1.0 + static_cast<double>(per));
+    const std::size_t want = static_cast<std::size_t>(n);
+    const std::size_t nodes = free_gpus.size();
+    const std::size_t costed = n >= 2 ? std::min(nodes, state_->node_count()) : 0;
+    // The n cheapest by (cost, index), kept sorted while the nodes are scanned: a node dearer than
+    // the n-th so far costs one comparison (no list of every node to sort).
+    const int* free = free_gpus.data();
+    // The hot loop reads the cached cells and versions through plain pointers (the vectors are
+    // not resized while it runs; compute() only writes one cell).
+    PerType& t = types_[slot];
+    const Cost* cost_of = t.cost.data();
+    const std::uint64_t* seen = t.seen.data();
+    double worst = std::numeric_limits<double>::infinity();  // the n-th cheapest so far
+    for (std::size_t v = 0; v < nodes; ++v) {
+        const int f = free[v];
+        if (f < per) continue;
+        double cost =
+            f < 65 ? tie_of[f] : 1e-6 * static_cast<double>(f - per) / (1.0 + static_cast<double>(per));
+        if (v < costed) {
+            const int node = static_cast<int>(v);
+            const Cost& c = seen[v] == state_->node_version(node) + 1 ? cost_of[v] : compute(t, node);
+            cost = g * c.own + c.caused + cost;
+        }
+        if (top.size() == want) {
+            if (!(cost < worst)) continue;  // equal cost: the lower index stays
+            top.pop_back();
+        }
+        const std::pair<double, int> e{cost, static_cast<int>(v)};
+        top.insert(std::upper_bound(top.begin(), top.end(), e), e);
+        if (top.size() == want) worst = top.back().first;
+    }
+}
+
 PlacementChoice choose_placement(const ContentionModel& model, const NetState& state,
                                  const std::vector<int>& free_gpus, const PlacementRequest& req,
                                  NodeCosts* costs) {
@@ -204,41 +248,14 @@ PlacementChoice choose_placement(const ContentionModel& model, const NetState& s
     std::stable_sort(order.begin(), order.end(),
                      [&](std::size_t a, std::size_t b) { return shapes.speed[a] > shapes.speed[b]; });
     PlacementChoice best;
-    // The n cheapest nodes by (cost, index), kept sorted while the nodes are scanned: a node
-    // dearer than the n-th so far costs one comparison (no list of every node to sort).
-    std::vector<std::pair<double, int>> top;
+    std::vector<std::pair<double, int>> top;  // a shape's n cheapest nodes (NodeCosts::cheapest)
     for (std::size_t k : order) {
         if (best.found && gpus * (1.0 - shapes.speed[k]) > best.cost + 1e-9) break;
         const int n = shapes.nodes[k];
         if (static_cast<std::size_t>(n) > free_gpus.size()) continue;
-        const int per = req.gpus / n;
         const std::size_t slot = costs->slot(shapes.type[k]);
-        // Ties (empty nodes) go to the fullest node that fits: keep large holes whole. The tie
-        // term by free GPUs, computed once per shape (free GPUs are a node's few).
-        double tie_of[65];
-        for (int f = 0; f < 65; ++f)
-            tie_of[f] = 1e-6 * static_cast<double>(f - per) / (1.0 + static_cast<double>(per));
-        top.clear();
+        costs->cheapest(slot, req.gpus, n, free_gpus, top);
         const std::size_t want = static_cast<std::size_t>(n);
-        const bool shared = n >= 2;
-        const std::size_t costed = std::min(free_gpus.size(), state.node_count());
-        for (std::size_t v = 0; v < free_gpus.size(); ++v) {
-            const int f = free_gpus[v];
-            if (f < per) continue;
-            double cost = 0.0;
-            if (shared && v < costed) {
-                const NodeCosts::Cost& c = costs->at(slot, static_cast<int>(v));
-                cost = gpus * c.own + c.caused;
-            }
-            cost +=
-                f < 65 ? tie_of[f] : 1e-6 * static_cast<double>(f - per) / (1.0 + static_cast<double>(per));
-            if (top.size() == want) {
-                if (!(cost < top.back().first)) continue;  // equal cost: the lower index stays
-                top.pop_back();
-            }
-            const std::pair<double, int> e{cost, static_cast<int>(v)};
-            top.insert(std::upper_bound(top.begin(), top.end(), e), e);
-        }
         if (top.size() < want) continue;
         Candidate cand;
         cand.choice.type = shapes.type[k];

@@ -67,6 +67,10 @@ public:
         if (t.seen[v] == state_->node_version(node) + 1) return t.cost[v];
         return compute(t, node);
     }
+    // The n cheapest nodes by (first-order cost for a job of `gpus` GPUs of the slot's type on n
+    // nodes, node index) among those with gpus / n GPUs free, ascending; fewer when fewer fit.
+    void cheapest(std::size_t slot, int gpus, int n, const std::vector<int>& free_gpus,
+                  std::vector<std::pair<double, int>>& out);
     // The GPU-weighted ratio running job `id` loses when a job of `type` joins `nodes` (whose
     // uplinks are `uplinks`): ContentionModel's ratio before minus ratio_with_newcomer, from the
     // job's per-link loads, cached until one of its links changes.

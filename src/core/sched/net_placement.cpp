@@ -41,7 +41,8 @@ void score(const ContentionModel& model, const NetState& state, const PlacementR
            NodeCosts& costs, PlacementChoice& c) {
     c.ratio = model.ratio_if_placed(state, c.type, c.nodes);
     c.shape_speed = speed;
-    std::vector<std::uint32_t> joined;
+    std::vector<std::uint32_t>& joined = costs.scratch().joined;  // no allocation per decision
+    joined.clear();
     std::vector<int> uplinks;
     if (c.nodes.size() >= 2) {
         for (int n : c.nodes)
@@ -61,11 +62,8 @@ void score(const ContentionModel& model, const NetState& state, const PlacementR
 
 }  // namespace
 
-std::size_t NodeCosts::slot(int type) {
-    // types are the table's indexes and `unknown` (-1): one lookup
+std::size_t NodeCosts::add_slot(int type) {
     const std::size_t at_index = static_cast<std::size_t>(type + 1);
-    if (type >= -1 && at_index < slot_of_.size() && slot_of_[at_index] >= 0)
-        return static_cast<std::size_t>(slot_of_[at_index]);
     for (std::size_t i = 0; i < types_.size(); ++i)
         if (types_[i].type == type) return i;
     if (type >= -1 && at_index < 4096) {
@@ -248,7 +246,7 @@ PlacementChoice choose_placement(const ContentionModel& model, const NetState& s
     std::stable_sort(order.begin(), order.end(),
                      [&](std::size_t a, std::size_t b) { return shapes.speed[a] > shapes.speed[b]; });
     PlacementChoice best;
-    std::vector<std::pair<double, int>> top;  // a shape's n cheapest nodes (NodeCosts::cheapest)
+    std::vector<std::pair<double, int>>& top = costs->scratch().top;  // a shape's n cheapest nodes
     for (std::size_t k : order) {
         if (best.found && gpus * (1.0 - shapes.speed[k]) > best.cost + 1e-9) break;
         const int n = shapes.nodes[k];

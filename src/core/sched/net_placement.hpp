@@ -57,10 +57,22 @@ public:
     // loads of jobs no longer running are dropped. Returns whether anything was kept.
     bool rebind(const ContentionModel& model, const NetState& state, std::uint64_t table_fingerprint,
                 std::size_t max_types = 64);
+    // Buffers the placement functions reuse from one decision to the next (no allocation each).
+    struct Scratch {
+        std::vector<std::uint32_t> joined;
+        std::vector<std::pair<double, int>> top;
+    };
+    Scratch& scratch() { return scratch_; }
     // Rebinds in a row that kept the cache (diagnostics, tests).
     std::size_t kept_rebinds() const { return kept_; }
     // The slot of `type` (types are few: a table's keys and `unknown`).
-    std::size_t slot(int type);
+    std::size_t slot(int type) {
+        // types are the table's indexes and `unknown` (-1): one lookup
+        const std::size_t i = static_cast<std::size_t>(type + 1);
+        if (type >= -1 && i < slot_of_.size() && slot_of_[i] >= 0)
+            return static_cast<std::size_t>(slot_of_[i]);
+        return add_slot(type);
+    }
     const Cost& at(std::size_t slot, int node) {
         PerType& t = types_[slot];
         const auto v = static_cast<std::size_t>(node);
@@ -93,6 +105,7 @@ private:
         std::vector<std::uint64_t> seen;  // node_version + 1 when computed; 0 = never
     };
     const Cost& compute(PerType& t, int node);
+    std::size_t add_slot(int type);
     const ContentionModel* model_;
     const NetState* state_;
     struct Bound {
@@ -103,7 +116,8 @@ private:
         double uplink_capacity;
     };
     std::optional<Bound> bound_;
-    std::size_t kept_ = 0;  // set by rebind: what the kept values hold for
+    std::size_t kept_ = 0;
+    Scratch scratch_;  // set by rebind: what the kept values hold for
     std::vector<PerType> types_;
     std::vector<int> slot_of_;  // by type + 1: its slot, -1 = none yet
 };

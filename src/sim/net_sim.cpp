@@ -119,7 +119,7 @@ Memo score_candidate(const net::ContentionModel& model, const net::NetState& sta
                      net::NodeCosts& costs) {
     Memo m;
     m.choice = aware ? net::choose_placement(model, state, fr, req, &costs)
-                     : net::first_fit_placement(model, state, fr, req);
+                     : net::first_fit_placement(model, state, fr, req, &costs);
     if (!m.choice.found) return m;
     m.reach = m.choice.nodes;
     for (int v : m.choice.nodes)

@@ -280,7 +280,8 @@ PlacementChoice choose_placement(const ContentionModel& model, const NetState& s
 }
 
 PlacementChoice first_fit_placement(const ContentionModel& model, const NetState& state,
-                                    const std::vector<int>& free_gpus, const PlacementRequest& req) {
+                                    const std::vector<int>& free_gpus, const PlacementRequest& req,
+                                    NodeCosts* costs) {
     for (int n : req.node_counts) {
         if (n <= 0 || req.gpus % n != 0) continue;
         const int per = req.gpus / n;
@@ -289,8 +290,9 @@ PlacementChoice first_fit_placement(const ContentionModel& model, const NetState
             if (free_gpus[v] >= per) c.nodes.push_back(static_cast<int>(v));
         if (c.nodes.size() < static_cast<std::size_t>(n)) continue;
         c.type = model.table().find(shape_key(req.model, req.gpus, n));
-        NodeCosts costs(model, state);
-        score(model, state, req, Shapes(model.table(), req).speed_of(n), costs, c);
+        std::optional<NodeCosts> own;
+        if (!costs) costs = &own.emplace(model, state);
+        score(model, state, req, Shapes(model.table(), req).speed_of(n), *costs, c);
         return c;
     }
     return {};

@@ -128,9 +128,11 @@ PlacementChoice choose_placement(const ContentionModel& model, const NetState& s
                                  const std::vector<int>& free_gpus, const PlacementRequest& request,
                                  NodeCosts* costs = nullptr);
 // The blind baseline (DeepShare's LAS/SRTF placement): the first node count in the request's
-// order that fits, on the lowest-numbered nodes with room; scored with the model for reporting.
+// order that fits, on the lowest-numbered nodes with room; scored with the model for reporting
+// (`costs`, optional, as for choose_placement).
 PlacementChoice first_fit_placement(const ContentionModel& model, const NetState& state,
-                                    const std::vector<int>& free_gpus, const PlacementRequest& request);
+                                    const std::vector<int>& free_gpus, const PlacementRequest& request,
+                                    NodeCosts* costs = nullptr);
 
 // "placement: nodes n3,n4, predicted 0.97 of isolated" (names from `node_names`, indexed).
 std::string placement_reason(const PlacementChoice& choice, const std::vector<std::string>& node_names);

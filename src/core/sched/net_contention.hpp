@@ -79,6 +79,7 @@ public:
     // whenever the list does, and comes back when the same jobs are there again (a plan that adds
     // jobs and takes them away leaves the caches of per-node costs, which compare it, valid).
     std::uint64_t node_version(int node) const { return node_version_[static_cast<std::size_t>(node)]; }
+    const std::vector<std::uint64_t>& node_versions() const { return node_version_; }
     // Likewise for every uplink's job list together.
     std::uint64_t uplink_version() const { return uplink_version_; }
     double uplink_capacity = 4.0;

@@ -202,6 +202,7 @@ void NodeCosts::cheapest(std::size_t slot, int gpus, int n, const std::vector<in
     PerType& t = types_[slot];
     const Cost* cost_of = t.cost.data();
     const std::uint64_t* seen = t.seen.data();
+    const std::uint64_t* version = state_->node_versions().data();
     double worst = std::numeric_limits<double>::infinity();  // the n-th cheapest so far
     for (std::size_t v = 0; v < nodes; ++v) {
         const int f = free[v];
@@ -210,7 +211,7 @@ void NodeCosts::cheapest(std::size_t slot, int gpus, int n, const std::vector<in
             f < 65 ? tie_of[f] : 1e-6 * static_cast<double>(f - per) / (1.0 + static_cast<double>(per));
         if (v < costed) {
             const int node = static_cast<int>(v);
-            const Cost& c = seen[v] == state_->node_version(node) + 1 ? cost_of[v] : compute(t, node);
+            const Cost& c = seen[v] == version[v] + 1 ? cost_of[v] : compute(t, node);
             cost = g * c.own + c.caused + cost;
         }
         if (top.size() == want) {

@@ -39,7 +39,8 @@ struct PlacementChoice {
 // there (summed or max stretch, by the model's rule) and the GPU-weighted stretch it would cause
 // the jobs there. Computed lazily per (type, node) and kept across the decisions of a round: a
 // node is recomputed only when its job list changed (NetState::node_version), so a round of P
-// pending jobs scans each node once per type, not once per job. Bound to one state and model.
+// pending jobs scans each node once per type, not once per job. Bound to one state and model
+// (rebind carries it to the next round's: slurmctld keeps one from round to round).
 class NodeCosts {
 public:
     struct Cost {
@@ -115,9 +116,9 @@ private:
         std::size_t nodes;
         double uplink_capacity;
     };
-    std::optional<Bound> bound_;
+    std::optional<Bound> bound_;  // set by rebind: what the kept values hold for
     std::size_t kept_ = 0;
-    Scratch scratch_;  // set by rebind: what the kept values hold for
+    Scratch scratch_;
     std::vector<PerType> types_;
     std::vector<int> slot_of_;  // by type + 1: its slot, -1 = none yet
 };

@@ -274,8 +274,13 @@ EOF
         || { cluster_die "slurmctld failed to start:"; tail -20 "$dir/log/slurmctld.log" >&2; return 1; }
     _cluster_start_slurmds "$dir" "$slurmd" "$nodes" || return 1
     # A node registers within a second or two of its start; slurmctld takes the registrations
-    # one by one, so a large cluster gets longer.
-    cluster_wait_idle "$dir" $((60 + nodes / 2)) || return 1
+    # one by one, so a large cluster gets longer. A slurmd that is gone by then (one exited after
+    # daemonizing in a trixie root once, and its node stayed unknown) is started once more, its
+    # log's tail shown.
+    if ! _cluster_wait_up "$dir" $((30 + nodes / 2)); then
+        _cluster_restart_gone_slurmds "$dir" "$slurmd" "$nodes" || return 1
+        cluster_wait_idle "$dir" $((60 + nodes / 2)) || return 1
+    fi
     if [ $explschedd = yes ]; then cluster_start_explschedd "$dir" || return 1; fi
     cluster_log "up: $nodes nodes x $gpus GPUs in $dir (slurmctld port $ctld_port)"
 }
@@ -327,6 +332,36 @@ cluster_kill_explschedd() {  # SIGKILL, as a crash would
     rm -f "$1/run/explschedd.pid"
 }
 
+# True once every node is idle (or mixed/allocated: up and responding), false after TIMEOUT s.
+_cluster_wait_up() {
+    local dir=$1 timeout=$2 states
+    local deadline=$((SECONDS + timeout))
+    while [ $SECONDS -lt $deadline ]; do
+        states=$(SLURM_CONF=$dir/slurm.conf sinfo -h -N -o '%t' 2>/dev/null)
+        if [ -n "$states" ] && ! echo "$states" | grep -qvE '^(idle|mix|alloc)$'; then
+            return 0
+        fi
+        sleep 0.2
+    done
+    return 1
+}
+
+# Starts again the slurmd of every node whose slurmd is not running (its pid file names no live
+# process), after showing the end of its log.
+_cluster_restart_gone_slurmds() {
+    local dir=$1 slurmd=$2 nodes=$3 n pid log
+    for ((n = 1; n <= nodes; n++)); do
+        pid=$(cat "$dir/run/slurmd.n$n.pid" 2>/dev/null) || pid=
+        # alive: a process that is not a zombie (a killed daemon stays one where nobody reaps it)
+        [ -n "$pid" ] && [ -r "/proc/$pid/stat" ] && [ "$(sed 's/.*) //' "/proc/$pid/stat" | cut -d' ' -f1)" != Z ] \
+            && continue
+        cluster_log "slurmd of n$n is not running; starting it again"
+        log=$dir/log/slurmd.n$n.log
+        [ -f "$log" ] && tail -n 10 "$log" >&2
+        "$slurmd" -f "$dir/slurm.conf" -N "n$n" || { cluster_die "slurmd -N n$n failed again"; return 1; }
+    done
+}
+
 # Waits until every node is idle (or mixed/allocated: up and responding).
 cluster_wait_idle() {
     local dir=$1 timeout=${2:-60} states
@@ -340,7 +375,7 @@ cluster_wait_idle() {
     done
     cluster_die "nodes not idle after ${timeout}s (states: $states)"
     SLURM_CONF=$dir/slurm.conf sinfo -N -l >&2 2>/dev/null || true
-    tail -5 "$dir"/log/*.log >&2
+    tail -n 5 "$dir"/log/*.log >&2
     return 1
 }
 

@@ -34,7 +34,13 @@ start_cluster() {
 dump_logs() {
     [ -n "${CLUSTER_DIR:-}" ] || return 0
     for f in "$CLUSTER_DIR"/log/slurmctld.log "$CLUSTER_DIR"/log/slurmd.n1.log; do
-        [ -f "$f" ] && { echo "--- tail of $f"; tail -30 "$f"; }
+        [ -f "$f" ] && { echo "--- tail of $f"; tail -n 30 "$f"; }
+    done
+    # the other nodes' slurmd logs, shorter (the first 8 nodes)
+    local n
+    for n in 2 3 4 5 6 7 8; do
+        f=$CLUSTER_DIR/log/slurmd.n$n.log
+        [ -f "$f" ] && { echo "--- tail of $f"; tail -n 8 "$f"; }
     done
 }
 

@@ -365,14 +365,8 @@ _cluster_restart_gone_slurmds() {
 # Waits until every node is idle (or mixed/allocated: up and responding).
 cluster_wait_idle() {
     local dir=$1 timeout=${2:-60} states
-    local deadline=$((SECONDS + timeout))
-    while [ $SECONDS -lt $deadline ]; do
-        states=$(SLURM_CONF=$dir/slurm.conf sinfo -h -N -o '%t' 2>/dev/null)
-        if [ -n "$states" ] && ! echo "$states" | grep -qvE '^(idle|mix|alloc)$'; then
-            return 0
-        fi
-        sleep 0.2
-    done
+    _cluster_wait_up "$dir" "$timeout" && return 0
+    states=$(SLURM_CONF=$dir/slurm.conf sinfo -h -N -o '%t' 2>/dev/null)
     cluster_die "nodes not idle after ${timeout}s (states: $states)"
     SLURM_CONF=$dir/slurm.conf sinfo -N -l >&2 2>/dev/null || true
     tail -n 5 "$dir"/log/*.log >&2

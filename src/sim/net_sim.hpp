@@ -13,6 +13,7 @@
 #include "core/base/result.hpp"
 #include "core/sched/net_contention.hpp"
 #include "core/sched/net_placement.hpp"
+#include "core/sched/net_plan.hpp"
 #include "core/sched/net_table.hpp"
 
 namespace explsched::sim {
@@ -65,38 +66,12 @@ struct NetSimResult {
     int rounds = 0;
 };
 
-// One round's plan, as `explsched-sim net` schedules (and `--bench` times at scale). `queue`: the
-// pending jobs in the policy's order. A greedy plan with window W takes, among the next W jobs of
-// the queue not yet taken, the one whose placement costs least per GPU (aware: choose_placement;
-// blind: first fit with W = 1), until the head does not fit (or, with backfill, the queue ends).
-// Each window of `windows` is planned and the plan with the most predicted useful GPUs (GPUs x
-// ratio x shape speed) is returned, ties to the smaller window. Jobs asking the same (model,
-// GPUs, node counts) share a score on one state. Within a plan a candidate's score is kept from
-// one pick to the next; when a pick lands on one of its nodes or on a node of a job it would join
-// it turns stale and serves as a bound (more jobs only add contention): the cheapest candidate
-// is scored again until the cheapest is fresh (lazy greedy). The scores before the first pick are
-// shared by all windows. `state` and `free` are the running jobs and free GPUs; both are as they
-// were on return.
-struct PlanSettings {
-    std::vector<std::size_t> windows{1};
-    bool aware = true;
-    bool backfill = false;
-    double min_gain = 0.0;  // hold a job whose useful GPUs less the others' loss < min_gain x GPUs
-};
-struct Planned {
-    std::size_t index = 0;  // in the queue
-    net::PlacementChoice choice;
-};
-struct RoundPlan {
-    std::vector<Planned> placed;
-    double useful = 0.0;
-    std::size_t window = 1;
-    std::size_t evaluations = 0;  // placements scored, over all windows
-};
-// `carry` (optional): node costs kept from the last round (NodeCosts::rebind); same plan.
-RoundPlan plan_round(const net::ContentionModel& model, net::NetState& state, const std::vector<int>& free,
-                     const std::vector<net::PlacementRequest>& queue, const PlanSettings& settings,
-                     net::NodeCosts* carry = nullptr);
+// One round's plan, as `explsched-sim net` schedules (and `--bench` times at scale): the core's
+// (core/sched/net_plan.hpp), which slurmctld's placement round runs too.
+using net::Planned;
+using net::plan_round;
+using net::PlanSettings;
+using net::RoundPlan;
 
 Result<NetSimResult> run_net_sim(const std::vector<NetJob>& jobs, const net::PairTable& table,
                                  const NetSimSettings& settings);

@@ -338,10 +338,10 @@ BOOST_AUTO_TEST_CASE(a_cache_carried_between_rounds_gives_what_a_fresh_round_giv
     std::vector<RoundNode> nodes;
     for (int v = 0; v < 24; ++v) nodes.push_back({"n" + std::to_string(v), 8, true, v / 6});
     for (Rule rule : {Rule::link_additive, Rule::min_pairwise}) {
-        NodeCosts carried;
+        NodeCosts carried, carried8;
         std::vector<RoundRunning> running;
         std::uint32_t next = 1;
-        int kept = 0, answers = 0;
+        int kept = 0, answers = 0, passed8 = 0;
         for (int round = 0; round < 40; ++round) {
             // a few running jobs end, a few start (on random nodes with room)
             for (int k = 0; k < 2 && !running.empty(); ++k)
@@ -378,14 +378,44 @@ BOOST_AUTO_TEST_CASE(a_cache_carried_between_rounds_gives_what_a_fresh_round_giv
                 BOOST_TEST(fresh[i].id == warm[i].id);
                 BOOST_TEST(fresh[i].nodes == warm[i].nodes);
                 BOOST_TEST(fresh[i].reason == warm[i].reason);
+                BOOST_TEST(!fresh[i].passed);  // priority order passes nobody
+                BOOST_TEST(fresh[i].passes == 0u);
                 answers += fresh[i].pin;
             }
+            // the planner's window, on nodes with half their GPUs held by single-node jobs (so
+            // pending jobs compete): the same with a carried cache, and never over-books a node
+            std::vector<RoundNode> half = nodes;
+            for (auto& n : half) n.busy_gpus = 4;
+            const auto fresh8 = placement_round(model, half, running, pending, 2.0, nullptr, 8);
+            const auto warm8 = placement_round(model, half, running, pending, 2.0, &carried8, 8);
+            BOOST_TEST_REQUIRE(fresh8.size() == warm8.size());
+            std::vector<int> used(nodes.size(), 0);
+            for (const auto& r : running)
+                for (int v : r.nodes) used[static_cast<std::size_t>(v)] += r.gpus / int(r.nodes.size());
+            std::vector<int> room(nodes.size());
+            for (std::size_t v = 0; v < room.size(); ++v) room[v] = std::max(0, 4 - used[v]);
+            std::fill(used.begin(), used.end(), 0);
+            for (std::size_t i = 0; i < fresh8.size(); ++i) {
+                BOOST_TEST(fresh8[i].nodes == warm8[i].nodes);
+                BOOST_TEST(fresh8[i].reason == warm8[i].reason);
+                for (int v : fresh8[i].nodes) used[static_cast<std::size_t>(v)] += 8 / int(fresh8[i].nodes.size());
+                passed8 += fresh8[i].passed;
+                if (fresh8[i].passes != 0) {  // it names a higher job that was passed
+                    const auto p = std::find_if(fresh8.begin(), fresh8.end(),
+                                                [&](const RoundAnswer& a) { return a.id == fresh8[i].passes; });
+                    BOOST_TEST_REQUIRE((p != fresh8.end()));
+                    BOOST_TEST(p->passed);
+                    BOOST_TEST((p < fresh8.begin() + long(i)));
+                }
+            }
+            for (std::size_t v = 0; v < used.size(); ++v) BOOST_TEST(used[v] <= room[v]);
             // the cache was kept from round to round, until the table changed
             if (round == 24) kept = int(carried.kept_rebinds());
             if (round == 25) BOOST_TEST(carried.kept_rebinds() == 0u);
         }
         BOOST_TEST(answers > 100);  // the rounds placed jobs ...
         BOOST_TEST(kept == 24);     // ... and the cache was kept across them
+        BOOST_TEST(passed8 > 0);    // and the window passed some (the check above was exercised)
     }
     // anything else than the table, rule, floor, node count or uplink capacity it was bound with
     // drops it
@@ -433,6 +463,53 @@ BOOST_AUTO_TEST_CASE(a_round_places_pending_jobs_in_priority_order_without_doubl
     BOOST_REQUIRE(cpu.size() == 1u);
     BOOST_TEST(!cpu[0].pin);
     BOOST_TEST(cpu[0].reason.empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_windowed_round_places_the_cheaper_job_first_and_names_the_one_it_passes) {
+    const PairTable t = small_table();
+    const ContentionModel add(t, {Rule::link_additive, 0.35});
+    // B runs on n1,n2 (two GPUs each); a single-node job holds two of n3's. Room for one 2 x 2 job.
+    std::vector<RoundNode> nodes = {{"n1", 4, true}, {"n2", 4, true}, {"n3", 4, true}};
+    nodes[2].busy_gpus = 2;
+    const std::vector<RoundRunning> running = {{7, "B", 4, {0, 1}}};
+    // J (A, hurt by B: 0.5) has the higher priority; K (B, barely hurt: 0.95) is cheaper per GPU.
+    RoundPending j{20, "A", 4, 2, 9.0, {}}, k{21, "B", 4, 2, 1.0, {}};
+    // window 1: priority order; J placed, K finds no room and passes nobody
+    auto out = placement_round(add, nodes, running, {k, j});
+    BOOST_REQUIRE(out.size() == 2u);
+    BOOST_TEST(out[0].id == 20u);
+    BOOST_TEST(out[0].pin);
+    BOOST_TEST(out[0].passes == 0u);
+    BOOST_TEST(!out[1].pin);
+    BOOST_TEST(!out[1].passed);
+    BOOST_TEST(out[1].reason == "placement: no 2 nodes with 2 free GPUs each now");
+    // window 2: K first (less predicted loss per GPU), J passed; K names J
+    out = placement_round(add, nodes, running, {k, j}, 4.0, nullptr, 2);
+    BOOST_REQUIRE(out.size() == 2u);
+    BOOST_TEST(out[0].id == 20u);  // answers stay in priority order
+    BOOST_TEST(!out[0].pin);
+    BOOST_TEST(out[0].passed);
+    BOOST_TEST(out[0].reason == "placement: passed this round by JobId=21 (less predicted loss per GPU)");
+    BOOST_TEST(out[1].pin);
+    BOOST_TEST(out[1].order == 0u);
+    BOOST_TEST(out[1].passes == 20u);
+    BOOST_TEST(out[1].reason.find("; before JobId=20") != std::string::npos);
+    // J overdue (passed long enough): placed before the plan, in priority order
+    j.overdue = true;
+    out = placement_round(add, nodes, running, {k, j}, 4.0, nullptr, 2);
+    BOOST_TEST(out[0].pin);
+    BOOST_TEST(!out[0].passed);
+    BOOST_TEST(!out[1].pin);
+    BOOST_TEST(out[1].passes == 0u);
+    // a job that does not fit even alone is not passed, and a lower one placed beside it names none
+    j.overdue = false;
+    RoundPending big{22, "A", 8, 2, 50.0, {}};
+    out = placement_round(add, nodes, running, {k, j, big}, 4.0, nullptr, 3);
+    BOOST_REQUIRE(out.size() == 3u);
+    BOOST_TEST(out[0].id == 22u);
+    BOOST_TEST(!out[0].passed);
+    BOOST_TEST(out[0].reason == "placement: no 2 nodes with 4 free GPUs each now");
+    BOOST_TEST(out[2].passes == 20u);
 }
 
 BOOST_AUTO_TEST_CASE(a_round_counts_the_gpus_and_cpus_other_jobs_hold) {

@@ -74,9 +74,9 @@ RoundPlan plan_round(const ContentionModel& model, NetState& state, const std::v
     bool have = false;
     std::size_t evaluations = 0;
     std::optional<NodeCosts> own;
-    if (carry)
+    if (carry && !(hooks != nullptr && hooks->costs_bound))
         carry->rebind(model, state, model.table().fingerprint());
-    else
+    else if (!carry)
         own.emplace(model, state);
     NodeCosts& costs = carry ? *carry : *own;
     // A window past the queue's end plans what the queue's length does: each distinct plan once.

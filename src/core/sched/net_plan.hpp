@@ -56,6 +56,8 @@ struct PlanHooks {
     std::vector<std::size_t> kind;
     std::function<void(std::size_t, const std::vector<int>&)> picked;
     std::function<void()> reset;
+    // `carry` is bound to this model and state already (the caller rebound it): not rebound again.
+    bool costs_bound = false;
 };
 
 // `carry` (optional): node costs kept from the last round (NodeCosts::rebind); same plan.

@@ -2,6 +2,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
+#include <map>
+#include <tuple>
+
+#include "core/sched/net_plan.hpp"
 
 namespace explsched::net {
 
@@ -42,7 +47,7 @@ std::string no_fit_reason(const RoundPending& p) {
 std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std::vector<RoundNode>& nodes,
                                          const std::vector<RoundRunning>& running,
                                          std::vector<RoundPending> pending, double uplink_capacity,
-                                         NodeCosts* carry) {
+                                         NodeCosts* carry, std::size_t window) {
     const PairTable& table = model.table();
     std::vector<int> free(nodes.size());
     std::vector<std::string> names(nodes.size());
@@ -60,58 +65,151 @@ std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std
         const int n = static_cast<int>(r.nodes.size());
         if (n == 0) continue;
         for (int v : r.nodes)
-            if (v >= 0 && static_cast<std::size_t>(v) < nodes.size())
-                free[static_cast<std::size_t>(v)] -= r.gpus / n;
+            if (v >= 0 && static_cast<std::size_t>(v) < nodes.size()) free[static_cast<std::size_t>(v)] -= r.gpus / n;
         state.add(r.id, table.find(shape_key(r.model, r.gpus, n)), r.gpus, r.nodes);
     }
     std::stable_sort(pending.begin(), pending.end(), [](const RoundPending& a, const RoundPending& b) {
         return a.priority != b.priority ? a.priority > b.priority : a.id < b.id;
     });
-    std::vector<RoundAnswer> out;
-    out.reserve(pending.size());
-    std::vector<int> masked(nodes.size());
+    std::vector<RoundAnswer> out(pending.size());
+    // The queue the planner places: jobs with GPUs, equal per node, on >= 2 nodes.
+    std::vector<std::size_t> at;  // queue index -> pending index
+    std::vector<PlacementRequest> queue;
+    for (std::size_t i = 0; i < pending.size(); ++i) {
+        const RoundPending& p = pending[i];
+        out[i].id = p.id;
+        if (p.gpus <= 0) continue;  // GPUs are what placement counts: a CPU-only job is Slurm's alone
+        if (p.nodes < 2 || p.gpus % p.nodes != 0) {
+            out[i].reason = "placement: not a multi-node job with equal GPUs per node";
+            continue;
+        }
+        at.push_back(i);
+        queue.push_back({p.model, p.gpus, {p.nodes}});
+    }
+    // Where queue job k may go given the GPUs free so far (and `lf`, the CPUs and memory).
+    const auto mask_with = [&](std::size_t k, const std::vector<int>& fr, const std::vector<Left>& lf,
+                               std::vector<int>& m) {
+        const RoundPending& p = pending[at[k]];
+        for (std::size_t v = 0; v < nodes.size(); ++v) {
+            const bool ok = nodes[v].usable && (v >= p.allowed.size() || p.allowed[v]) &&
+                            lf[v].fits(p.cpus_per_node, p.mem_per_node_mb);
+            m[v] = ok ? std::max(0, fr[v]) : -1;
+        }
+    };
+    std::vector<int> scratch(nodes.size());
+    const auto fits = [&](std::size_t k, const std::vector<int>& fr, const std::vector<Left>& lf) {
+        const RoundPending& p = pending[at[k]];
+        mask_with(k, fr, lf, scratch);
+        int room = 0;
+        for (int g : scratch) room += g >= p.gpus / p.nodes;
+        return room >= p.nodes;
+    };
+    // Kinds: jobs with the same request, needs and allowed nodes are scored once per state.
+    std::vector<std::size_t> kind(queue.size());
+    {
+        std::map<std::tuple<std::string, int, int, int, std::int64_t, std::vector<bool>>, std::size_t> by;
+        for (std::size_t k = 0; k < queue.size(); ++k) {
+            const RoundPending& p = pending[at[k]];
+            kind[k] =
+                by.emplace(std::make_tuple(p.model, p.gpus, p.nodes, p.cpus_per_node, p.mem_per_node_mb, p.allowed),
+                           by.size())
+                    .first->second;
+        }
+    }
     std::optional<NodeCosts> own;
     if (carry)
         carry->rebind(model, state, table.fingerprint());
     else
         own.emplace(model, state);
     NodeCosts& costs = carry ? *carry : *own;
-    for (const RoundPending& p : pending) {
-        RoundAnswer a;
-        a.id = p.id;
-        if (p.gpus <= 0) {  // GPUs are what placement counts: a CPU-only job is Slurm's alone
-            out.push_back(std::move(a));
+    std::vector<bool> placed(queue.size(), false);
+    std::vector<std::size_t> picks;  // queue indexes, in the order placed
+    // Plans `members` (queue indexes, in priority order) with window `w` and takes the plan: its
+    // jobs' GPUs, CPUs and memory, and their traffic in `state`, are theirs for the rest of the round.
+    const auto plan_and_take = [&](const std::vector<std::size_t>& members, std::size_t w) {
+        if (members.empty()) return;
+        std::vector<PlacementRequest> sub;
+        PlanHooks hooks;
+        for (std::size_t k : members) {
+            sub.push_back(queue[k]);
+            hooks.kind.push_back(kind[k]);
+        }
+        const std::vector<Left> left0 = left;
+        hooks.mask = [&](std::size_t j, const std::vector<int>& fr, std::vector<int>& m) {
+            mask_with(members[j], fr, left, m);
+        };
+        hooks.picked = [&](std::size_t j, const std::vector<int>& on) {
+            const RoundPending& p = pending[at[members[j]]];
+            for (int v : on) left[static_cast<std::size_t>(v)].take(p.cpus_per_node, p.mem_per_node_mb);
+        };
+        hooks.reset = [&] { left = left0; };
+        hooks.costs_bound = true;
+        // backfill (a job that fits nowhere now is passed; Slurm decides whether later ones start), and
+        // no job held for the running ones' sake (Slurm would start it anyway, unplaced)
+        const RoundPlan plan = plan_round(model, state, free, sub,
+                                          {{w}, true, true, -std::numeric_limits<double>::infinity()}, &costs,
+                                          &hooks);
+        for (const Planned& pl : plan.placed) {
+            const std::size_t k = members[pl.index];
+            const RoundPending& p = pending[at[k]];
+            const PlacementChoice& c = pl.choice;
+            RoundAnswer& a = out[at[k]];
+            a.pin = true;
+            a.nodes = c.nodes;
+            a.ratio = c.ratio;
+            a.order = picks.size();
+            for (std::size_t i = 0; i < c.nodes.size(); ++i)
+                a.nodes_text += (i ? "," : "") + names[static_cast<std::size_t>(c.nodes[i])];
+            a.reason = placement_reason(c, names);
+            for (int v : c.nodes) {
+                free[static_cast<std::size_t>(v)] -= p.gpus / p.nodes;
+                left[static_cast<std::size_t>(v)].take(p.cpus_per_node, p.mem_per_node_mb);
+            }
+            state.add(p.id, c.type, p.gpus, c.nodes);
+            placed[k] = true;
+            picks.push_back(k);
+        }
+    };
+    const std::vector<int> free0 = free;
+    const std::vector<Left> left_now = left;
+    std::vector<std::size_t> overdue, rest;
+    for (std::size_t k = 0; k < queue.size(); ++k) (pending[at[k]].overdue ? overdue : rest).push_back(k);
+    plan_and_take(overdue, 1);  // overdue jobs first, in priority order
+    plan_and_take(rest, window);
+    // A job not placed that fits in what the placed jobs above it leave was passed by the placed
+    // ones below it; each of those names the highest such job.
+    for (std::size_t j = 0; j < queue.size(); ++j) {
+        RoundAnswer& a = out[at[j]];
+        if (placed[j]) continue;
+        std::vector<int> fr = free0;
+        std::vector<Left> lf = left_now;
+        std::vector<std::uint32_t> by;
+        for (std::size_t k : picks) {
+            const RoundPending& p = pending[at[k]];
+            if (k < j) {
+                for (int v : out[at[k]].nodes) {
+                    fr[static_cast<std::size_t>(v)] -= p.gpus / p.nodes;
+                    lf[static_cast<std::size_t>(v)].take(p.cpus_per_node, p.mem_per_node_mb);
+                }
+            } else {
+                by.push_back(p.id);
+            }
+        }
+        if (by.empty() || !fits(j, fr, lf)) {
+            a.reason = no_fit_reason(pending[at[j]]);
             continue;
         }
-        if (p.nodes < 2 || p.gpus % p.nodes != 0) {
-            a.reason = "placement: not a multi-node job with equal GPUs per node";
-            out.push_back(std::move(a));
-            continue;
-        }
-        for (std::size_t v = 0; v < nodes.size(); ++v) {
-            const bool ok = nodes[v].usable && (v >= p.allowed.size() || p.allowed[v]) &&
-                            left[v].fits(p.cpus_per_node, p.mem_per_node_mb);
-            masked[v] = ok ? std::max(0, free[v]) : -1;
-        }
-        const PlacementChoice c =
-            choose_placement(model, state, masked, {p.model, p.gpus, {p.nodes}}, &costs);
-        if (!c.found) {
-            a.reason = no_fit_reason(p);
-            out.push_back(std::move(a));
-            continue;
-        }
-        a.pin = true;
-        a.nodes = c.nodes;
-        a.ratio = c.ratio;
-        for (std::size_t i = 0; i < c.nodes.size(); ++i)
-            a.nodes_text += (i ? "," : "") + names[static_cast<std::size_t>(c.nodes[i])];
-        a.reason = placement_reason(c, names);
-        for (int v : c.nodes) {
-            free[static_cast<std::size_t>(v)] -= p.gpus / p.nodes;
-            left[static_cast<std::size_t>(v)].take(p.cpus_per_node, p.mem_per_node_mb);
-        }
-        state.add(p.id, c.type, p.gpus, c.nodes);
-        out.push_back(std::move(a));
+        a.passed = true;
+        std::sort(by.begin(), by.end());
+        a.reason = "placement: passed this round by JobId";
+        for (std::size_t i = 0; i < by.size() && i < 4; ++i) a.reason += (i ? "," : "=") + std::to_string(by[i]);
+        if (by.size() > 4) a.reason += ",...";
+        a.reason += " (less predicted loss per GPU)";
+        for (std::size_t k : picks)
+            if (k > j && out[at[k]].passes == 0) {
+                out[at[k]].passes = pending[at[j]].id;
+                out[at[k]].reason += "; before JobId=" + std::to_string(pending[at[j]].id);
+            }
     }
     return out;
 }

@@ -1,12 +1,20 @@
 // One placement round for slurmctld (or any host): the cluster's nodes, the running multi-node
 // jobs and the pending ones, in plain values; the answer says, per pending job, which nodes to
-// require (or that a pin of ours should be dropped) and why. Pending jobs are placed in priority
-// order, each seeing the ones placed before it, so two jobs are never sent to the same free GPUs.
+// require (or that a pin of ours should be dropped) and why. Pending jobs are placed by the
+// core's planner (net_plan.hpp) over the priority order: with window W it takes, among the next W
+// jobs not yet placed, the one whose placement costs least per GPU (window 1: strict priority
+// order), each seeing the ones placed before it, so two jobs are never sent to the same free
+// GPUs; a job that fits nowhere now is passed (backfill: Slurm decides whether the ones after it
+// may start). A job the plan placed ahead of a higher-priority job that fits now but finds no room
+// after the plan *passes* it: the answer names the job passed, so the caller can have Slurm start
+// the placed one first. An `overdue` job (passed for too long) is placed before any plan, in
+// priority order: a job is passed for a bounded time only.
 // A node's free GPUs are its configured ones less the running multi-node jobs' and `busy_gpus`
 // (every other job's), and a job is placed only on nodes with its CPUs and memory free
 // (`free_cpus`, `free_mem_mb`), so a pin never sends a job to nodes where it cannot start now.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -45,6 +53,7 @@ struct RoundPending {
     std::vector<bool> allowed;         // by node index: in its partition, not excluded
     int cpus_per_node = 0;             // CPUs it needs on each node (0 = not counted)
     std::int64_t mem_per_node_mb = 0;  // memory it needs on each node; -1 = the whole node's
+    bool overdue = false;              // passed long enough: placed before the plan
 };
 
 struct RoundAnswer {
@@ -54,6 +63,11 @@ struct RoundAnswer {
     std::string nodes_text;  // "n3,n4"
     double ratio = 1.0;
     std::string reason;  // "placement: nodes n3,n4, predicted 0.97 of isolated"; empty: no opinion
+    // A placed job: its position in the plan (0 first); the highest-priority job it passes (0: none).
+    // A job not placed: whether it fits now and is passed (the plan gave its room to lower ones).
+    std::size_t order = 0;
+    std::uint32_t passes = 0;
+    bool passed = false;
 };
 
 // Migration (DeepShare's preemption, off unless asked): the running multi-node job with the lowest
@@ -72,10 +86,11 @@ std::optional<Migration> choose_migration(const ContentionModel& model, const st
                                           double uplink_capacity = 4.0);
 
 // `carry` (optional): a cache kept from round to round (NodeCosts::rebind), so nodes whose jobs did
-// not change are not costed again; the answer is the same with or without it.
+// not change are not costed again; the answer is the same with or without it. Answers are in
+// priority order (highest first, ties by id). `window`: the planner's (1: priority order).
 std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std::vector<RoundNode>& nodes,
                                          const std::vector<RoundRunning>& running,
                                          std::vector<RoundPending> pending, double uplink_capacity = 4.0,
-                                         NodeCosts* carry = nullptr);
+                                         NodeCosts* carry = nullptr, std::size_t window = 1);
 
 }  // namespace explsched::net

@@ -68,8 +68,8 @@ struct NetSimResult {
 
 // One round's plan, as `explsched-sim net` schedules (and `--bench` times at scale): the core's
 // (core/sched/net_plan.hpp), which slurmctld's placement round runs too.
-using net::Planned;
 using net::plan_round;
+using net::Planned;
 using net::PlanSettings;
 using net::RoundPlan;
 

@@ -398,11 +398,13 @@ BOOST_AUTO_TEST_CASE(a_cache_carried_between_rounds_gives_what_a_fresh_round_giv
             for (std::size_t i = 0; i < fresh8.size(); ++i) {
                 BOOST_TEST(fresh8[i].nodes == warm8[i].nodes);
                 BOOST_TEST(fresh8[i].reason == warm8[i].reason);
-                for (int v : fresh8[i].nodes) used[static_cast<std::size_t>(v)] += 8 / int(fresh8[i].nodes.size());
+                for (int v : fresh8[i].nodes)
+                    used[static_cast<std::size_t>(v)] += 8 / int(fresh8[i].nodes.size());
                 passed8 += fresh8[i].passed;
                 if (fresh8[i].passes != 0) {  // it names a higher job that was passed
-                    const auto p = std::find_if(fresh8.begin(), fresh8.end(),
-                                                [&](const RoundAnswer& a) { return a.id == fresh8[i].passes; });
+                    const auto p = std::find_if(fresh8.begin(), fresh8.end(), [&](const RoundAnswer& a) {
+                        return a.id == fresh8[i].passes;
+                    });
                     BOOST_TEST_REQUIRE((p != fresh8.end()));
                     BOOST_TEST(p->passed);
                     BOOST_TEST((p < fresh8.begin() + long(i)));

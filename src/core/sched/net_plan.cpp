@@ -29,7 +29,8 @@ Memo score_candidate(const ContentionModel& model, const NetState& state, const 
     m.reach = m.choice.nodes;
     for (int v : m.choice.nodes)
         for (const auto& e : state.on_node(v))
-            if (const auto* j = state.job(e.id)) m.reach.insert(m.reach.end(), j->nodes.begin(), j->nodes.end());
+            if (const auto* j = state.job(e.id))
+                m.reach.insert(m.reach.end(), j->nodes.begin(), j->nodes.end());
     std::sort(m.reach.begin(), m.reach.end());
     m.reach.erase(std::unique(m.reach.begin(), m.reach.end()), m.reach.end());
     return m;
@@ -139,7 +140,8 @@ RoundPlan plan_round(const ContentionModel& model, NetState& state, const std::v
                 PlacementChoice c = memo[kind[pick]]->choice;
                 const double g = static_cast<double>(queue[pick].gpus);
                 // Hold a job whose placement would cost the running jobs more than it gains.
-                const bool worth = !ps.aware || g * c.ratio * c.shape_speed - c.others_loss >= ps.min_gain * g;
+                const bool worth =
+                    !ps.aware || g * c.ratio * c.shape_speed - c.others_loss >= ps.min_gain * g;
                 if (worth) {
                     const int per = queue[pick].gpus / static_cast<int>(c.nodes.size());
                     for (int v : c.nodes) fr[static_cast<std::size_t>(v)] -= per;
@@ -163,10 +165,11 @@ RoundPlan plan_round(const ContentionModel& model, NetState& state, const std::v
         for (std::size_t i = 0; i < plan.placed.size(); ++i) {
             const auto id = kPlanIdBase + static_cast<std::uint32_t>(i);
             const PlacementChoice& c = plan.placed[i].choice;
-            plan.useful +=
-                static_cast<double>(queue[plan.placed[i].index].gpus) * model.ratio(state, id) * c.shape_speed;
+            plan.useful += static_cast<double>(queue[plan.placed[i].index].gpus) * model.ratio(state, id) *
+                           c.shape_speed;
         }
-        for (std::size_t i = 0; i < plan.placed.size(); ++i) state.remove(kPlanIdBase + static_cast<std::uint32_t>(i));
+        for (std::size_t i = 0; i < plan.placed.size(); ++i)
+            state.remove(kPlanIdBase + static_cast<std::uint32_t>(i));
         if (!have || plan.useful > best.useful + 1e-9) {
             best = std::move(plan);
             have = true;

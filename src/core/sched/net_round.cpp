@@ -65,7 +65,8 @@ std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std
         const int n = static_cast<int>(r.nodes.size());
         if (n == 0) continue;
         for (int v : r.nodes)
-            if (v >= 0 && static_cast<std::size_t>(v) < nodes.size()) free[static_cast<std::size_t>(v)] -= r.gpus / n;
+            if (v >= 0 && static_cast<std::size_t>(v) < nodes.size())
+                free[static_cast<std::size_t>(v)] -= r.gpus / n;
         state.add(r.id, table.find(shape_key(r.model, r.gpus, n)), r.gpus, r.nodes);
     }
     std::stable_sort(pending.begin(), pending.end(), [](const RoundPending& a, const RoundPending& b) {
@@ -110,10 +111,10 @@ std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std
         std::map<std::tuple<std::string, int, int, int, std::int64_t, std::vector<bool>>, std::size_t> by;
         for (std::size_t k = 0; k < queue.size(); ++k) {
             const RoundPending& p = pending[at[k]];
-            kind[k] =
-                by.emplace(std::make_tuple(p.model, p.gpus, p.nodes, p.cpus_per_node, p.mem_per_node_mb, p.allowed),
-                           by.size())
-                    .first->second;
+            kind[k] = by.emplace(std::make_tuple(p.model, p.gpus, p.nodes, p.cpus_per_node, p.mem_per_node_mb,
+                                                 p.allowed),
+                                 by.size())
+                          .first->second;
         }
     }
     std::optional<NodeCosts> own;
@@ -146,9 +147,9 @@ std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std
         hooks.costs_bound = true;
         // backfill (a job that fits nowhere now is passed; Slurm decides whether later ones start), and
         // no job held for the running ones' sake (Slurm would start it anyway, unplaced)
-        const RoundPlan plan = plan_round(model, state, free, sub,
-                                          {{w}, true, true, -std::numeric_limits<double>::infinity()}, &costs,
-                                          &hooks);
+        const RoundPlan plan =
+            plan_round(model, state, free, sub, {{w}, true, true, -std::numeric_limits<double>::infinity()},
+                       &costs, &hooks);
         for (const Planned& pl : plan.placed) {
             const std::size_t k = members[pl.index];
             const RoundPending& p = pending[at[k]];
@@ -202,7 +203,8 @@ std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std
         a.passed = true;
         std::sort(by.begin(), by.end());
         a.reason = "placement: passed this round by JobId";
-        for (std::size_t i = 0; i < by.size() && i < 4; ++i) a.reason += (i ? "," : "=") + std::to_string(by[i]);
+        for (std::size_t i = 0; i < by.size() && i < 4; ++i)
+            a.reason += (i ? "," : "=") + std::to_string(by[i]);
         if (by.size() > 4) a.reason += ",...";
         a.reason += " (less predicted loss per GPU)";
         for (std::size_t k : picks)

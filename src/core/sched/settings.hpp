@@ -59,6 +59,13 @@ struct Settings {
     // Migration (off: 0): a running multi-node job predicted below this ratio is requeued when the
     // same shape elsewhere is predicted at least 0.2 better (at most one a round).
     double migrate_below = 0.0;
+    // The planner's window (core/sched/net_plan.hpp): among the next placement_window pending
+    // multi-node jobs by priority, the one whose placement loses least per GPU is placed first,
+    // and (priority/explsched) raised just above the higher jobs it passes so Slurm starts it
+    // first. 1: strict priority order. A job passed for placement_pass_limit seconds is placed
+    // in priority order from then on (no job waits longer for others' sake).
+    uint32_t placement_window = 64;
+    uint32_t placement_pass_limit = 600;
     // Learn the pair table online from the throughput running multi-node trials report (their
     // speed beside other jobs against their speed alone; core/sched/net_learn.hpp). Off by
     // default: it trusts what users' processes report (bounded: doc/placement.md).

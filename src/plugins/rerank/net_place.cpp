@@ -42,6 +42,12 @@ struct PlaceState {
     // node costs carried from round to round (a node whose jobs did not change is not costed
     // again; dropped by NodeCosts::rebind when the table, rule or nodes change)
     net::NodeCosts costs;
+    // the planner (placement_window > 1, priority/explsched): when each pending job was first
+    // passed by a cheaper one (it is overdue placement_pass_limit seconds later), and the
+    // priorities this round raised a placed job to (just above the highest job it passes), which
+    // the ranking's next write-back keeps (placement_lift)
+    std::unordered_map<uint32_t, time_t> passed_since;
+    std::unordered_map<uint32_t, uint32_t> lifts;
 };
 
 constexpr std::string_view kNoteSep = "; placement: ";
@@ -313,9 +319,12 @@ void learn(const std::vector<net::RoundRunning>& running, const std::function<Po
     save_learned(false);
 }
 
-// `running` receives the running multi-node jobs (for learning, after the locks).
-bool place_locked(const net::ContentionModel& model, double uplink_capacity,
+// `running` receives the running multi-node jobs (for learning, after the locks). `window`: the
+// planner's (1: priority order); with more, a placed job that passes a higher one is raised just
+// above it, so Slurm's scheduler (which tries pending jobs by priority) starts it first.
+bool place_locked(const net::ContentionModel& model, const Settings& settings, std::size_t window,
                   std::vector<net::RoundRunning>& running) {
+    const time_t now = time(nullptr);
     std::vector<net::RoundNode> nodes = collect_nodes();
     running = collect_running(nodes);
     std::vector<net::RoundPending> pending;
@@ -334,6 +343,9 @@ bool place_locked(const net::ContentionModel& model, double uplink_capacity,
                                 std::vector<bool>(nodes.size(), true),
                                 cpus,
                                 mem_per_node(job, cpus)};
+            if (const auto since = g_place.passed_since.find(job->job_id);
+                since != g_place.passed_since.end())
+                p.overdue = now - since->second >= static_cast<time_t>(settings.placement_pass_limit);
             for (std::size_t v = 0; v < nodes.size(); ++v) {
                 const auto b = static_cast<bitoff_t>(v);
                 const bool in_part = job->part_ptr == nullptr || job->part_ptr->node_bitmap == nullptr ||
@@ -347,13 +359,33 @@ bool place_locked(const net::ContentionModel& model, double uplink_capacity,
         }
     }
     list_iterator_destroy(it);
-    if (pending.empty()) return false;
+    if (pending.empty()) {
+        g_place.lifts.clear();
+        g_place.passed_since.clear();
+        return false;
+    }
     std::unordered_map<uint32_t, job_record_t*> by_id;
     for (job_record_t* j : by_id_jobs) by_id[j->job_id] = j;
     bool changed = false;
-    for (const net::RoundAnswer& a :
-         net::placement_round(model, nodes, running, std::move(pending), uplink_capacity, &g_place.costs)) {
+    const std::vector<net::RoundAnswer> answers = net::placement_round(
+        model, nodes, running, std::move(pending), settings.uplink_capacity, &g_place.costs, window);
+    std::unordered_map<uint32_t, uint32_t> lifts;
+    for (const net::RoundAnswer& a : answers) {
         job_record_t* job = by_id.at(a.id);
+        if (a.passed) g_place.passed_since.emplace(a.id, now);
+        if (a.pin && a.passes != 0 && !job->direct_set_prio) {
+            // raised just above the job it passes (an operator's priority is never changed)
+            const job_record_t* over = by_id.at(a.passes);
+            const uint32_t target = over->priority >= UINT32_MAX - 1 ? UINT32_MAX - 1 : over->priority + 1;
+            if (job->priority < target) {
+                verbose(
+                    "%s: JobId=%u placed before JobId=%u (less predicted loss per GPU): priority %u -> %u",
+                    plugin_type, job->job_id, a.passes, job->priority, target);
+                job->priority = target;
+                changed = true;
+            }
+            lifts[a.id] = std::max(job->priority, target);
+        }
         const bool ours = pinned_by_us(job);
         if (a.pin) {
             if (!ours || a.nodes_text != job->details->req_nodes) {
@@ -373,9 +405,13 @@ bool place_locked(const net::ContentionModel& model, double uplink_capacity,
         else
             shim::set_system_comment(job, a.reason);
     }
-    // forget pins of jobs no longer pending, and notes of trials neither pending nor running here
+    g_place.lifts = std::move(lifts);
+    // forget pins and passes of jobs no longer pending, and notes of trials neither pending nor
+    // running here
     for (auto p = g_place.pins.begin(); p != g_place.pins.end();)
         p = by_id.count(p->first) ? std::next(p) : g_place.pins.erase(p);
+    for (auto p = g_place.passed_since.begin(); p != g_place.passed_since.end();)
+        p = by_id.count(p->first) ? std::next(p) : g_place.passed_since.erase(p);
     std::unordered_set<uint32_t> live;
     for (const auto& r : running) live.insert(r.id);
     for (auto n = g_place.notes.begin(); n != g_place.notes.end();)
@@ -465,16 +501,24 @@ void save_learned_placement() {
     }
 }
 
+uint32_t placement_lift(uint32_t job_id) {
+    const auto it = g_place.lifts.find(job_id);
+    return it == g_place.lifts.end() ? 0 : it->second;
+}
+
 std::string placement_note(uint32_t job_id) {
     const auto it = g_place.notes.find(job_id);
     return it == g_place.notes.end() ? std::string() : it->second;
 }
 
-void place_multinode_jobs(const Settings& settings, const std::function<PointSpan(uint32_t)>& curve) {
+void place_multinode_jobs(const Settings& settings, bool sets_priority,
+                          const std::function<PointSpan(uint32_t)>& curve) {
     try {
         if (job_list == nullptr) return;
         if (!settings.placement) {
             if (!g_place.pins.empty()) drop_pins();
+            g_place.lifts.clear();
+            g_place.passed_since.clear();
             return;
         }
         sync_table(settings);
@@ -492,7 +536,10 @@ void place_multinode_jobs(const Settings& settings, const std::function<PointSpa
         {
             shim::SlurmctldLocks locks(
                 slurmctld_lock_t{READ_LOCK, WRITE_LOCK, READ_LOCK, READ_LOCK, NO_LOCK});
-            if (place_locked(model, settings.uplink_capacity, running)) last_job_update = time(nullptr);
+            // the window needs the priority to order Slurm's starts: site_factor mode (multifactor
+            // computes the priority) places in priority order
+            const std::size_t window = sets_priority ? settings.placement_window : 1;
+            if (place_locked(model, settings, window, running)) last_job_update = time(nullptr);
         }
         if (g_place.learner) learn(running, curve);
         if (settings.migrate_below > 0.0) migrate(settings, model);

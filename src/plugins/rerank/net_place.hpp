@@ -19,8 +19,16 @@ namespace explsched::rerank {
 
 // Takes slurmctld's locks itself (job write, node and partition read). `curve(id)`: a trial's
 // reported points (placement_learn=yes learns the pair table from their throughput; empty for
-// jobs that report nothing); called without slurmctld's locks.
-void place_multinode_jobs(const Settings& settings, const std::function<PointSpan(uint32_t)>& curve);
+// jobs that report nothing); called without slurmctld's locks. `sets_priority` (priority/explsched):
+// the planner's window applies, and a job it places before a higher one is raised just above
+// that one (placement_lift); otherwise (site_factor mode) jobs are placed in priority order.
+void place_multinode_jobs(const Settings& settings, bool sets_priority,
+                          const std::function<PointSpan(uint32_t)>& curve);
+
+// The priority the last placement round raised a pending job to (0: none): the ranking's
+// write-back keeps at least this much, so Slurm does not see the job fall below the one it
+// passes between the ranking and the next placement round. The re-ranking thread's alone.
+uint32_t placement_lift(uint32_t job_id);
 
 // Once per process: the pins of ours on pending jobs and the notes on trials' ranking lines,
 // read back from the SystemComments (after a slurmctld restart the lines are all that is left;

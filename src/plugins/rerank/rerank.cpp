@@ -846,8 +846,10 @@ bool write_back(Ranker& r, std::size_t from, std::size_t to, std::vector<Hopeles
             swap_in_comment(job, ans);
             s.entry->mark = ans.mark;
         }
-        if (IS_JOB_PENDING(job) && !ans.paused && !job->direct_set_prio && job->priority != ans.priority) {
-            job->priority = ans.priority;
+        // a job the last placement round placed before a higher one keeps its raised priority
+        const uint32_t want = std::max(ans.priority, rerank::placement_lift(s.job_id));
+        if (IS_JOB_PENDING(job) && !ans.paused && !job->direct_set_prio && job->priority != want) {
+            job->priority = want;
             changed = true;
         }
         if (ans.act)
@@ -1237,7 +1239,7 @@ void rerank_all() {
         if (r.settings.placement && r.settings.placement_learn)
             for (std::size_t i = 0; i < r.snaps.size() && i < r.views.size(); ++i)
                 if (!r.views[i].group.empty()) trial_at[r.snaps[i].job_id] = i;
-        rerank::place_multinode_jobs(r.settings, [&](uint32_t id) {
+        rerank::place_multinode_jobs(r.settings, !site_mode(), [&](uint32_t id) {
             const auto it = trial_at.find(id);
             return it == trial_at.end() ? PointSpan() : r.views[it->second].points;
         });

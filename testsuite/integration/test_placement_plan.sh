@@ -1,0 +1,110 @@
+#!/bin/bash
+# The placement planner in slurmctld (placement_window, doc/placement.md): of two pending two-node
+# jobs with room for one, the one that loses less to contention per GPU is placed and started
+# first even though its priority is lower (priority/explsched raises it just above the job it
+# passes, and Slurm's scheduler starts it first); the passed job says so, and once it has been
+# passed for placement_pass_limit seconds it is placed in priority order.
+# 4 nodes x 4 GPUs; a test-side model slows Victim (0.1 s -> 0.3 s a step) beside Bully.
+set -u
+. "$(dirname "$0")/lib.sh"
+require_cluster
+
+new_net_table "Bully Victim Friend" "1.0 1.0 1.0" "0.33 1.0 0.33" "1.0 1.0 1.0" || fail "writing the pair table"
+start_cluster --nodes 4 --gpus 4 \
+    --params "rerank_period=1,placement=yes,net_table=$NET_TABLE,placement_window=8,placement_pass_limit=12"
+
+cat >model.sh <<'SH'
+#!/bin/bash
+nodes=$(scontrol show hostnames "$SLURM_JOB_NODELIST")
+for n in $nodes; do mkdir -p occ/$n; touch occ/$n/$SLURM_JOB_NAME.$SLURM_JOB_ID; done
+slow=0
+for s in $(seq 1 "${STEPS:-20}"); do
+    shared=no
+    for n in $nodes; do for h in ${HURT_BY:-}; do ls occ/$n/$h.* >/dev/null 2>&1 && shared=yes; done; done
+    if [ $shared = yes ]; then sleep 0.3; slow=$((slow + 1)); else sleep 0.1; fi
+done
+echo "$SLURM_JOB_NAME $SLURM_JOB_ID $(echo $nodes) slow_steps=$slow" >>"result.$SLURM_JOB_NAME"
+for n in $nodes; do rm -f occ/$n/$SLURM_JOB_NAME.$SLURM_JOB_ID; done
+SH
+chmod +x model.sh
+comment() { scontrol show job "$1" | sed -n 's/^ *SystemComment=//p' | sed 's/ *$//'; }
+req_nodes() { job_field "$1" ReqNodeList; }
+prio() { job_field "$1" Priority; }
+
+# Bully on n1,n2 (two GPUs each); single-node jobs hold two of n3's GPUs and all of n4's: three
+# nodes with two free GPUs, room for one 2 x 2 job.
+bully=$(submit -N 2 --gres=gpu:2 -J Bully -o bully.out --export=ALL,STEPS=100000 model.sh)
+wait_until 20 '[ "$(job_state $bully)" = RUNNING ]' "Bully running"
+[ "$(job_field "$bully" NodeList)" = "n[1-2]" ] || fail "Bully runs on $(job_field "$bully" NodeList), want n[1-2]"
+h3=$(submit -w n3 --gres=gpu:2 -J hold3 -o /dev/null --wrap 'sleep 600')
+h4=$(submit -w n4 --gres=gpu:4 -J hold4 -o /dev/null --wrap 'sleep 600')
+wait_until 20 '[ "$(job_state $h3)" = RUNNING ] && [ "$(job_state $h4)" = RUNNING ]' "the single-node holders running"
+pass "Bully on n[1-2]; n3 half held, n4 held"
+
+# Victim (hurt by Bully: 0.33 wherever it fits) has the higher priority; Friend (harmless beside
+# Bully) the lower (nice). Both wait 8 s (--begin), so one round plans them together.
+victim=$(submit -N 2 --gres=gpu:2 -J Victim -o victim.out --begin=now+8 \
+    --export=ALL,STEPS=40,HURT_BY=Bully model.sh)
+friend=$(submit -N 2 --gres=gpu:2 -J Friend -o friend.out --begin=now+8 --nice=500 \
+    --export=ALL,STEPS=250 model.sh)
+wait_until 10 '[ "$(req_nodes $friend)" = "n1,n2" ]' \
+    "Friend required onto n1,n2 (now '\$(req_nodes $friend)', '\$(comment $friend)')"
+c=$(comment "$friend")
+echo "$c" | grep -q "^placement: nodes n1,n2, predicted 1.00 of isolated, .*; before JobId=$victim$" ||
+    fail "Friend's SystemComment: '$c'"
+cv=$(comment "$victim")
+[ "$cv" = "placement: passed this round by JobId=$friend (less predicted loss per GPU)" ] ||
+    fail "Victim's SystemComment: '$cv'"
+case "$(req_nodes $victim)" in ""|"(null)") ;; *) fail "Victim has ReqNodeList=$(req_nodes $victim)";; esac
+pf=$(prio "$friend"); pv=$(prio "$victim")
+[ "$pf" -gt "$pv" ] || fail "Friend's priority $pf is not above Victim's $pv"
+pass "Friend placed first: '$c'; Victim: '$cv'; priorities $pf > $pv"
+why=$("$top_builddir/src/cli/explsched" why "$victim" 2>&1) || fail "explsched why $victim: $why"
+echo "$why" | grep -q "placement: passed this round by JobId=$friend" || fail "explsched why: '$why'"
+pass "explsched why $victim: $why"
+
+# Slurm starts Friend (beside Bully, unslowed); Victim waits (no room).
+wait_until 20 '[ "$(job_state $friend)" = RUNNING ]' "Friend running"
+[ "$(job_field $friend NodeList)" = "n[1-2]" ] || fail "Friend runs on $(job_field $friend NodeList)"
+[ "$(job_state $victim)" = PENDING ] || fail "Victim is $(job_state $victim), want PENDING"
+pass "Friend runs on n[1-2] first; Victim pending"
+scancel "$victim" "$friend"
+wait_until 30 '[ -z "$(squeue -h -j $victim,$friend 2>/dev/null)" ]' "Victim and Friend gone"
+
+# No job is passed for long: the same pair waiting for a later start time is planned every round;
+# Friend goes first until Victim has been passed for placement_pass_limit (12 s), then Victim is
+# placed in priority order (Friend no longer raised), and when both may start Victim starts.
+victim=$(submit -N 2 --gres=gpu:2 -J Victim -o victim.out --begin=now+3600 --export=ALL,STEPS=20,HURT_BY=Bully model.sh)
+friend=$(submit -N 2 --gres=gpu:2 -J Friend -o friend.out --begin=now+3600 --nice=500 --export=ALL,STEPS=20 model.sh)
+wait_until 10 'comment $victim | grep -q "^placement: passed this round by JobId=$friend "' \
+    "Victim passed by Friend (now '\$(comment $victim)')"
+t0=$(date +%s)
+wait_until 30 'comment $victim | grep -q "^placement: nodes "' \
+    "Victim placed once overdue (now '\$(comment $victim)', Friend '\$(comment $friend)')"
+waited=$(($(date +%s) - t0))
+[ "$waited" -ge 10 ] || fail "Victim placed after being passed for only ${waited}s (limit 12 s)"
+cf=$(comment "$friend")
+[ "$cf" = "placement: no 2 nodes with 2 free GPUs and 1 free CPU each now" ] || fail "Friend's SystemComment: '$cf'"
+wait_until 5 '[ "$(prio $victim)" -gt "$(prio $friend)" ]' "Friend's raise dropped (priorities \$(prio $victim), \$(prio $friend))"
+scontrol update jobid="$victim" StartTime=now || fail "scontrol update StartTime"
+scontrol update jobid="$friend" StartTime=now || fail "scontrol update StartTime"
+wait_until 20 '[ "$(job_state $victim)" = RUNNING ]' "Victim running"
+[ "$(job_state $friend)" = PENDING ] || fail "Friend is $(job_state $friend), want PENDING"
+pass "Victim passed ~${waited}s, then placed first ('$(comment $victim)') and started; Friend: '$cf'"
+scancel "$victim" "$friend"
+wait_until 30 '[ -z "$(squeue -h -j $victim,$friend 2>/dev/null)" ]' "Victim and Friend gone"
+
+# The control: placement_window=1 (priority order, scontrol reconfigure): the same two jobs, and
+# the higher-priority Victim is placed; Friend waits.
+sed -i 's/placement_window=8/placement_window=1/' "$SLURM_CONF"
+scontrol reconfigure || fail "scontrol reconfigure"
+sleep 2
+victim=$(submit -N 2 --gres=gpu:2 -J Victim -o /dev/null --begin=now+3600 --export=ALL,STEPS=1 model.sh)
+friend=$(submit -N 2 --gres=gpu:2 -J Friend -o /dev/null --begin=now+3600 --nice=500 --export=ALL,STEPS=1 model.sh)
+wait_until 10 '[ -n "$(req_nodes $victim | grep -v null)" ]' "Victim placed (window 1; '\$(comment $victim)')"
+cv=$(comment "$victim"); cf=$(comment "$friend")
+echo "$cv" | grep -q "^placement: nodes .*predicted 0.35 of isolated" || fail "window 1: Victim's SystemComment '$cv'"
+[ "$cf" = "placement: no 2 nodes with 2 free GPUs and 1 free CPU each now" ] || fail "window 1: Friend's SystemComment '$cf'"
+pass "placement_window=1: Victim placed first ('$cv'), Friend: '$cf'"
+scancel "$victim" "$friend" "$bully" "$h3" "$h4"
+

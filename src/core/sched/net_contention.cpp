@@ -152,6 +152,12 @@ std::uint64_t entry_hash(const NetState::Entry& e) {
 
 }  // namespace
 
+void NetState::reserve(std::size_t jobs, const std::vector<std::uint32_t>& entries) {
+    jobs_.reserve(jobs);
+    for (std::size_t v = 0; v < entries.size() && v < node_jobs_.size(); ++v)
+        node_jobs_[v].reserve(entries[v]);
+}
+
 void NetState::add(std::uint32_t id, int type, int gpus, std::vector<int> nodes) {
     remove(id);
     if (nodes.size() < 2) return;  // single-node: no network traffic to share

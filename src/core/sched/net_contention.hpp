@@ -66,6 +66,9 @@ public:
     explicit NetState(std::size_t node_count = 0, std::vector<int> switch_of_node = {});
 
     void add(std::uint32_t id, int type, int gpus, std::vector<int> nodes);
+    // Room for `jobs` jobs and, per node, `entries[v]` of them (a state built in one go: no
+    // reallocation while adding).
+    void reserve(std::size_t jobs, const std::vector<std::uint32_t>& entries);
     void remove(std::uint32_t id);
     void clear();
     const Job* job(std::uint32_t id) const;

@@ -69,7 +69,6 @@ RoundPlan plan_round(const ContentionModel& model, NetState& state, const std::v
         kind = kinds_of(queue, kinds);
     }
     const bool masked = hooks != nullptr && hooks->mask;
-    std::vector<int> mask_buf;
     std::vector<std::optional<Memo>> first(kinds);  // scores before any pick, shared by the plans
     RoundPlan best;
     bool have = false;
@@ -99,9 +98,7 @@ RoundPlan plan_round(const ContentionModel& model, NetState& state, const std::v
         const auto score = [&](std::size_t k) {
             ++evaluations;
             if (!masked) return score_candidate(model, state, fr, queue[k], ps.aware, costs);
-            mask_buf.assign(fr.size(), -1);
-            hooks->mask(k, fr, mask_buf);
-            return score_candidate(model, state, mask_buf, queue[k], ps.aware, costs);
+            return score_candidate(model, state, hooks->mask(k, fr), queue[k], ps.aware, costs);
         };
         for (std::size_t head = 0; head < queue.size();) {
             // The least cost per GPU in the window. A stale score is taken as a bound (more jobs

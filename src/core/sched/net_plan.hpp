@@ -43,16 +43,17 @@ struct RoundPlan {
     std::size_t evaluations = 0;  // placements scored, over all windows
 };
 
-// What a caller with more than GPUs to count (slurmctld: CPUs, memory, partitions) adds; both
-// optional. `mask(k, free, out)`: the GPUs queue job k may use on each node now (out has free's
-// size; -1 = not this node), given the plan's free GPUs so far; called before each score of k.
-// `kind[k]`: jobs of one kind are scored once per state (they must have the same request and
-// mask); empty: the kind is the request's (model, GPUs, node counts). `picked(k, nodes)`: job k
-// was taken onto `nodes` (the caller takes its other resources there); `reset()`: a plan is being
-// undone (before each window's plan but the first, and before returning): every pick's resources
-// are free again, so on return the caller's resources are as they were.
+// What a caller with more than GPUs to count (slurmctld: CPUs, memory, partitions) adds; all
+// optional. `mask(k, free)`: the GPUs queue job k may use on each node now (free's size; -1 = not
+// this node), given the plan's free GPUs so far; called before each score of k, the reference
+// read before the next call of a hook. `kind[k]`: jobs of one kind are scored once per state
+// (they must have the same request and mask); empty: the kind is the request's (model, GPUs, node
+// counts). `picked(k, nodes)`: job k was taken onto `nodes` (the caller takes its other resources
+// there; only those nodes' masks change). `reset()`: a plan is being undone (before each window's
+// plan but the first, and before returning): every pick's resources are free again, so on return
+// the caller's resources are as they were.
 struct PlanHooks {
-    std::function<void(std::size_t, const std::vector<int>&, std::vector<int>&)> mask;
+    std::function<const std::vector<int>&(std::size_t, const std::vector<int>&)> mask;
     std::vector<std::size_t> kind;
     std::function<void(std::size_t, const std::vector<int>&)> picked;
     std::function<void()> reset;

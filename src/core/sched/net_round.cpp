@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 #include <tuple>
+#include <unordered_map>
 
 #include "core/sched/net_plan.hpp"
 
@@ -47,7 +48,7 @@ std::string no_fit_reason(const RoundPending& p) {
 std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std::vector<RoundNode>& nodes,
                                          const std::vector<RoundRunning>& running,
                                          std::vector<RoundPending> pending, double uplink_capacity,
-                                         NodeCosts* carry, std::size_t window) {
+                                         RoundCache* carry, std::size_t window) {
     const PairTable& table = model.table();
     std::vector<int> free(nodes.size());
     std::vector<std::string> names(nodes.size());
@@ -59,16 +60,67 @@ std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std
     }
     std::vector<int> leaf(nodes.size(), -1);
     for (std::size_t v = 0; v < nodes.size(); ++v) leaf[v] = nodes[v].leaf;
-    NetState state(nodes.size(), std::move(leaf));
+    const std::uint64_t fingerprint = table.fingerprint();
+    // The running jobs' state: the cache's brought up to date, or built for this round.
+    RoundCache scratch_cache;
+    RoundCache& cache = carry ? *carry : scratch_cache;
+    const bool keep = cache.state_ && cache.leaf_ == leaf && cache.fingerprint_ == fingerprint;
+    if (!keep) {
+        cache.state_.emplace(nodes.size(), leaf);
+        cache.leaf_ = std::move(leaf);
+        cache.fingerprint_ = fingerprint;
+        cache.type_of_.clear();
+        cache.kept_ = 0;
+        // room for the running jobs and this round's placements on every node, in one go
+        std::vector<std::uint32_t> entries(nodes.size(), 0);
+        for (const RoundRunning& r : running)
+            for (int v : r.nodes)
+                if (v >= 0 && static_cast<std::size_t>(v) < nodes.size())
+                    ++entries[static_cast<std::size_t>(v)];
+        for (auto& e : entries) e += 4;
+        cache.state_->reserve(running.size() + pending.size(), entries);
+    } else {
+        ++cache.kept_;
+    }
+    NetState& state = *cache.state_;
     state.uplink_capacity = uplink_capacity;
+    // the type of each (model, GPUs, nodes) looked up once: a round's running jobs are of few
+    std::size_t unchanged = 0, listed = 0;  // multi-node jobs: the ones the state holds
     for (const RoundRunning& r : running) {
         const int n = static_cast<int>(r.nodes.size());
         if (n == 0) continue;
+        listed += n >= 2;
         for (int v : r.nodes)
             if (v >= 0 && static_cast<std::size_t>(v) < nodes.size())
                 free[static_cast<std::size_t>(v)] -= r.gpus / n;
-        state.add(r.id, table.find(shape_key(r.model, r.gpus, n)), r.gpus, r.nodes);
+        const auto t = cache.type_of_.try_emplace(shape_key(r.model, r.gpus, n), 0);
+        if (t.second) t.first->second = table.find(t.first->first);
+        const NetState::Job* was = state.job(r.id);
+        if (was != nullptr && was->type == t.first->second && was->gpus == r.gpus && was->nodes == r.nodes) {
+            ++unchanged;
+            continue;
+        }
+        state.add(r.id, t.first->second, r.gpus, r.nodes);
     }
+    if (state.size() > listed) {  // jobs that ended (or are no longer listed) leave the state
+        std::unordered_map<std::uint32_t, bool> now;
+        now.reserve(running.size());
+        for (const RoundRunning& r : running) now[r.id] = true;
+        std::vector<std::uint32_t> gone;
+        for (const auto& [id, j] : state.jobs())
+            if (!now.count(id)) gone.push_back(id);
+        for (std::uint32_t id : gone) state.remove(id);
+    }
+    (void)unchanged;
+    // this round's placements join the state for the round only
+    std::vector<std::uint32_t> added;
+    struct Undo {
+        NetState& state;
+        std::vector<std::uint32_t>& added;
+        ~Undo() {
+            for (std::uint32_t id : added) state.remove(id);
+        }
+    } undo{state, added};
     std::stable_sort(pending.begin(), pending.end(), [](const RoundPending& a, const RoundPending& b) {
         return a.priority != b.priority ? a.priority > b.priority : a.id < b.id;
     });
@@ -87,15 +139,16 @@ std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std
         at.push_back(i);
         queue.push_back({p.model, p.gpus, {p.nodes}});
     }
-    // Where queue job k may go given the GPUs free so far (and `lf`, the CPUs and memory).
+    // Whether pending job p may use node v given the CPUs and memory left (`lf`), and where queue
+    // job k may go given the GPUs free so far.
+    const auto may_use = [&](const RoundPending& p, std::size_t v, const std::vector<Left>& lf) {
+        return nodes[v].usable && (v >= p.allowed.size() || p.allowed[v]) &&
+               lf[v].fits(p.cpus_per_node, p.mem_per_node_mb);
+    };
     const auto mask_with = [&](std::size_t k, const std::vector<int>& fr, const std::vector<Left>& lf,
                                std::vector<int>& m) {
         const RoundPending& p = pending[at[k]];
-        for (std::size_t v = 0; v < nodes.size(); ++v) {
-            const bool ok = nodes[v].usable && (v >= p.allowed.size() || p.allowed[v]) &&
-                            lf[v].fits(p.cpus_per_node, p.mem_per_node_mb);
-            m[v] = ok ? std::max(0, fr[v]) : -1;
-        }
+        for (std::size_t v = 0; v < nodes.size(); ++v) m[v] = may_use(p, v, lf) ? std::max(0, fr[v]) : -1;
     };
     std::vector<int> scratch(nodes.size());
     const auto fits = [&](std::size_t k, const std::vector<int>& fr, const std::vector<Left>& lf) {
@@ -107,6 +160,7 @@ std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std
     };
     // Kinds: jobs with the same request, needs and allowed nodes are scored once per state.
     std::vector<std::size_t> kind(queue.size());
+    std::size_t kinds = 0;
     {
         std::map<std::tuple<std::string, int, int, int, std::int64_t, std::vector<bool>>, std::size_t> by;
         for (std::size_t k = 0; k < queue.size(); ++k) {
@@ -116,13 +170,16 @@ std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std
                                  by.size())
                           .first->second;
         }
+        kinds = by.size();
     }
-    std::optional<NodeCosts> own;
-    if (carry)
-        carry->rebind(model, state, table.fingerprint());
-    else
-        own.emplace(model, state);
-    NodeCosts& costs = carry ? *carry : *own;
+    // Each kind's mask, kept up to date from the nodes picks changed (`touched`, a log: a kind's
+    // mask is synced to a position in it), so a score costs no pass over every node.
+    std::vector<std::vector<int>> kind_mask(kinds);
+    std::vector<std::size_t> synced(kinds, 0);
+    std::vector<bool> have_mask(kinds, false);
+    std::vector<int> touched;
+    NodeCosts& costs = cache.costs_;
+    costs.rebind(model, state, fingerprint);
     std::vector<bool> placed(queue.size(), false);
     std::vector<std::size_t> picks;  // queue indexes, in the order placed
     // Plans `members` (queue indexes, in priority order) with window `w` and takes the plan: its
@@ -136,14 +193,39 @@ std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std
             hooks.kind.push_back(kind[k]);
         }
         const std::vector<Left> left0 = left;
-        hooks.mask = [&](std::size_t j, const std::vector<int>& fr, std::vector<int>& m) {
-            mask_with(members[j], fr, left, m);
+        const auto forget_masks = [&] {
+            std::fill(have_mask.begin(), have_mask.end(), false);
+            touched.clear();
+        };
+        forget_masks();
+        hooks.mask = [&](std::size_t j, const std::vector<int>& fr) -> const std::vector<int>& {
+            const std::size_t k = members[j], kd = kind[k];
+            std::vector<int>& m = kind_mask[kd];
+            if (!have_mask[kd]) {
+                m.resize(nodes.size());
+                mask_with(k, fr, left, m);
+                have_mask[kd] = true;
+            } else {
+                const RoundPending& p = pending[at[k]];
+                for (std::size_t i = synced[kd]; i < touched.size(); ++i) {
+                    const auto v = static_cast<std::size_t>(touched[i]);
+                    m[v] = may_use(p, v, left) ? std::max(0, fr[v]) : -1;
+                }
+            }
+            synced[kd] = touched.size();
+            return m;
         };
         hooks.picked = [&](std::size_t j, const std::vector<int>& on) {
             const RoundPending& p = pending[at[members[j]]];
-            for (int v : on) left[static_cast<std::size_t>(v)].take(p.cpus_per_node, p.mem_per_node_mb);
+            for (int v : on) {
+                left[static_cast<std::size_t>(v)].take(p.cpus_per_node, p.mem_per_node_mb);
+                touched.push_back(v);
+            }
         };
-        hooks.reset = [&] { left = left0; };
+        hooks.reset = [&] {
+            left = left0;
+            forget_masks();
+        };
         hooks.costs_bound = true;
         // backfill (a job that fits nowhere now is passed; Slurm decides whether later ones start), and
         // no job held for the running ones' sake (Slurm would start it anyway, unplaced)
@@ -167,6 +249,7 @@ std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std
                 left[static_cast<std::size_t>(v)].take(p.cpus_per_node, p.mem_per_node_mb);
             }
             state.add(p.id, c.type, p.gpus, c.nodes);
+            added.push_back(p.id);
             placed[k] = true;
             picks.push_back(k);
         }

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/sched/net_placement.hpp"
@@ -85,12 +86,36 @@ std::optional<Migration> choose_migration(const ContentionModel& model, const st
                                           double margin, const std::vector<std::uint32_t>& skip,
                                           double uplink_capacity = 4.0);
 
-// `carry` (optional): a cache kept from round to round (NodeCosts::rebind), so nodes whose jobs did
-// not change are not costed again; the answer is the same with or without it. Answers are in
-// priority order (highest first, ties by id). `window`: the planner's (1: priority order).
+// What a host placing round after round (slurmctld) keeps between rounds: the running jobs' state,
+// brought up to date from each round's list (the jobs that ended removed, the new or moved ones
+// added: no rebuild of a thousand jobs), and the node costs on it (NodeCosts::rebind), so nodes
+// whose jobs did not change are not costed again. Rebuilt when the nodes, their leaf switches or
+// the table's content change. Answers are the same with or without one.
+class RoundCache {
+public:
+    RoundCache() = default;
+    // Rounds in a row that kept the running jobs' state (diagnostics, tests).
+    std::size_t kept_states() const { return kept_; }
+    const NodeCosts& costs() const { return costs_; }
+
+private:
+    friend std::vector<RoundAnswer> placement_round(const ContentionModel&, const std::vector<RoundNode>&,
+                                                    const std::vector<RoundRunning>&,
+                                                    std::vector<RoundPending>, double, RoundCache*,
+                                                    std::size_t);
+    std::optional<NetState> state_;
+    std::vector<int> leaf_;
+    std::uint64_t fingerprint_ = 0;
+    std::unordered_map<std::string, int> type_of_;  // shape key -> the table's type
+    NodeCosts costs_;
+    std::size_t kept_ = 0;
+};
+
+// `carry` (optional): kept from round to round (RoundCache). Answers are in priority order
+// (highest first, ties by id). `window`: the planner's (1: priority order).
 std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std::vector<RoundNode>& nodes,
                                          const std::vector<RoundRunning>& running,
                                          std::vector<RoundPending> pending, double uplink_capacity = 4.0,
-                                         NodeCosts* carry = nullptr, std::size_t window = 1);
+                                         RoundCache* carry = nullptr, std::size_t window = 1);
 
 }  // namespace explsched::net

@@ -39,9 +39,9 @@ struct PlaceState {
     std::unique_ptr<net::NetLearner> learner;
     bool learned_unsaved = false;  // observations since the last save
     time_t learned_saved = 0;      // when it was last saved (or tried)
-    // node costs carried from round to round (a node whose jobs did not change is not costed
-    // again; dropped by NodeCosts::rebind when the table, rule or nodes change)
-    net::NodeCosts costs;
+    // the running jobs' state and node costs carried from round to round (a node whose jobs did not
+    // change is not costed again; net::RoundCache)
+    net::RoundCache costs;
     // the planner (placement_window > 1, priority/explsched): when each pending job was first
     // passed by a cheaper one (it is overdue placement_pass_limit seconds later), and the
     // priorities this round raised a placed job to (just above the highest job it passes), which

@@ -343,9 +343,12 @@ bool place_locked(const net::ContentionModel& model, const Settings& settings, s
                                 std::vector<bool>(nodes.size(), true),
                                 cpus,
                                 mem_per_node(job, cpus)};
+            // placement_pass_limit=0: nobody is passed (every job placed in priority order)
+            p.overdue = settings.placement_pass_limit == 0;
             if (const auto since = g_place.passed_since.find(job->job_id);
                 since != g_place.passed_since.end())
-                p.overdue = now - since->second >= static_cast<time_t>(settings.placement_pass_limit);
+                p.overdue =
+                    p.overdue || now - since->second >= static_cast<time_t>(settings.placement_pass_limit);
             for (std::size_t v = 0; v < nodes.size(); ++v) {
                 const auto b = static_cast<bitoff_t>(v);
                 const bool in_part = job->part_ptr == nullptr || job->part_ptr->node_bitmap == nullptr ||

@@ -85,7 +85,7 @@ std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std
     NetState& state = *cache.state_;
     state.uplink_capacity = uplink_capacity;
     // the type of each (model, GPUs, nodes) looked up once: a round's running jobs are of few
-    std::size_t unchanged = 0, listed = 0;  // multi-node jobs: the ones the state holds
+    std::size_t listed = 0;  // multi-node jobs: the ones the state holds
     for (const RoundRunning& r : running) {
         const int n = static_cast<int>(r.nodes.size());
         if (n == 0) continue;
@@ -96,11 +96,8 @@ std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std
         const auto t = cache.type_of_.try_emplace(shape_key(r.model, r.gpus, n), 0);
         if (t.second) t.first->second = table.find(t.first->first);
         const NetState::Job* was = state.job(r.id);
-        if (was != nullptr && was->type == t.first->second && was->gpus == r.gpus && was->nodes == r.nodes) {
-            ++unchanged;
-            continue;
-        }
-        state.add(r.id, t.first->second, r.gpus, r.nodes);
+        if (was == nullptr || was->type != t.first->second || was->gpus != r.gpus || was->nodes != r.nodes)
+            state.add(r.id, t.first->second, r.gpus, r.nodes);  // new, or moved (requeued and started again)
     }
     if (state.size() > listed) {  // jobs that ended (or are no longer listed) leave the state
         std::unordered_map<std::uint32_t, bool> now;
@@ -111,7 +108,6 @@ std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std
             if (!now.count(id)) gone.push_back(id);
         for (std::uint32_t id : gone) state.remove(id);
     }
-    (void)unchanged;
     // this round's placements join the state for the round only
     std::vector<std::uint32_t> added;
     struct Undo {

@@ -223,7 +223,7 @@ std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std
             forget_masks();
         };
         hooks.costs_bound = true;
-        // backfill (a job that fits nowhere now is passed; Slurm decides whether later ones start), and
+        // backfill (a job that fits nowhere now is skipped; Slurm decides whether later ones start), and
         // no job held for the running ones' sake (Slurm would start it anyway, unplaced)
         const RoundPlan plan =
             plan_round(model, state, free, sub, {{w}, true, true, -std::numeric_limits<double>::infinity()},

@@ -4,7 +4,7 @@
 // core's planner (net_plan.hpp) over the priority order: with window W it takes, among the next W
 // jobs not yet placed, the one whose placement costs least per GPU (window 1: strict priority
 // order), each seeing the ones placed before it, so two jobs are never sent to the same free
-// GPUs; a job that fits nowhere now is passed (backfill: Slurm decides whether the ones after it
+// GPUs; a job that fits nowhere now is skipped (backfill: Slurm decides whether the ones after it
 // may start). A job the plan placed ahead of a higher-priority job that fits now but finds no room
 // after the plan *passes* it: the answer names the job passed, so the caller can have Slurm start
 // the placed one first. An `overdue` job (passed for too long) is placed before any plan, in

@@ -352,9 +352,7 @@ _cluster_restart_gone_slurmds() {
     local dir=$1 slurmd=$2 nodes=$3 n pid log
     for ((n = 1; n <= nodes; n++)); do
         pid=$(cat "$dir/run/slurmd.n$n.pid" 2>/dev/null) || pid=
-        # alive: a process that is not a zombie (a killed daemon stays one where nobody reaps it)
-        [ -n "$pid" ] && [ -r "/proc/$pid/stat" ] && [ "$(sed 's/.*) //' "/proc/$pid/stat" | cut -d' ' -f1)" != Z ] \
-            && continue
+        _cluster_pid_alive "$pid" && continue
         cluster_log "slurmd of n$n is not running; starting it again"
         log=$dir/log/slurmd.n$n.log
         [ -f "$log" ] && tail -n 10 "$log" >&2
@@ -377,10 +375,19 @@ _cluster_kill_pidfile() {
     _cluster_kill_pidfiles "$@"
 }
 
-# SIGTERM to the daemons of all the pid files at once, then waits up to 5 s for them all and
-# SIGKILLs the rest (a slurmd takes about 2 s to stop: 128 of them one after another took minutes).
+# Whether PID names a live process: not a zombie (a killed daemon stays one where nobody reaps
+# it, and holds no port or file then).
+_cluster_pid_alive() {
+    local pid=$1
+    [ -n "$pid" ] && [ -r "/proc/$pid/stat" ] && [ "$(sed 's/.*) //' "/proc/$pid/stat" | cut -d' ' -f1)" != Z ]
+}
+
+# SIGTERM to the daemons of all the pid files at once, then waits up to 5 s for them all,
+# SIGKILLs the rest and waits up to 5 s more for them to be gone (a slurmd takes about 2 s to
+# stop: 128 of them one after another took minutes). Returning before a killed slurmctld is gone
+# let the next one fail to bind its port ("Address already in use").
 _cluster_kill_pidfiles() {
-    local pidfile pid pids=() alive
+    local pidfile pid pids=() alive i
     for pidfile in "$@"; do
         [ -f "$pidfile" ] || continue
         pid=$(cat "$pidfile" 2>/dev/null)
@@ -388,14 +395,15 @@ _cluster_kill_pidfiles() {
         kill -TERM "$pid" 2>/dev/null && pids+=("$pid")
     done
     [ ${#pids[@]} -gt 0 ] || return 0
-    for _ in $(seq 1 50); do
+    for ((i = 1; i <= 100; i++)); do
         alive=()
-        for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive+=("$pid"); done
+        for pid in "${pids[@]}"; do _cluster_pid_alive "$pid" && alive+=("$pid"); done
         [ ${#alive[@]} -gt 0 ] || return 0
         pids=("${alive[@]}")
+        [ "$i" = 50 ] && { kill -KILL "${pids[@]}" 2>/dev/null || true; }
         sleep 0.1
     done
-    kill -KILL "${pids[@]}" 2>/dev/null || true
+    cluster_log "still running after SIGKILL: ${pids[*]}"
 }
 
 # Processes that belong to this cluster: their environment names its slurm.conf (job steps,

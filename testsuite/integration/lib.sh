@@ -72,6 +72,27 @@ submit() {  # submit sbatch-args...  -> prints the job id
     sbatch --parsable "$@" | cut -d';' -f1
 }
 
+# write_contention_model [FILE]: the test-side "model" of the placement tests (default model.sh,
+# executable): STEPS steps of 0.1 s, 0.3 s while a job whose name is in HURT_BY shares one of its
+# nodes (each job marks its nodes under occ/); appends "NAME NODES slow_steps=N" to result.NAME.
+write_contention_model() {
+    local f=${1:-model.sh}
+    cat >"$f" <<'SH'
+#!/bin/bash
+nodes=$(scontrol show hostnames "$SLURM_JOB_NODELIST")
+for n in $nodes; do mkdir -p occ/$n; touch occ/$n/$SLURM_JOB_NAME.$SLURM_JOB_ID; done
+slow=0
+for s in $(seq 1 "${STEPS:-20}"); do
+    shared=no
+    for n in $nodes; do for h in ${HURT_BY:-}; do ls occ/$n/$h.* >/dev/null 2>&1 && shared=yes; done; done
+    if [ $shared = yes ]; then sleep 0.3; slow=$((slow + 1)); else sleep 0.1; fi
+done
+echo "$SLURM_JOB_NAME $(echo $nodes) slow_steps=$slow" >>"result.$SLURM_JOB_NAME"
+for n in $nodes; do rm -f occ/$n/$SLURM_JOB_NAME.$SLURM_JOB_ID; done
+SH
+    chmod +x "$f"
+}
+
 # new_net_table "A B ..." "ROW_A" "ROW_B" ...: a DeepShare-format pair table in a temp dir removed
 # on exit (NET_TABLE names it): isolated_thp.csv gives every type ("MODEL,4,2": 4 GPUs on 2 nodes)
 # 100 samples/s; shared_thp_ratio.csv's row for a type ("1.0 0.33 ...", in the types' order) is its

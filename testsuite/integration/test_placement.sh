@@ -17,20 +17,7 @@ table=$NET_TABLE
 start_cluster --nodes 4 --gpus 4 --params "rerank_period=1,placement=yes,net_table=$table"
 
 # The test-side model: STEPS steps of 0.1 s, 0.3 s while a job named in HURT_BY shares a node.
-cat >model.sh <<'SH'
-#!/bin/bash
-nodes=$(scontrol show hostnames "$SLURM_JOB_NODELIST")
-for n in $nodes; do mkdir -p occ/$n; touch occ/$n/$SLURM_JOB_NAME.$SLURM_JOB_ID; done
-slow=0
-for s in $(seq 1 "${STEPS:-20}"); do
-    shared=no
-    for n in $nodes; do for h in ${HURT_BY:-}; do ls occ/$n/$h.* >/dev/null 2>&1 && shared=yes; done; done
-    if [ $shared = yes ]; then sleep 0.3; slow=$((slow + 1)); else sleep 0.1; fi
-done
-echo "$SLURM_JOB_NAME $(echo $nodes) slow_steps=$slow" >>"result.$SLURM_JOB_NAME"
-for n in $nodes; do rm -f occ/$n/$SLURM_JOB_NAME.$SLURM_JOB_ID; done
-SH
-chmod +x model.sh
+write_contention_model
 comment() { scontrol show job "$1" | sed -n 's/^ *SystemComment=//p' | sed 's/ *$//'; }
 req_nodes() { job_field "$1" ReqNodeList; }
 

@@ -13,20 +13,7 @@ new_net_table "Bully Victim Friend" "1.0 1.0 1.0" "0.33 1.0 0.33" "1.0 1.0 1.0" 
 start_cluster --nodes 4 --gpus 4 \
     --params "rerank_period=1,placement=yes,net_table=$NET_TABLE,placement_window=8,placement_pass_limit=12"
 
-cat >model.sh <<'SH'
-#!/bin/bash
-nodes=$(scontrol show hostnames "$SLURM_JOB_NODELIST")
-for n in $nodes; do mkdir -p occ/$n; touch occ/$n/$SLURM_JOB_NAME.$SLURM_JOB_ID; done
-slow=0
-for s in $(seq 1 "${STEPS:-20}"); do
-    shared=no
-    for n in $nodes; do for h in ${HURT_BY:-}; do ls occ/$n/$h.* >/dev/null 2>&1 && shared=yes; done; done
-    if [ $shared = yes ]; then sleep 0.3; slow=$((slow + 1)); else sleep 0.1; fi
-done
-echo "$SLURM_JOB_NAME $SLURM_JOB_ID $(echo $nodes) slow_steps=$slow" >>"result.$SLURM_JOB_NAME"
-for n in $nodes; do rm -f occ/$n/$SLURM_JOB_NAME.$SLURM_JOB_ID; done
-SH
-chmod +x model.sh
+write_contention_model
 comment() { scontrol show job "$1" | sed -n 's/^ *SystemComment=//p' | sed 's/ *$//'; }
 req_nodes() { job_field "$1" ReqNodeList; }
 prio() { job_field "$1" Priority; }

@@ -118,3 +118,58 @@ new_net_table() {
         done
     } >"$NET_TABLE/shared_thp_ratio.csv"
 }
+
+# The placement planner's tests (test_placement_plan*.sh, 4 nodes x 4 GPUs, model.sh from
+# write_contention_model, a pair table from new_net_table "Bully Victim Friend" in which Victim
+# loses to Bully): a job's SystemComment, required nodes and priority.
+comment() { scontrol show job "$1" | sed -n 's/^ *SystemComment=//p' | sed 's/ *$//'; }
+req_nodes() { job_field "$1" ReqNodeList; }
+prio() { job_field "$1" Priority; }
+
+# plan_bully_and_holders: Bully on n1,n2 (two GPUs each); single-node jobs hold two of n3's GPUs
+# and all of n4's: three nodes with two free GPUs, room for one 2 x 2 job. Sets bully, h3, h4.
+plan_bully_and_holders() {
+    bully=$(submit -N 2 --gres=gpu:2 -J Bully -o bully.out --export=ALL,STEPS=100000 model.sh)
+    wait_until 20 '[ "$(job_state $bully)" = RUNNING ]' "Bully running"
+    [ "$(job_field "$bully" NodeList)" = "n[1-2]" ] || fail "Bully runs on $(job_field "$bully" NodeList), want n[1-2]"
+    h3=$(submit -w n3 --gres=gpu:2 -J hold3 -o /dev/null --wrap 'sleep 600')
+    h4=$(submit -w n4 --gres=gpu:4 -J hold4 -o /dev/null --wrap 'sleep 600')
+    wait_until 20 '[ "$(job_state $h3)" = RUNNING ] && [ "$(job_state $h4)" = RUNNING ]' "the single-node holders running"
+    pass "Bully on n[1-2]; n3 half held, n4 held"
+}
+
+# plan_friend_first (after plan_bully_and_holders): Victim (hurt by Bully: 0.33 wherever it fits)
+# has the higher priority; Friend (harmless beside Bully) the lower (nice). Both wait 8 s
+# (--begin), so one round plans them together: Friend is placed first ("; before JobId=<Victim>")
+# and raised above Victim, Victim says it was passed, and Slurm starts Friend first. Sets victim
+# and friend (both gone at the end).
+plan_friend_first() {
+    local c cv pf pv why
+    victim=$(submit -N 2 --gres=gpu:2 -J Victim -o victim.out --begin=now+8 \
+        --export=ALL,STEPS=40,HURT_BY=Bully model.sh)
+    friend=$(submit -N 2 --gres=gpu:2 -J Friend -o friend.out --begin=now+8 --nice=500 \
+        --export=ALL,STEPS=250 model.sh)
+    wait_until 10 '[ "$(req_nodes $friend)" = "n1,n2" ]' \
+        "Friend required onto n1,n2 (now '\$(req_nodes $friend)', '\$(comment $friend)')"
+    c=$(comment "$friend")
+    echo "$c" | grep -q "^placement: nodes n1,n2, predicted 1.00 of isolated, .*; before JobId=$victim$" ||
+        fail "Friend's SystemComment: '$c'"
+    cv=$(comment "$victim")
+    [ "$cv" = "placement: passed this round by JobId=$friend (less predicted loss per GPU)" ] ||
+        fail "Victim's SystemComment: '$cv'"
+    case "$(req_nodes $victim)" in ""|"(null)") ;; *) fail "Victim has ReqNodeList=$(req_nodes $victim)";; esac
+    pf=$(prio "$friend"); pv=$(prio "$victim")
+    [ "$pf" -gt "$pv" ] || fail "Friend's priority $pf is not above Victim's $pv"
+    pass "Friend placed first: '$c'; Victim: '$cv'; priorities $pf > $pv"
+    why=$("$top_builddir/src/cli/explsched" why "$victim" 2>&1) || fail "explsched why $victim: $why"
+    echo "$why" | grep -q "placement: passed this round by JobId=$friend" || fail "explsched why: '$why'"
+    pass "explsched why $victim: $why"
+
+    # Slurm starts Friend (beside Bully, unslowed); Victim waits (no room).
+    wait_until 20 '[ "$(job_state $friend)" = RUNNING ]' "Friend running"
+    [ "$(job_field $friend NodeList)" = "n[1-2]" ] || fail "Friend runs on $(job_field $friend NodeList)"
+    [ "$(job_state $victim)" = PENDING ] || fail "Victim is $(job_state $victim), want PENDING"
+    pass "Friend runs on n[1-2] first; Victim pending"
+    scancel "$victim" "$friend"
+    wait_until 30 '[ -z "$(squeue -h -j $victim,$friend 2>/dev/null)" ]' "Victim and Friend gone"
+}

@@ -9,15 +9,19 @@
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "core/sched/explore_spec.hpp"
 #include "core/sched/gpu_count.hpp"
 #include "core/sched/net_learn.hpp"
 #include "core/sched/net_round.hpp"
-#include "plugins/rerank/net_place.hpp"
 #include "plugins/slurm_compat.hpp"
 #include "plugins/slurmctld_shim.hpp"
+
+// after slurmctld.h (the shim's)
+#include "plugins/rerank/net_place.hpp"
+#include "plugins/rerank/site_lift.hpp"
 
 extern list_t* job_list __attribute__((weak));
 extern time_t last_job_update __attribute__((weak));
@@ -42,16 +46,28 @@ struct PlaceState {
     // the running jobs' state and node costs carried from round to round (a node whose jobs did not
     // change is not costed again; net::RoundCache)
     net::RoundCache costs;
-    // the planner (placement_window > 1, priority/explsched): when each pending job was first
-    // passed by a cheaper one (it is overdue placement_pass_limit seconds later), and the
-    // priorities this round raised a placed job to (just above the highest job it passes), which
-    // the ranking's next write-back keeps (placement_lift)
+    // the planner (placement_window > 1): when each pending job was first passed by a cheaper one
+    // (it is overdue placement_pass_limit seconds later), and, in priority mode, the priorities
+    // this round raised a placed job to (just above the highest job it passes), which the
+    // ranking's next write-back keeps (placement_lift)
     std::unordered_map<uint32_t, time_t> passed_since;
     std::unordered_map<uint32_t, uint32_t> lifts;
 };
 
 constexpr std::string_view kNoteSep = "; placement: ";
 PlaceState g_place;  // the re-ranking thread's alone
+
+// site_factor mode: a job the planner places before a higher one, and what it adds to the job's
+// site factor for that (site_lift.hpp).
+struct SiteLift {
+    int64_t submit = 0;   // the job instance
+    uint32_t amount = 0;  // added to its site factor (accumulated while it keeps passing someone)
+    uint32_t passes = 0;  // the job it passes (for the log)
+};
+// By job id, pending jobs only (each round replaces it). Written by the placement round (the
+// re-ranking thread) and read by the site factor callbacks (multifactor's thread, submits), all
+// under slurmctld's job write lock, which is what guards it.
+std::unordered_map<uint32_t, SiteLift> g_site_lifts;
 
 constexpr time_t kSaveEvery = 60;  // seconds between saves of the learned table
 
@@ -319,11 +335,89 @@ void learn(const std::vector<net::RoundRunning>& running, const std::function<Po
     save_learned(false);
 }
 
+int64_t submit_of(const job_record_t* job) {
+    return job->details != nullptr ? static_cast<int64_t>(job->details->submit_time) : 0;
+}
+
+// site_factor mode: the lift the job carries now (its priority has it in: multifactor computed it
+// with the lifted site factor), 0 for another instance of the job id.
+uint32_t site_lift_of(const job_record_t* job) {
+    const auto it = g_site_lifts.find(job->job_id);
+    return it != g_site_lifts.end() && it->second.submit == submit_of(job) ? it->second.amount : 0;
+}
+
+// How the round raises a placed job above the one it passes (job write lock held).
+struct Lifting {
+    Mode mode = Mode::priority;
+    const SiteFactorKept* site_factor_kept = nullptr;   // site_factor mode
+    std::unordered_map<uint32_t, uint32_t> priorities;  // priority mode: placement_lift's
+    std::unordered_map<uint32_t, SiteLift> site;        // site_factor mode: the round's lifts
+};
+
+// priority mode: raised just above the job it passes, at once; the ranking's next write-back
+// keeps it (placement_lift). Answers whether the priority changed.
+bool lift_priority(job_record_t* job, const job_record_t* over, Lifting& lifting) {
+    const uint32_t target = over->priority >= UINT32_MAX - 1 ? UINT32_MAX - 1 : over->priority + 1;
+    bool changed = false;
+    if (job->priority < target) {
+        verbose("%s: JobId=%u placed before JobId=%u (less predicted loss per GPU): priority %u -> %u",
+                plugin_type, job->job_id, over->job_id, job->priority, target);
+        job->priority = target;
+        changed = true;
+    }
+    lifting.priorities[job->job_id] = std::max(job->priority, target);
+    return changed;
+}
+
+// site_factor mode: the amount that raises it just above the job it passes, on top of what it
+// carries (site_lift.hpp); stored by apply_site_lifts once the round is done. An operator's site
+// factor is not lifted.
+void lift_site(const job_record_t* job, const job_record_t* over, Lifting& lifting) {
+    if ((*lifting.site_factor_kept)(job)) return;
+    const uint32_t amount = next_site_lift(site_lift_of(job), job->priority, over->priority);
+    if (amount != 0) lifting.site[job->job_id] = SiteLift{submit_of(job), amount, over->job_id};
+}
+
+// site_factor mode: the round's lifts replace the last round's; each pending job whose lift
+// changed (new, grown or dropped) has its priority recomputed by multifactor now (set_job_prio:
+// priority_p_set calls site_factor_at_submit, which adds the lift), so that Slurm's scheduler
+// sees it before multifactor's next cycle. Bounded: the jobs lifted this round or the last (each
+// at most the round's pending jobs). Answers whether a priority was recomputed.
+bool apply_site_lifts(std::unordered_map<uint32_t, SiteLift> next) {
+    std::vector<uint32_t> changed;
+    for (const auto& [id, l] : next)
+        if (const auto o = g_site_lifts.find(id);
+            o == g_site_lifts.end() || o->second.amount != l.amount || o->second.submit != l.submit)
+            changed.push_back(id);
+    for (const auto& [id, l] : g_site_lifts)
+        if (next.count(id) == 0) changed.push_back(id);
+    const std::unordered_map<uint32_t, SiteLift> last = std::exchange(g_site_lifts, std::move(next));
+    bool recomputed = false;
+    for (uint32_t id : changed) {
+        job_record_t* job = find_job_record(id);
+        if (job == nullptr || !IS_JOB_PENDING(job) || job->priority == 0 || job->direct_set_prio) continue;
+        const uint32_t before = job->priority;
+        set_job_prio(job);
+        recomputed = true;
+        const uint32_t lift = site_lift_of(job);
+        if (lift != 0)
+            verbose(
+                "%s: JobId=%u placed before JobId=%u (less predicted loss per GPU): priority %u -> %u (site "
+                "factor lifted by %u)",
+                plugin_type, id, g_site_lifts.at(id).passes, before, job->priority, lift);
+        else if (const auto o = last.find(id); o != last.end() && o->second.submit == submit_of(job))
+            verbose("%s: JobId=%u passes nobody now: its site factor lift of %u dropped, priority %u -> %u",
+                    plugin_type, id, o->second.amount, before, job->priority);
+    }
+    return recomputed;
+}
+
 // `running` receives the running multi-node jobs (for learning, after the locks). `window`: the
 // planner's (1: priority order); with more, a placed job that passes a higher one is raised just
-// above it, so Slurm's scheduler (which tries pending jobs by priority) starts it first.
+// above it (`lifting`), so Slurm's scheduler (which tries pending jobs by priority) starts it
+// first.
 bool place_locked(const net::ContentionModel& model, const Settings& settings, std::size_t window,
-                  std::vector<net::RoundRunning>& running) {
+                  Lifting& lifting, std::vector<net::RoundRunning>& running) {
     const time_t now = time(nullptr);
     std::vector<net::RoundNode> nodes = collect_nodes();
     running = collect_running(nodes);
@@ -335,11 +429,15 @@ bool place_locked(const net::ContentionModel& model, const Settings& settings, s
             job->details->min_nodes >= 2 && (job->details->req_nodes == nullptr || pinned_by_us(job))) {
             const uint32_t n = job->details->min_nodes;
             const int cpus = cpus_per_node(job, n);
+            // ordered by its priority without our lift: a job the last round raised above the one
+            // it passes is still planned below it (else it would pass nobody now, lose its lift,
+            // and pass again the round after)
+            const uint32_t lift = lifting.mode == Mode::site_factor ? site_lift_of(job) : 0;
             net::RoundPending p{job->job_id,
                                 model_of(job),
                                 gpus_of(job, n),
                                 static_cast<int>(n),
-                                static_cast<double>(job->priority),
+                                static_cast<double>(unlifted(job->priority, lift, 1)),
                                 std::vector<bool>(nodes.size(), true),
                                 cpus,
                                 mem_per_node(job, cpus)};
@@ -365,29 +463,22 @@ bool place_locked(const net::ContentionModel& model, const Settings& settings, s
     if (pending.empty()) {
         g_place.lifts.clear();
         g_place.passed_since.clear();
-        return false;
+        return !g_site_lifts.empty() && apply_site_lifts({});
     }
     std::unordered_map<uint32_t, job_record_t*> by_id;
     for (job_record_t* j : by_id_jobs) by_id[j->job_id] = j;
     bool changed = false;
     const std::vector<net::RoundAnswer> answers = net::placement_round(
         model, nodes, running, std::move(pending), settings.uplink_capacity, &g_place.costs, window);
-    std::unordered_map<uint32_t, uint32_t> lifts;
     for (const net::RoundAnswer& a : answers) {
         job_record_t* job = by_id.at(a.id);
         if (a.passed) g_place.passed_since.emplace(a.id, now);
         if (a.pin && a.passes != 0 && !job->direct_set_prio) {
             // raised just above the job it passes (an operator's priority is never changed)
-            const job_record_t* over = by_id.at(a.passes);
-            const uint32_t target = over->priority >= UINT32_MAX - 1 ? UINT32_MAX - 1 : over->priority + 1;
-            if (job->priority < target) {
-                verbose(
-                    "%s: JobId=%u placed before JobId=%u (less predicted loss per GPU): priority %u -> %u",
-                    plugin_type, job->job_id, a.passes, job->priority, target);
-                job->priority = target;
-                changed = true;
-            }
-            lifts[a.id] = std::max(job->priority, target);
+            if (lifting.mode == Mode::site_factor)
+                lift_site(job, by_id.at(a.passes), lifting);
+            else
+                changed = lift_priority(job, by_id.at(a.passes), lifting) || changed;
         }
         const bool ours = pinned_by_us(job);
         if (a.pin) {
@@ -408,7 +499,8 @@ bool place_locked(const net::ContentionModel& model, const Settings& settings, s
         else
             shim::set_system_comment(job, a.reason);
     }
-    g_place.lifts = std::move(lifts);
+    g_place.lifts = std::move(lifting.priorities);
+    if (lifting.mode == Mode::site_factor) changed = apply_site_lifts(std::move(lifting.site)) || changed;
     // forget pins and passes of jobs no longer pending, and notes of trials neither pending nor
     // running here
     for (auto p = g_place.pins.begin(); p != g_place.pins.end();)
@@ -509,12 +601,17 @@ uint32_t placement_lift(uint32_t job_id) {
     return it == g_place.lifts.end() ? 0 : it->second;
 }
 
+uint32_t placement_site_lift(const job_record_t* job) {
+    if (!IS_JOB_PENDING(job) || job->priority == 0 || job->direct_set_prio) return 0;
+    return site_lift_of(job);
+}
+
 std::string placement_note(uint32_t job_id) {
     const auto it = g_place.notes.find(job_id);
     return it == g_place.notes.end() ? std::string() : it->second;
 }
 
-void place_multinode_jobs(const Settings& settings, bool sets_priority,
+void place_multinode_jobs(const Settings& settings, Mode mode, const SiteFactorKept& site_factor_kept,
                           const std::function<PointSpan(uint32_t)>& curve) {
     try {
         if (job_list == nullptr) return;
@@ -522,6 +619,11 @@ void place_multinode_jobs(const Settings& settings, bool sets_priority,
             if (!g_place.pins.empty()) drop_pins();
             g_place.lifts.clear();
             g_place.passed_since.clear();
+            if (!g_site_lifts.empty()) {  // only this thread changes it (under the lock)
+                shim::SlurmctldLocks locks(
+                    slurmctld_lock_t{READ_LOCK, WRITE_LOCK, READ_LOCK, READ_LOCK, NO_LOCK});
+                if (apply_site_lifts({})) last_job_update = time(nullptr);
+            }
             return;
         }
         sync_table(settings);
@@ -539,10 +641,11 @@ void place_multinode_jobs(const Settings& settings, bool sets_priority,
         {
             shim::SlurmctldLocks locks(
                 slurmctld_lock_t{READ_LOCK, WRITE_LOCK, READ_LOCK, READ_LOCK, NO_LOCK});
-            // the window needs the priority to order Slurm's starts: site_factor mode (multifactor
-            // computes the priority) places in priority order
-            const std::size_t window = sets_priority ? settings.placement_window : 1;
-            if (place_locked(model, settings, window, running)) last_job_update = time(nullptr);
+            Lifting lifting;
+            lifting.mode = mode;
+            lifting.site_factor_kept = &site_factor_kept;
+            if (place_locked(model, settings, settings.placement_window, lifting, running))
+                last_job_update = time(nullptr);
         }
         if (g_place.learner) learn(running, curve);
         if (settings.migrate_below > 0.0) migrate(settings, model);

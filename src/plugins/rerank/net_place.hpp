@@ -14,21 +14,37 @@
 
 #include "core/base/curve_point.hpp"
 #include "core/sched/settings.hpp"
+#include "plugins/rerank/rerank.hpp"
 
 namespace explsched::rerank {
 
+// Whether an operator's site factor is kept on a job (site_factor mode; job write lock held).
+using SiteFactorKept = std::function<bool(const job_record_t*)>;
+
 // Takes slurmctld's locks itself (job write, node and partition read). `curve(id)`: a trial's
 // reported points (placement_learn=yes learns the pair table from their throughput; empty for
-// jobs that report nothing); called without slurmctld's locks. `sets_priority` (priority/explsched):
-// the planner's window applies, and a job it places before a higher one is raised just above
-// that one (placement_lift); otherwise (site_factor mode) jobs are placed in priority order.
-void place_multinode_jobs(const Settings& settings, bool sets_priority,
+// jobs that report nothing); called without slurmctld's locks. A job the planner
+// (placement_window) places before a higher one is raised just above it, so that Slurm's
+// scheduler, which tries pending jobs by priority, starts it first; how depends on `mode`:
+//   - priority: its priority is raised, and the ranking's write-back keeps it (placement_lift);
+//   - site_factor (priority/multifactor computes the priority): the amount is added to its site
+//     factor (placement_site_lift) and multifactor recomputes its priority at once, and again
+//     every PriorityCalcPeriod with the lift in it, until the job no longer passes anyone. A job
+//     whose site factor is an operator's (`site_factor_kept`) is not raised.
+// A priority an operator set (direct_set_prio) is never changed.
+void place_multinode_jobs(const Settings& settings, Mode mode, const SiteFactorKept& site_factor_kept,
                           const std::function<PointSpan(uint32_t)>& curve);
 
 // The priority the last placement round raised a pending job to (0: none): the ranking's
 // write-back keeps at least this much, so Slurm does not see the job fall below the one it
 // passes between the ranking and the next placement round. The re-ranking thread's alone.
 uint32_t placement_lift(uint32_t job_id);
+
+// site_factor mode: what the placement planner adds to a pending job's site factor now (0: none;
+// never for another instance of the job id, a job not pending, held, or with an operator's
+// priority). Job write lock held (the site factor callbacks): the placement round changes the
+// lifts only under it.
+uint32_t placement_site_lift(const job_record_t* job);
 
 // Once per process: the pins of ours on pending jobs and the notes on trials' ranking lines,
 // read back from the SystemComments (after a slurmctld restart the lines are all that is left;

@@ -52,6 +52,7 @@ extern const char plugin_type[];
 #include "plugins/report_catchup.hpp"
 #include "plugins/rerank/net_place.hpp"
 #include "plugins/rerank/rerank.hpp"
+#include "plugins/rerank/site_lift.hpp"
 #include "plugins/rerank/slurm_gpu_types.hpp"
 #include "plugins/slurmctld_shim.hpp"
 
@@ -101,8 +102,10 @@ struct JobEntry {
     uint64_t seen_round = 0;  // last round whose walk visited the job
     uint32_t priority = 0;    // the last round's answer for this instance (0: none yet)
     // site_factor mode: the site factor last stored into the record, and whether an operator's
-    // value is kept instead (core/sched/site_pin.hpp).
+    // value is kept instead (core/sched/site_pin.hpp); of what was stored, the placement
+    // planner's lift (net_place.hpp), taken off again when the job is requeued or no longer lifted.
     SitePinState site;
+    uint32_t site_lift = 0;
     CommentMark mark;
     // GPU types: of the current run (looked up once per run) and of the run before the last
     // requeue (kept across it: the trial's speed was measured there).
@@ -310,6 +313,7 @@ JobEntry* job_entry(const job_record_t* job, JobEntry* known = nullptr) {
         const bool requeued = entry.job_id == job->job_id && job->restart_cnt > 0;
         const CommentMark mark = requeued ? entry.mark : CommentMark{};
         const uint32_t site_written = requeued ? entry.site.written : 0;
+        const uint32_t site_lift = requeued ? entry.site_lift : 0;
         const GpuTypeId previous = !requeued                     ? kNoGpuType
                                    : entry.run_gpu != kNoGpuType ? entry.run_gpu
                                                                  : entry.previous_gpu;
@@ -319,6 +323,7 @@ JobEntry* job_entry(const job_record_t* job, JobEntry* known = nullptr) {
         entry.submit = submit;
         entry.mark = mark;
         entry.site.written = site_written;
+        entry.site_lift = site_lift;
         entry.previous_gpu = previous;
         // an operator's site factor on this job (as the ledger had it at start, or since)
         if (auto p = g_state.pins.find(job->job_id); p != g_state.pins.end()) {
@@ -1073,6 +1078,7 @@ bool operator_site_factor(job_record_t* job, JobEntry& e, time_t now) {
                            : ("for " + std::to_string(hold) + " s (site_factor_hold)").c_str());
             break;
         case SitePinEvent::released:
+            e.site_lift = 0;  // `written` is the operator's value now, with no lift of ours in it
             g_state.pins.erase(job->job_id);
             g_state.pins_changed = true;
             info(
@@ -1107,6 +1113,25 @@ void prune_site_entries(time_t now) {
     g_state.last_walk.clear();  // the walk hints may point at erased entries
 }
 
+// Stores the ranking's site factor `site` into the record, with the placement planner's lift for
+// this job added while it passes a higher one (net_place.hpp); remembers the whole as written (an
+// operator's change is told from it) and the lift in it. Called with g_state.mutex held, under the
+// job write lock.
+void store_site_factor(job_record_t* job, JobEntry& e, uint32_t site) {
+    const uint32_t lift = rerank::placement_site_lift(job);
+    job->site_factor = rerank::lifted_site_factor(site, lift);
+    e.site.written = job->site_factor;
+    e.site_lift = lift;
+}
+
+// Whether an operator's site factor is kept on `job` (the placement planner does not lift such a
+// job). Job write lock held.
+bool site_factor_kept(const job_record_t* job) {
+    std::lock_guard<std::mutex> guard(g_state.mutex);
+    const auto e = g_state.jobs.find(job->job_id);
+    return e != g_state.jobs.end() && e->second.submit == submit_of(job) && e->second.site.pinned;
+}
+
 void site_factor_update_locked() {
     std::vector<SiteAnswer> taken;
     std::lock_guard<std::mutex> guard(g_state.mutex);
@@ -1119,22 +1144,21 @@ void site_factor_update_locked() {
             continue;  // ended, requeued, held, started or replaced since the walk
         JobEntry& e = *a.entry;
         if (e.job_id != a.job_id || e.submit != a.submit) continue;
-        if (!operator_site_factor(job, e, now)) {
-            job->site_factor = a.site;
-            e.site.written = a.site;
-        }
+        if (!operator_site_factor(job, e, now)) store_site_factor(job, e, a.site);
     }
     prune_site_entries(now);
 }
 
-// At submit or requeue (job write lock held): the site factor of a job no round has seen yet, or
-// the last round's for this instance; an operator's value is left alone.
+// At submit, requeue and priority recomputes (job write lock held; the placement round's
+// set_job_prio too): the site factor of a job no round has seen yet, or the last one stored for
+// this instance, with the placement planner's lift as it is now (none after a requeue: lifts are
+// per instance); an operator's value is left alone.
 void site_factor_at_submit_locked(job_record_t* job) {
     std::lock_guard<std::mutex> guard(g_state.mutex);
     JobEntry* entry = job_entry(job);
     if (entry == nullptr || operator_site_factor(job, *entry, time(nullptr))) return;
     if (entry->site.written != 0) {
-        job->site_factor = entry->site.written;
+        store_site_factor(job, *entry, rerank::unlifted(entry->site.written, entry->site_lift));
         return;
     }
     JobView view;
@@ -1144,8 +1168,7 @@ void site_factor_at_submit_locked(job_record_t* job) {
     const Assessment a = provisional_assessment(view, value, es);
     JobAnswer ans;
     answer_factors(ans, view, a, static_cast<double>(time(nullptr)), es);
-    job->site_factor = ans.site;
-    entry->site.written = ans.site;
+    store_site_factor(job, *entry, ans.site);
     if (!view.group.empty()) shim::set_system_comment(job, summary_line(a, 0.0, entry->st->trial));
 }
 
@@ -1239,7 +1262,8 @@ void rerank_all() {
         if (r.settings.placement && r.settings.placement_learn)
             for (std::size_t i = 0; i < r.snaps.size() && i < r.views.size(); ++i)
                 if (!r.views[i].group.empty()) trial_at[r.snaps[i].job_id] = i;
-        rerank::place_multinode_jobs(r.settings, !site_mode(), [&](uint32_t id) {
+        const rerank::SiteFactorKept kept = site_factor_kept;
+        rerank::place_multinode_jobs(r.settings, g_state.mode, kept, [&](uint32_t id) {
             const auto it = trial_at.find(id);
             return it == trial_at.end() ? PointSpan() : r.views[it->second].points;
         });

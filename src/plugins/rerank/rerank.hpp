@@ -28,7 +28,9 @@ void reconfig();
 // job instance, or the rank of a job with no curve yet.
 uint32_t priority_at_submit(job_record_t* job);
 
-// site_factor mode, at submit and requeue (job write lock held): the job's provisional site factor.
+// site_factor mode, from multifactor's priority_p_set (submit, requeue, updates, and the placement
+// round's recompute of a job it lifts or stops lifting; job write lock held): the job's site
+// factor, provisional for a job no round has seen.
 void site_factor_at_submit(job_record_t* job);
 // site_factor mode, from priority/multifactor's decay thread (job write lock held): stores the
 // latest round's site factors and SystemComments.

@@ -25,6 +25,20 @@ friend=$(submit -N 2 --gres=gpu:2 -J Friend -o friend.out --begin=now+3600 --nic
 wait_until 10 'comment $victim | grep -q "^placement: passed this round by JobId=$friend "' \
     "Victim passed by Friend (now '\$(comment $victim)')"
 t0=$(date +%s)
+# The raise holds from round to round while Friend passes Victim: Friend is planned at the
+# ranking's priority, not the raised one (else it would pass nobody the next round, lose the
+# raise, and pass again the round after).
+for i in 1 2 3 4 5 6; do
+    sleep 1
+    cv=$(comment "$victim"); pf=$(prio "$friend"); pv=$(prio "$victim")
+    case "$cv" in
+        "placement: passed this round by JobId=$friend "*) ;;
+        "placement: nodes "*) break ;;  # overdue already (placement_pass_limit)
+        *) fail "second $i: Victim's SystemComment became '$cv' while Friend passes it" ;;
+    esac
+    [ "$pf" -gt "$pv" ] || fail "second $i: Friend's raise dropped ($pf, Victim $pv) while it passes Victim"
+done
+pass "Friend stays raised above Victim ($pf > $pv) and Victim stays passed, round after round"
 wait_until 30 'comment $victim | grep -q "^placement: nodes "' \
     "Victim placed once overdue (now '\$(comment $victim)', Friend '\$(comment $friend)')"
 waited=$(($(date +%s) - t0))

@@ -349,7 +349,7 @@ uint32_t site_lift_of(const job_record_t* job) {
 // How the round raises a placed job above the one it passes (job write lock held).
 struct Lifting {
     Mode mode = Mode::priority;
-    const SiteFactorKept* site_factor_kept = nullptr;   // site_factor mode
+    const RankFacts* facts = nullptr;
     std::unordered_map<uint32_t, uint32_t> priorities;  // priority mode: placement_lift's
     std::unordered_map<uint32_t, SiteLift> site;        // site_factor mode: the round's lifts
 };
@@ -373,7 +373,7 @@ bool lift_priority(job_record_t* job, const job_record_t* over, Lifting& lifting
 // carries (site_lift.hpp); stored by apply_site_lifts once the round is done. An operator's site
 // factor is not lifted.
 void lift_site(const job_record_t* job, const job_record_t* over, Lifting& lifting) {
-    if ((*lifting.site_factor_kept)(job)) return;
+    if (lifting.facts->site_factor_kept(job)) return;
     const uint32_t amount = next_site_lift(site_lift_of(job), job->priority, over->priority);
     if (amount != 0) lifting.site[job->job_id] = SiteLift{submit_of(job), amount, over->job_id};
 }
@@ -412,6 +412,18 @@ bool apply_site_lifts(std::unordered_map<uint32_t, SiteLift> next) {
     return recomputed;
 }
 
+// The priority a pending job is planned at: without our raise. A job the last round raised above
+// the one it passes is still planned below it, else it would pass nobody now, lose the raise,
+// and pass again the round after. site_factor mode: less its site lift; priority mode: while its
+// priority is still the raise, the ranking's answer (the write-back keeps the larger of the two).
+uint32_t planned_priority(const job_record_t* job, const Lifting& lifting) {
+    if (lifting.mode == Mode::site_factor) return unlifted(job->priority, site_lift_of(job), 1);
+    const auto raised = g_place.lifts.find(job->job_id);
+    if (raised == g_place.lifts.end() || raised->second != job->priority) return job->priority;
+    const uint32_t ranked = lifting.facts->ranked_priority(job);
+    return ranked != 0 && ranked < job->priority ? ranked : job->priority;
+}
+
 // `running` receives the running multi-node jobs (for learning, after the locks). `window`: the
 // planner's (1: priority order); with more, a placed job that passes a higher one is raised just
 // above it (`lifting`), so Slurm's scheduler (which tries pending jobs by priority) starts it
@@ -429,15 +441,11 @@ bool place_locked(const net::ContentionModel& model, const Settings& settings, s
             job->details->min_nodes >= 2 && (job->details->req_nodes == nullptr || pinned_by_us(job))) {
             const uint32_t n = job->details->min_nodes;
             const int cpus = cpus_per_node(job, n);
-            // ordered by its priority without our lift: a job the last round raised above the one
-            // it passes is still planned below it (else it would pass nobody now, lose its lift,
-            // and pass again the round after)
-            const uint32_t lift = lifting.mode == Mode::site_factor ? site_lift_of(job) : 0;
             net::RoundPending p{job->job_id,
                                 model_of(job),
                                 gpus_of(job, n),
                                 static_cast<int>(n),
-                                static_cast<double>(unlifted(job->priority, lift, 1)),
+                                static_cast<double>(planned_priority(job, lifting)),
                                 std::vector<bool>(nodes.size(), true),
                                 cpus,
                                 mem_per_node(job, cpus)};
@@ -611,7 +619,7 @@ std::string placement_note(uint32_t job_id) {
     return it == g_place.notes.end() ? std::string() : it->second;
 }
 
-void place_multinode_jobs(const Settings& settings, Mode mode, const SiteFactorKept& site_factor_kept,
+void place_multinode_jobs(const Settings& settings, Mode mode, const RankFacts& facts,
                           const std::function<PointSpan(uint32_t)>& curve) {
     try {
         if (job_list == nullptr) return;
@@ -643,7 +651,7 @@ void place_multinode_jobs(const Settings& settings, Mode mode, const SiteFactorK
                 slurmctld_lock_t{READ_LOCK, WRITE_LOCK, READ_LOCK, READ_LOCK, NO_LOCK});
             Lifting lifting;
             lifting.mode = mode;
-            lifting.site_factor_kept = &site_factor_kept;
+            lifting.facts = &facts;
             if (place_locked(model, settings, settings.placement_window, lifting, running))
                 last_job_update = time(nullptr);
         }

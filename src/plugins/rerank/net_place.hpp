@@ -18,8 +18,13 @@
 
 namespace explsched::rerank {
 
-// Whether an operator's site factor is kept on a job (site_factor mode; job write lock held).
-using SiteFactorKept = std::function<bool(const job_record_t*)>;
+// What the ranking knows of a job (job write lock held): whether an operator's site factor is
+// kept on it (site_factor mode), and its priority as the ranking answered it, without a
+// placement raise (priority mode; 0 when the ranking has none for this instance).
+struct RankFacts {
+    std::function<bool(const job_record_t*)> site_factor_kept;
+    std::function<uint32_t(const job_record_t*)> ranked_priority;
+};
 
 // Takes slurmctld's locks itself (job write, node and partition read). `curve(id)`: a trial's
 // reported points (placement_learn=yes learns the pair table from their throughput; empty for
@@ -27,12 +32,14 @@ using SiteFactorKept = std::function<bool(const job_record_t*)>;
 // (placement_window) places before a higher one is raised just above it, so that Slurm's
 // scheduler, which tries pending jobs by priority, starts it first; how depends on `mode`:
 //   - priority: its priority is raised, and the ranking's write-back keeps it (placement_lift);
+//     the next round plans it at the ranking's priority (`facts.ranked_priority`), not the
+//     raised one (else it would pass nobody, lose the raise, and pass again the round after);
 //   - site_factor (priority/multifactor computes the priority): the amount is added to its site
 //     factor (placement_site_lift) and multifactor recomputes its priority at once, and again
 //     every PriorityCalcPeriod with the lift in it, until the job no longer passes anyone. A job
-//     whose site factor is an operator's (`site_factor_kept`) is not raised.
+//     whose site factor is an operator's (`facts.site_factor_kept`) is not raised.
 // A priority an operator set (direct_set_prio) is never changed.
-void place_multinode_jobs(const Settings& settings, Mode mode, const SiteFactorKept& site_factor_kept,
+void place_multinode_jobs(const Settings& settings, Mode mode, const RankFacts& facts,
                           const std::function<PointSpan(uint32_t)>& curve);
 
 // The priority the last placement round raised a pending job to (0: none): the ranking's

@@ -1132,6 +1132,14 @@ bool site_factor_kept(const job_record_t* job) {
     return e != g_state.jobs.end() && e->second.submit == submit_of(job) && e->second.site.pinned;
 }
 
+// The ranking's last answer for this instance of the job (0: none), without a placement raise
+// (the write-back stores the larger of the two in the record). Job write lock held.
+uint32_t ranked_priority(const job_record_t* job) {
+    std::lock_guard<std::mutex> guard(g_state.mutex);
+    const auto e = g_state.jobs.find(job->job_id);
+    return e != g_state.jobs.end() && e->second.submit == submit_of(job) ? e->second.priority : 0;
+}
+
 void site_factor_update_locked() {
     std::vector<SiteAnswer> taken;
     std::lock_guard<std::mutex> guard(g_state.mutex);
@@ -1262,8 +1270,8 @@ void rerank_all() {
         if (r.settings.placement && r.settings.placement_learn)
             for (std::size_t i = 0; i < r.snaps.size() && i < r.views.size(); ++i)
                 if (!r.views[i].group.empty()) trial_at[r.snaps[i].job_id] = i;
-        const rerank::SiteFactorKept kept = site_factor_kept;
-        rerank::place_multinode_jobs(r.settings, g_state.mode, kept, [&](uint32_t id) {
+        const rerank::RankFacts facts{site_factor_kept, ranked_priority};
+        rerank::place_multinode_jobs(r.settings, g_state.mode, facts, [&](uint32_t id) {
             const auto it = trial_at.find(id);
             return it == trial_at.end() ? PointSpan() : r.views[it->second].points;
         });

@@ -250,6 +250,56 @@ BOOST_AUTO_TEST_CASE(node_versions_name_the_jobs_on_the_node) {
     BOOST_TEST(s.uplink_version() == 0u);
 }
 
+// Node costs kept from one state to the next (a plan's picks append a job to a node's list and
+// its undo takes it away again; churn removes jobs) are exactly what a fresh computation gives:
+// a cost extended by the appended job, or kept for the list before, is the same double.
+BOOST_AUTO_TEST_CASE(kept_and_extended_node_costs_equal_fresh_ones) {
+    const PairTable t = small_table();
+    for (const Rule rule : {Rule::link_additive, Rule::min_pairwise}) {
+        const ContentionModel m(t, {rule, 0.35});
+        NetState s(10);
+        NodeCosts kept;
+        std::mt19937 rng(11);
+        std::vector<std::uint32_t> live;
+        std::uint32_t next = 1;
+        int extended = 0;
+        for (int step = 0; step < 400; ++step) {
+            kept.rebind(m, s, t.fingerprint());
+            const bool add = live.size() < 4 || rng() % 3 != 0;
+            if (add) {
+                std::vector<int> nodes;
+                while (nodes.size() < 2 + rng() % 3) {
+                    const int v = static_cast<int>(rng() % 10);
+                    if (std::find(nodes.begin(), nodes.end(), v) == nodes.end()) nodes.push_back(v);
+                }
+                std::vector<std::uint64_t> before;
+                for (int v : nodes) before.push_back(s.node_version(v));
+                const int type = static_cast<int>(rng() % 4) - 1;  // -1: a type the table lacks
+                s.add(next, type, 4, nodes);
+                for (std::size_t i = 0; i < nodes.size(); ++i) {
+                    BOOST_TEST(s.appended_over(nodes[i]) == before[i] + 1);
+                    extended += s.appended_over(nodes[i]) != 0;
+                }
+                live.push_back(next++);
+            } else {
+                const std::size_t at = rng() % live.size();
+                const std::vector<int> nodes = s.job(live[at])->nodes;
+                s.remove(live[at]);
+                for (int v : nodes) BOOST_TEST(s.appended_over(v) == 0u);
+                live.erase(live.begin() + static_cast<long>(at));
+            }
+            NodeCosts fresh(m, s);
+            for (int type = -1; type < 3; ++type)
+                for (int v = 0; v < 10; ++v) {
+                    const NodeCosts::Cost a = kept.at(kept.slot(type), v), b = fresh.at(fresh.slot(type), v);
+                    BOOST_TEST(a.own == b.own);  // the same double, not close
+                    BOOST_TEST(a.caused == b.caused);
+                }
+        }
+        BOOST_TEST(extended > 100);  // appends were exercised
+    }
+}
+
 BOOST_AUTO_TEST_CASE(placement_weighs_the_harm_done_to_running_jobs) {
     // C is hurt by nobody but hurts A badly; A runs on 0,1 and B on 2,3. C should join B.
     auto t = PairTable::from_csv(",x\n\"A,2,2\",1\n\"B,2,2\",1\n\"C,2,2\",1\n",

@@ -262,6 +262,27 @@ BOOST_AUTO_TEST_CASE(the_learned_state_round_trips_with_the_same_predictions_and
     same_predictions(a.table(), b.table());
 }
 
+// The fingerprint kept since the last refit follows every change made after it: a copy changed
+// and not refitted hashes like a table built with that change (a stale one would keep a learned
+// state or a placement round's caches on a table they were not made on).
+BOOST_AUTO_TEST_CASE(the_kept_fingerprint_follows_every_change) {
+    const PairTable half = prior_table(0.5);
+    PairTable t = prior_table(1.0);
+    const std::uint64_t before = t.fingerprint();
+    t.set_ratio(t.find("Victim,4,2"), t.find("Bully,4,2"), 0.5);  // not refitted
+    BOOST_TEST(t.fingerprint() != before);
+    BOOST_TEST(t.fingerprint() == half.fingerprint());
+    t.fit_factors();
+    BOOST_TEST(t.fingerprint() == half.fingerprint());
+    t.set_isolated(t.find("Other,4,2"), 51.0);
+    const std::uint64_t faster = t.fingerprint();
+    BOOST_TEST(faster != half.fingerprint());
+    t.intern("New,8,2");
+    BOOST_TEST(t.fingerprint() != faster);
+    t.set_isolated(t.find("Other,4,2"), 50.0);
+    BOOST_TEST(t.fingerprint() != half.fingerprint());  // a type more than `half`
+}
+
 BOOST_AUTO_TEST_CASE(a_state_saved_against_another_prior_is_not_used) {
     const std::string text = taught(prior_table(1.0)).to_json();
     const PairTable other = prior_table(0.5);  // the admin changed net_table

@@ -115,7 +115,10 @@ Result<Topology> Topology::parse(std::string_view text) {
 }
 
 NetState::NetState(std::size_t node_count, std::vector<int> switch_of_node)
-    : node_jobs_(node_count), node_version_(node_count, 0), switch_of_node_(std::move(switch_of_node)) {
+    : node_jobs_(node_count),
+      node_version_(node_count, 0),
+      appended_over_(node_count, 0),
+      switch_of_node_(std::move(switch_of_node)) {
     int max_sw = -1;
     for (int s : switch_of_node_) max_sw = std::max(max_sw, s);
     uplink_jobs_.resize(static_cast<std::size_t>(max_sw + 1));
@@ -166,8 +169,10 @@ void NetState::add(std::uint32_t id, int type, int gpus, std::vector<int> nodes)
     const Entry e{id, type, gpus};
     const std::uint64_t h = entry_hash(e);
     for (int n : j.nodes) {
-        node_jobs_[static_cast<std::size_t>(n)].push_back(e);
-        node_version_[static_cast<std::size_t>(n)] ^= h;
+        const auto v = static_cast<std::size_t>(n);
+        appended_over_[v] = node_version_[v] + 1;
+        node_jobs_[v].push_back(e);
+        node_version_[v] ^= h;
     }
     for (int s : j.uplinks) {
         uplink_jobs_[static_cast<std::size_t>(s)].push_back(e);
@@ -186,6 +191,7 @@ void NetState::remove(std::uint32_t id) {
     for (int n : it->second.nodes) {
         drop(node_jobs_[static_cast<std::size_t>(n)]);
         node_version_[static_cast<std::size_t>(n)] ^= h;
+        appended_over_[static_cast<std::size_t>(n)] = 0;
     }
     for (int s : it->second.uplinks) {
         drop(uplink_jobs_[static_cast<std::size_t>(s)]);
@@ -197,6 +203,7 @@ void NetState::remove(std::uint32_t id) {
 void NetState::clear() {
     for (auto& v : node_jobs_) v.clear();
     for (auto& v : node_version_) v = 0;  // empty, as at the start (a version names a content)
+    for (auto& v : appended_over_) v = 0;
     uplink_version_ = 0;
     for (auto& v : uplink_jobs_) v.clear();
     jobs_.clear();

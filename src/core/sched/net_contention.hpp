@@ -83,6 +83,10 @@ public:
     // jobs and takes them away leaves the caches of per-node costs, which compare it, valid).
     std::uint64_t node_version(int node) const { return node_version_[static_cast<std::size_t>(node)]; }
     const std::vector<std::uint64_t>& node_versions() const { return node_version_; }
+    // The node's version before its last job was appended (its list's back()) plus 1, while the
+    // list has changed no other way since; 0 otherwise. A cache of a per-node sum can extend
+    // the sum it holds for that version by the one job (NodeCosts), in the list's order.
+    std::uint64_t appended_over(int node) const { return appended_over_[static_cast<std::size_t>(node)]; }
     // Likewise for every uplink's job list together.
     std::uint64_t uplink_version() const { return uplink_version_; }
     double uplink_capacity = 4.0;
@@ -90,6 +94,7 @@ public:
 private:
     std::vector<std::vector<Entry>> node_jobs_;
     std::vector<std::uint64_t> node_version_;
+    std::vector<std::uint64_t> appended_over_;
     std::uint64_t uplink_version_ = 0;
     std::vector<std::vector<Entry>> uplink_jobs_;
     std::vector<int> switch_of_node_;

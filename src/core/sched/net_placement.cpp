@@ -1,7 +1,7 @@
 #include "core/sched/net_placement.hpp"
 
 #include <algorithm>
-#include <cstdio>
+#include <charconv>
 #include <limits>
 #include <numeric>
 #include <optional>
@@ -70,8 +70,8 @@ std::size_t NodeCosts::add_slot(int type) {
         if (slot_of_.size() <= at_index) slot_of_.resize(at_index + 1, -1);
         slot_of_[at_index] = static_cast<int>(types_.size());
     }
-    types_.push_back(
-        {type, std::vector<Cost>(state_->node_count()), std::vector<std::uint64_t>(state_->node_count(), 0)});
+    const std::size_t n = state_->node_count();
+    types_.push_back({type, std::vector<Cost>(n), std::vector<std::uint64_t>(n, 0), {}, {}});
     return types_.size() - 1;
 }
 
@@ -106,13 +106,38 @@ bool NodeCosts::rebind(const ContentionModel& model, const NetState& state, std:
 const NodeCosts::Cost& NodeCosts::compute(PerType& t, int node) {
     const auto v = static_cast<std::size_t>(node);
     const std::uint64_t version = state_->node_version(node) + 1;
+    const bool was = !t.seen_was.empty();   // sized when first needed (a cold round needs none)
+    if (was && t.seen_was[v] == version) {  // the list is back to the one before
+        std::swap(t.cost[v], t.cost_was[v]);
+        std::swap(t.seen[v], t.seen_was[v]);
+        return t.cost[v];
+    }
     const PairTable& table = model_->table();
     const bool additive = model_->settings().rule == Rule::link_additive;
-    Cost c;
-    for (const auto& e : state_->on_node(node)) {
+    const auto& on = state_->on_node(node);
+    // A job appended to a list whose costs are kept (a plan's pick): those costs and the one
+    // job's, added in the list's order as a full pass adds them (the same value).
+    const std::uint64_t before = state_->appended_over(node);
+    const bool extend =
+        before != 0 && !on.empty() && (t.seen[v] == before || (was && t.seen_was[v] == before));
+    Cost c = !extend ? Cost{} : t.seen[v] == before ? t.cost[v] : t.cost_was[v];
+    const auto add = [&](const NetState::Entry& e) {
         const double x = table.stretch(t.type, e.type);
         c.own = additive ? c.own + x : std::max(c.own, x);
         c.caused += static_cast<double>(e.gpus) * table.stretch(e.type, t.type);
+    };
+    if (extend) {
+        add(on.back());
+    } else {
+        for (const auto& e : on) add(e);
+    }
+    if (t.seen[v] != 0) {  // the costs replaced are kept
+        if (!was) {
+            t.cost_was.resize(t.cost.size());
+            t.seen_was.assign(t.seen.size(), 0);
+        }
+        t.cost_was[v] = t.cost[v];
+        t.seen_was[v] = t.seen[v];
     }
     t.cost[v] = c;
     t.seen[v] = version;
@@ -299,7 +324,7 @@ PlacementChoice first_fit_placement(const ContentionModel& model, const NetState
     return {};
 }
 
-std::string placement_reason(const PlacementChoice& c, const std::vector<std::string>& node_names) {
+std::string placement_reason(const PlacementChoice& c, const std::vector<std::string_view>& node_names) {
     if (!c.found) return "placement: no node set fits";
     std::string s = "placement: nodes ";
     for (std::size_t i = 0; i < c.nodes.size(); ++i) {
@@ -307,13 +332,20 @@ std::string placement_reason(const PlacementChoice& c, const std::vector<std::st
         const auto n = static_cast<std::size_t>(c.nodes[i]);
         s += n < node_names.size() ? node_names[n] : std::to_string(c.nodes[i]);
     }
-    char buf[96];
-    std::snprintf(buf, sizeof buf, ", predicted %.2f of isolated", c.ratio);
-    s += buf;
+    // as printf's %.2f (std::to_chars rounds the same), without printf's cost: slurmctld writes
+    // one per placed job each round
+    const auto fixed2 = [&s](double x) {
+        char buf[400];  // room for any double (%.2f of 1e308 has 312 characters)
+        const auto r = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::fixed, 2);
+        s.append(buf, r.ec == std::errc() ? r.ptr : buf);
+    };
+    s += ", predicted ";
+    fixed2(c.ratio);
+    s += " of isolated";
     if (c.joined > 0) {
-        std::snprintf(buf, sizeof buf, ", joins %d job%s (they lose %.2f GPU)", c.joined,
-                      c.joined == 1 ? "" : "s", c.others_loss);
-        s += buf;
+        s += ", joins " + std::to_string(c.joined) + (c.joined == 1 ? " job" : " jobs") + " (they lose ";
+        fixed2(c.others_loss);
+        s += " GPU)";
     }
     return s;
 }

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <tuple>
 #include <unordered_map>
 
@@ -45,13 +46,27 @@ std::string no_fit_reason(const RoundPending& p) {
 
 }  // namespace
 
+int RoundCache::type_of(const PairTable& table, const std::string& model, int gpus, int nodes) {
+    auto it = type_of_.find(model);
+    if (it == type_of_.end()) {
+        // models are users' words: a flood of new ones empties the memo instead of growing it
+        if (type_of_.size() >= kMaxModels) type_of_.clear();
+        it = type_of_.emplace(model, std::vector<Shape>()).first;
+    }
+    for (const Shape& s : it->second)
+        if (s.gpus == gpus && s.nodes == nodes) return s.type;
+    const int type = table.find(shape_key(model, gpus, nodes));
+    it->second.push_back({gpus, nodes, type});
+    return type;
+}
+
 std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std::vector<RoundNode>& nodes,
                                          const std::vector<RoundRunning>& running,
                                          std::vector<RoundPending> pending, double uplink_capacity,
                                          RoundCache* carry, std::size_t window) {
     const PairTable& table = model.table();
     std::vector<int> free(nodes.size());
-    std::vector<std::string> names(nodes.size());
+    std::vector<std::string_view> names(nodes.size());
     std::vector<Left> left(nodes.size());
     for (std::size_t v = 0; v < nodes.size(); ++v) {
         free[v] = nodes[v].gpus - std::max(0, nodes[v].busy_gpus);
@@ -70,6 +85,7 @@ std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std
         cache.leaf_ = std::move(leaf);
         cache.fingerprint_ = fingerprint;
         cache.type_of_.clear();
+        cache.listed_.clear();
         cache.kept_ = 0;
         // room for the running jobs and this round's placements on every node, in one go
         std::vector<std::uint32_t> entries(nodes.size(), 0);
@@ -84,29 +100,36 @@ std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std
     }
     NetState& state = *cache.state_;
     state.uplink_capacity = uplink_capacity;
-    // the type of each (model, GPUs, nodes) looked up once: a round's running jobs are of few
-    std::size_t listed = 0;  // multi-node jobs: the ones the state holds
+    // Each running job against what the cache last listed for its id: a job listed as before
+    // costs one lookup; a new or changed one (requeued and started again elsewhere) is added
+    // anew, and the jobs not listed any more (ended) leave the state.
+    const std::uint64_t round = ++cache.rounds_;
+    std::size_t seen = 0;  // ids listed this round
     for (const RoundRunning& r : running) {
         const int n = static_cast<int>(r.nodes.size());
         if (n == 0) continue;
-        listed += n >= 2;
         for (int v : r.nodes)
             if (v >= 0 && static_cast<std::size_t>(v) < nodes.size())
                 free[static_cast<std::size_t>(v)] -= r.gpus / n;
-        const auto t = cache.type_of_.try_emplace(shape_key(r.model, r.gpus, n), 0);
-        if (t.second) t.first->second = table.find(t.first->first);
-        const NetState::Job* was = state.job(r.id);
-        if (was == nullptr || was->type != t.first->second || was->gpus != r.gpus || was->nodes != r.nodes)
-            state.add(r.id, t.first->second, r.gpus, r.nodes);  // new, or moved (requeued and started again)
+        RoundCache::Listed& l = cache.listed_[r.id];
+        const bool same = l.round != 0 && l.gpus == r.gpus && l.nodes == r.nodes && l.model == r.model;
+        seen += l.round != round;
+        l.round = round;
+        if (same) continue;
+        l.model = r.model;
+        l.gpus = r.gpus;
+        l.nodes = r.nodes;
+        state.add(r.id, cache.type_of(table, r.model, r.gpus, n), r.gpus, r.nodes);
     }
-    if (state.size() > listed) {  // jobs that ended (or are no longer listed) leave the state
-        std::unordered_map<std::uint32_t, bool> now;
-        now.reserve(running.size());
-        for (const RoundRunning& r : running) now[r.id] = true;
-        std::vector<std::uint32_t> gone;
-        for (const auto& [id, j] : state.jobs())
-            if (!now.count(id)) gone.push_back(id);
-        for (std::uint32_t id : gone) state.remove(id);
+    if (cache.listed_.size() > seen) {
+        for (auto it = cache.listed_.begin(); it != cache.listed_.end();) {
+            if (it->second.round == round) {
+                ++it;
+                continue;
+            }
+            state.remove(it->first);
+            it = cache.listed_.erase(it);
+        }
     }
     // this round's placements join the state for the round only
     std::vector<std::uint32_t> added;
@@ -117,9 +140,18 @@ std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std
             for (std::uint32_t id : added) state.remove(id);
         }
     } undo{state, added};
-    std::stable_sort(pending.begin(), pending.end(), [](const RoundPending& a, const RoundPending& b) {
-        return a.priority != b.priority ? a.priority > b.priority : a.id < b.id;
-    });
+    {  // priority order (highest first, ties by id), sorting indexes: a RoundPending is large
+        std::vector<std::size_t> order(pending.size());
+        std::iota(order.begin(), order.end(), 0);
+        std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+            const RoundPending &x = pending[a], &y = pending[b];
+            return x.priority != y.priority ? x.priority > y.priority : x.id < y.id;
+        });
+        std::vector<RoundPending> sorted;
+        sorted.reserve(pending.size());
+        for (std::size_t i : order) sorted.push_back(std::move(pending[i]));
+        pending = std::move(sorted);
+    }
     std::vector<RoundAnswer> out(pending.size());
     // The queue the planner places: jobs with GPUs, equal per node, on >= 2 nodes.
     std::vector<std::size_t> at;  // queue index -> pending index
@@ -237,8 +269,10 @@ std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std
             a.nodes = c.nodes;
             a.ratio = c.ratio;
             a.order = picks.size();
-            for (std::size_t i = 0; i < c.nodes.size(); ++i)
-                a.nodes_text += (i ? "," : "") + names[static_cast<std::size_t>(c.nodes[i])];
+            for (std::size_t i = 0; i < c.nodes.size(); ++i) {
+                if (i) a.nodes_text += ',';
+                a.nodes_text += names[static_cast<std::size_t>(c.nodes[i])];
+            }
             a.reason = placement_reason(c, names);
             for (int v : c.nodes) {
                 free[static_cast<std::size_t>(v)] -= p.gpus / p.nodes;

@@ -106,7 +106,22 @@ private:
     std::optional<NetState> state_;
     std::vector<int> leaf_;
     std::uint64_t fingerprint_ = 0;
-    std::unordered_map<std::string, int> type_of_;  // shape key -> the table's type
+    // model -> the table's type of each (GPUs, nodes) met: looked up without building a key
+    struct Shape {
+        int gpus, nodes, type;
+    };
+    static constexpr std::size_t kMaxModels = 4096;
+    std::unordered_map<std::string, std::vector<Shape>> type_of_;
+    int type_of(const PairTable& table, const std::string& model, int gpus, int nodes);
+    // each running job as the last round listed it (the state holds the multi-node ones)
+    struct Listed {
+        std::string model;
+        int gpus = 0;
+        std::vector<int> nodes;
+        std::uint64_t round = 0;  // the last round that listed it
+    };
+    std::unordered_map<std::uint32_t, Listed> listed_;
+    std::uint64_t rounds_ = 0;
     NodeCosts costs_;
     std::size_t kept_ = 0;
 };

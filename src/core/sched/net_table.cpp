@@ -165,6 +165,7 @@ int PairTable::intern(const std::string& k) {
     if (it != index_.end()) return it->second;
     grow(keys_.size() + 1);
     keys_.push_back(k);
+    fingerprint_fresh_ = false;
     rebuild_dense();
     const int id = static_cast<int>(keys_.size() - 1);
     index_.emplace(k, id);
@@ -177,6 +178,7 @@ int PairTable::find(const std::string& k) const {
 }
 
 void PairTable::set_isolated(int type, double samples_per_s) {
+    fingerprint_fresh_ = false;
     isolated_[static_cast<std::size_t>(type)] = samples_per_s;
 }
 
@@ -189,6 +191,7 @@ std::optional<double> PairTable::isolated(int type) const {
 
 void PairTable::set_ratio(int row, int col, double ratio) {
     const double r = std::clamp(ratio, 1e-3, 1.0);
+    fingerprint_fresh_ = false;
     double& c = cell(row, col);
     if (std::isnan(c)) ++measured_;
     c = 1.0 / r - 1.0;
@@ -227,6 +230,8 @@ void PairTable::rebuild_dense() {
             dense_[r * n + c] =
                 std::isnan(x) ? sensitivity(static_cast<int>(r)) * pressure(static_cast<int>(c)) : x;
         }
+    fingerprint_ = compute_fingerprint();
+    fingerprint_fresh_ = true;
 }
 
 void PairTable::fit_factors() {
@@ -290,7 +295,7 @@ double PairTable::fit_rms_error() const {
     return count ? std::sqrt(sum / static_cast<double>(count)) : 0.0;
 }
 
-std::uint64_t PairTable::fingerprint() const {
+std::uint64_t PairTable::compute_fingerprint() const {
     std::uint64_t h = hash_combine(0x6e65745f7461626cULL, keys_.size());
     for (const std::string& k : keys_) h = hash_text(h, k);
     for (const double v : isolated_) h = hash_combine(h, bits_of(v));

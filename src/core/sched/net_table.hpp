@@ -66,7 +66,8 @@ public:
 
     // A hash of the content (keys in order, isolated speeds, measured ratios): what a saved
     // learned state was learned on top of (NetLearner's state file), equal for equal tables.
-    std::uint64_t fingerprint() const;
+    // Kept from the last refit (rebuild_dense), computed again while a change since is unfitted.
+    std::uint64_t fingerprint() const { return fingerprint_fresh_ ? fingerprint_ : compute_fingerprint(); }
 
 private:
     std::vector<std::string> keys_;
@@ -78,6 +79,10 @@ private:
     double median_sens_ = 0.0, median_press_ = 0.0;
     bool fitted_ = false;
     std::size_t measured_ = 0;
+    std::uint64_t fingerprint_ = 0;
+    bool fingerprint_fresh_ = false;  // set by rebuild_dense, cleared by every change
+
+    std::uint64_t compute_fingerprint() const;
 
     void grow(std::size_t n);
     void rebuild_dense();

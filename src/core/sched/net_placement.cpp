@@ -71,7 +71,7 @@ std::size_t NodeCosts::add_slot(int type) {
         slot_of_[at_index] = static_cast<int>(types_.size());
     }
     const std::size_t n = state_->node_count();
-    types_.push_back({type, std::vector<Cost>(n), std::vector<std::uint64_t>(n, 0), {}, {}});
+    types_.push_back({type, std::vector<Cost>(n), std::vector<std::uint64_t>(n, 0)});
     return types_.size() - 1;
 }
 
@@ -105,42 +105,25 @@ bool NodeCosts::rebind(const ContentionModel& model, const NetState& state, std:
 
 const NodeCosts::Cost& NodeCosts::compute(PerType& t, int node) {
     const auto v = static_cast<std::size_t>(node);
-    const std::uint64_t version = state_->node_version(node) + 1;
-    const bool was = !t.seen_was.empty();   // sized when first needed (a cold round needs none)
-    if (was && t.seen_was[v] == version) {  // the list is back to the one before
-        std::swap(t.cost[v], t.cost_was[v]);
-        std::swap(t.seen[v], t.seen_was[v]);
-        return t.cost[v];
-    }
     const PairTable& table = model_->table();
     const bool additive = model_->settings().rule == Rule::link_additive;
     const auto& on = state_->on_node(node);
     // A job appended to a list whose costs are kept (a plan's pick): those costs and the one
     // job's, added in the list's order as a full pass adds them (the same value).
     const std::uint64_t before = state_->appended_over(node);
-    const bool extend =
-        before != 0 && !on.empty() && (t.seen[v] == before || (was && t.seen_was[v] == before));
-    Cost c = !extend ? Cost{} : t.seen[v] == before ? t.cost[v] : t.cost_was[v];
+    const bool extend = before != 0 && t.seen[v] == before && !on.empty();
+    Cost c = extend ? t.cost[v] : Cost{};
     const auto add = [&](const NetState::Entry& e) {
         const double x = table.stretch(t.type, e.type);
         c.own = additive ? c.own + x : std::max(c.own, x);
         c.caused += static_cast<double>(e.gpus) * table.stretch(e.type, t.type);
     };
-    if (extend) {
+    if (extend)
         add(on.back());
-    } else {
+    else
         for (const auto& e : on) add(e);
-    }
-    if (t.seen[v] != 0) {  // the costs replaced are kept
-        if (!was) {
-            t.cost_was.resize(t.cost.size());
-            t.seen_was.assign(t.seen.size(), 0);
-        }
-        t.cost_was[v] = t.cost[v];
-        t.seen_was[v] = t.seen[v];
-    }
     t.cost[v] = c;
-    t.seen[v] = version;
+    t.seen[v] = state_->node_version(node) + 1;
     return t.cost[v];
 }
 

@@ -40,9 +40,8 @@ struct PlacementChoice {
 // there (summed or max stretch, by the model's rule) and the GPU-weighted stretch it would cause
 // the jobs there. Computed lazily per (type, node) and kept across the decisions of a round: a
 // node is recomputed only when its job list changed (NetState::node_version), so a round of P
-// pending jobs scans each node once per type, not once per job; the costs under a node's last two
-// job lists are kept (a plan's picks change a list, and the next round finds the one before them
-// again). Bound to one state and model
+// pending jobs scans each node once per type, not once per job; a node whose list only gained a
+// job (a plan's pick) has that job's cost added to what it kept. Bound to one state and model
 // (rebind carries it to the next round's: slurmctld keeps one from round to round).
 class NodeCosts {
 public:
@@ -103,15 +102,10 @@ private:
     std::uint64_t stamp_of(const NetState::Job& j) const;
     double load(int type, const std::vector<NetState::Entry>& on, std::uint32_t self) const;
 
-    // A node's costs for one type under its job list now (what scans read) and under the list
-    // before (a plan's picks change a node's list for the rest of the round, and the next round
-    // finds the list before them again).
     struct PerType {
         int type;
         std::vector<Cost> cost;
         std::vector<std::uint64_t> seen;  // node_version + 1 when computed; 0 = never
-        std::vector<Cost> cost_was;       // empty until a cost is replaced
-        std::vector<std::uint64_t> seen_was;
     };
     const Cost& compute(PerType& t, int node);
     std::size_t add_slot(int type);

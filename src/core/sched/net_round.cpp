@@ -111,6 +111,10 @@ std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std
         for (int v : r.nodes)
             if (v >= 0 && static_cast<std::size_t>(v) < nodes.size())
                 free[static_cast<std::size_t>(v)] -= r.gpus / n;
+        if (carry == nullptr) {  // a state for this round alone: nothing to compare with next time
+            state.add(r.id, cache.type_of(table, r.model, r.gpus, n), r.gpus, r.nodes);
+            continue;
+        }
         RoundCache::Listed& l = cache.listed_[r.id];
         const bool same = l.round != 0 && l.gpus == r.gpus && l.nodes == r.nodes && l.model == r.model;
         seen += l.round != round;

@@ -1124,20 +1124,26 @@ void store_site_factor(job_record_t* job, JobEntry& e, uint32_t site) {
     e.site_lift = lift;
 }
 
+// The entry of this instance of the job, or null (g_state.mutex held).
+const JobEntry* entry_of_instance(const job_record_t* job) {
+    const auto e = g_state.jobs.find(job->job_id);
+    return e != g_state.jobs.end() && e->second.submit == submit_of(job) ? &e->second : nullptr;
+}
+
 // Whether an operator's site factor is kept on `job` (the placement planner does not lift such a
 // job). Job write lock held.
 bool site_factor_kept(const job_record_t* job) {
     std::lock_guard<std::mutex> guard(g_state.mutex);
-    const auto e = g_state.jobs.find(job->job_id);
-    return e != g_state.jobs.end() && e->second.submit == submit_of(job) && e->second.site.pinned;
+    const JobEntry* e = entry_of_instance(job);
+    return e != nullptr && e->site.pinned;
 }
 
 // The ranking's last answer for this instance of the job (0: none), without a placement raise
 // (the write-back stores the larger of the two in the record). Job write lock held.
 uint32_t ranked_priority(const job_record_t* job) {
     std::lock_guard<std::mutex> guard(g_state.mutex);
-    const auto e = g_state.jobs.find(job->job_id);
-    return e != g_state.jobs.end() && e->second.submit == submit_of(job) ? e->second.priority : 0;
+    const JobEntry* e = entry_of_instance(job);
+    return e != nullptr ? e->priority : 0;
 }
 
 void site_factor_update_locked() {

@@ -523,6 +523,33 @@ BOOST_AUTO_TEST_CASE(a_round_places_pending_jobs_in_priority_order_without_doubl
     BOOST_TEST(cpu[0].reason.empty());
 }
 
+// Model names are users' words: a user running job after job under a new name each round does not
+// grow the carried cache past its bound, and the round's answers stay what a fresh round gives.
+BOOST_AUTO_TEST_CASE(a_flood_of_model_names_keeps_the_round_cache_bounded_and_right) {
+    const PairTable t = small_table();
+    const ContentionModel add(t, {Rule::link_additive, 0.35});
+    const std::vector<RoundNode> nodes = {{"n1", 4, true}, {"n2", 4, true}, {"n3", 4, true}, {"n4", 4, true}};
+    RoundCache carried;
+    std::size_t most = 0;
+    const int rounds = static_cast<int>(RoundCache::kMaxModels) + 300;
+    for (int r = 0; r < rounds; ++r) {
+        // B on n1,n2; the flood's job of the round (a new name, a new id) on n2,n3
+        const std::vector<RoundRunning> running = {
+            {7, "B", 4, {0, 1}},
+            {static_cast<std::uint32_t>(1000 + r), "flood" + std::to_string(r), 4, {1, 2}}};
+        const std::vector<RoundPending> pending = {{10, "A", 4, 2, 5.0, {}}};
+        const auto kept = placement_round(add, nodes, running, pending, 4.0, &carried, 8);
+        const auto fresh = placement_round(add, nodes, running, pending, 4.0, nullptr, 8);
+        BOOST_REQUIRE(kept.size() == 1u);
+        BOOST_TEST(kept[0].nodes_text == fresh[0].nodes_text);
+        BOOST_TEST(kept[0].reason == fresh[0].reason);
+        most = std::max(most, carried.models_kept());
+    }
+    BOOST_TEST(most <= RoundCache::kMaxModels);
+    BOOST_TEST(most >= RoundCache::kMaxModels - 1);  // it did fill up (and was emptied, not grown)
+    BOOST_TEST(carried.kept_states() == static_cast<std::size_t>(rounds - 1));  // one state throughout
+}
+
 BOOST_AUTO_TEST_CASE(a_windowed_round_places_the_cheaper_job_first_and_names_the_one_it_passes) {
     const PairTable t = small_table();
     const ContentionModel add(t, {Rule::link_additive, 0.35});

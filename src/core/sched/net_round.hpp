@@ -96,6 +96,9 @@ public:
     RoundCache() = default;
     // Rounds in a row that kept the running jobs' state (diagnostics, tests).
     std::size_t kept_states() const { return kept_; }
+    // Model names whose table types are remembered (at most kMaxModels: they are users' words).
+    std::size_t models_kept() const { return type_of_.size(); }
+    static constexpr std::size_t kMaxModels = 4096;
     const NodeCosts& costs() const { return costs_; }
 
 private:
@@ -110,7 +113,6 @@ private:
     struct Shape {
         int gpus, nodes, type;
     };
-    static constexpr std::size_t kMaxModels = 4096;
     std::unordered_map<std::string, std::vector<Shape>> type_of_;
     int type_of(const PairTable& table, const std::string& model, int gpus, int nodes);
     // each running job as the last round listed it (the state holds the multi-node ones)

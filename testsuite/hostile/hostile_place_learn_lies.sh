@@ -34,7 +34,6 @@ report_as() {  # report_as USER JOB THROUGHPUT: one report (the next step) -> ex
         --retries 2 --job "$job" --step "$step" --metric "$(awk -v s=$step 'BEGIN { printf "%.6f", 0.1 + 5 / s }')" \
         --throughput "$tput" >/dev/null 2>&1
 }
-comment() { scontrol show job "$1" | sed -n 's/^ *SystemComment=//p' | sed 's/ *$//'; }
 
 # A's trial on n1,n2 (a user may name nodes; placement never changes them), alone at 10 steps/s.
 liar=$(submit_as esh_liar_a -N 2 --gres=gpu:2 --nodelist=n1,n2 --explore=liesweep --explore-metric=loss:min \

@@ -119,12 +119,28 @@ new_net_table() {
     } >"$NET_TABLE/shared_thp_ratio.csv"
 }
 
-# The placement planner's tests (test_placement_plan*.sh, 4 nodes x 4 GPUs, model.sh from
-# write_contention_model, a pair table from new_net_table "Bully Victim Friend" in which Victim
-# loses to Bully): a job's SystemComment, required nodes and priority.
+# The placement tests' views of a job: its SystemComment, required nodes and priority.
 comment() { scontrol show job "$1" | sed -n 's/^ *SystemComment=//p' | sed 's/ *$//'; }
 req_nodes() { job_field "$1" ReqNodeList; }
 prio() { job_field "$1" Priority; }
+
+# why_says JOB PATTERN: `explsched why JOB` answers and says PATTERN (grep); passes with its text.
+why_says() {
+    local why
+    why=$("$top_builddir/src/cli/explsched" why "$1" 2>&1) || fail "explsched why $1: $why"
+    echo "$why" | grep -q "$2" || fail "explsched why $1: '$why'"
+    pass "explsched why $1: $why"
+}
+
+# runs_on JOB NODELIST NAME: JOB (called NAME) starts within 20 s, on NODELIST.
+runs_on() {
+    wait_until 20 "[ \"\$(job_state $1)\" = RUNNING ]" "$3 running"
+    [ "$(job_field "$1" NodeList)" = "$2" ] || fail "$3 runs on $(job_field "$1" NodeList), want $2"
+}
+
+# The placement planner's tests (test_placement_plan*.sh): 4 nodes x 4 GPUs, model.sh from
+# write_contention_model, a pair table from new_net_table "Bully Victim Friend" in which Victim
+# loses to Bully.
 
 # plan_bully_and_holders: Bully on n1,n2 (two GPUs each); single-node jobs hold two of n3's GPUs
 # and all of n4's: three nodes with two free GPUs, room for one 2 x 2 job. Sets bully, h3, h4.
@@ -144,7 +160,7 @@ plan_bully_and_holders() {
 # and raised above Victim, Victim says it was passed, and Slurm starts Friend first. Sets victim
 # and friend (both gone at the end).
 plan_friend_first() {
-    local c cv pf pv why
+    local c cv pf pv
     victim=$(submit -N 2 --gres=gpu:2 -J Victim -o victim.out --begin=now+8 \
         --export=ALL,STEPS=40,HURT_BY=Bully model.sh)
     friend=$(submit -N 2 --gres=gpu:2 -J Friend -o friend.out --begin=now+8 --nice=500 \
@@ -161,13 +177,10 @@ plan_friend_first() {
     pf=$(prio "$friend"); pv=$(prio "$victim")
     [ "$pf" -gt "$pv" ] || fail "Friend's priority $pf is not above Victim's $pv"
     pass "Friend placed first: '$c'; Victim: '$cv'; priorities $pf > $pv"
-    why=$("$top_builddir/src/cli/explsched" why "$victim" 2>&1) || fail "explsched why $victim: $why"
-    echo "$why" | grep -q "placement: passed this round by JobId=$friend" || fail "explsched why: '$why'"
-    pass "explsched why $victim: $why"
+    why_says "$victim" "placement: passed this round by JobId=$friend"
 
     # Slurm starts Friend (beside Bully, unslowed); Victim waits (no room).
-    wait_until 20 '[ "$(job_state $friend)" = RUNNING ]' "Friend running"
-    [ "$(job_field $friend NodeList)" = "n[1-2]" ] || fail "Friend runs on $(job_field $friend NodeList)"
+    runs_on "$friend" "n[1-2]" Friend
     [ "$(job_state $victim)" = PENDING ] || fail "Victim is $(job_state $victim), want PENDING"
     pass "Friend runs on n[1-2] first; Victim pending"
     scancel "$victim" "$friend"

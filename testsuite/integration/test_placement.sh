@@ -18,8 +18,6 @@ start_cluster --nodes 4 --gpus 4 --params "rerank_period=1,placement=yes,net_tab
 
 # The test-side model: STEPS steps of 0.1 s, 0.3 s while a job named in HURT_BY shares a node.
 write_contention_model
-comment() { scontrol show job "$1" | sed -n 's/^ *SystemComment=//p' | sed 's/ *$//'; }
-req_nodes() { job_field "$1" ReqNodeList; }
 
 bully=$(submit -N 2 --gres=gpu:2 -J Bully -o bully.out --export=ALL,STEPS=100000 model.sh)
 wait_until 20 '[ "$(job_state $bully)" = RUNNING ]' "Bully running"
@@ -50,11 +48,8 @@ wait_until 10 '[ "$(req_nodes $friend)" = "n1,n2" ]' "Friend required onto n1,n2
 c=$(comment "$friend")
 echo "$c" | grep -q "^placement: nodes n1,n2, predicted 1.00 of isolated, joins 1 job" || fail "Friend's SystemComment: '$c'"
 pass "Friend pinned beside Bully: '$c'"
-why=$("$top_builddir/src/cli/explsched" why "$friend" 2>&1) || fail "explsched why $friend: $why"
-echo "$why" | grep -q "placement: nodes n1,n2, predicted 1.00 of isolated" || fail "explsched why: '$why'"
-pass "explsched why: $why"
-wait_until 20 '[ "$(job_state $friend)" = RUNNING ]' "Friend running"
-[ "$(job_field $friend NodeList)" = "n[1-2]" ] || fail "Friend runs on $(job_field $friend NodeList)"
+why_says "$friend" "placement: nodes n1,n2, predicted 1.00 of isolated"
+runs_on "$friend" "n[1-2]" Friend
 
 # Requeue Victim while it runs: pending again, placed again (n3,n4 are still the only B-free pair).
 scontrol requeue "$victim" || fail "scontrol requeue $victim"

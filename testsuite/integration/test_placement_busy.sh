@@ -14,7 +14,6 @@ start_cluster --nodes 4 --gpus 4 --cpus 8 --select-params CR_Core_Memory --param
 gpu_hog=$(submit -w n1 -N 1 --gres=gpu:4 -n 1 --mem=100 -J gpuhog --wrap 'sleep 300')
 cpu_hog=$(submit -w n2 -N 1 -n 8 --mem=100 -J cpuhog --wrap 'sleep 300')
 wait_until 20 '[ "$(job_state $gpu_hog)" = RUNNING ] && [ "$(job_state $cpu_hog)" = RUNNING ]' "the single-node jobs running"
-comment() { scontrol show job "$1" | sed -n 's/^ *SystemComment=//p' | sed 's/ *$//'; }
 pass "single-node jobs hold n1's 4 GPUs and n2's 8 CPUs"
 
 # The two-node job waits 6 s (--begin): the plugin places it meanwhile.

@@ -17,8 +17,6 @@ table=$NET_TABLE
 start_cluster --nodes 6 --gpus 4 --explschedd --log-level verbose \
     --params "rerank_period=1,placement=yes,placement_learn=yes,net_table=$table"
 log="$CLUSTER_DIR/log/slurmctld.log"
-comment() { scontrol show job "$1" | sed -n 's/^ *SystemComment=//p' | sed 's/ *$//'; }
-req_nodes() { job_field "$1" ReqNodeList; }
 step=0
 report_speed() {  # report_speed JOB SPEED ROUNDS: one report per round at SPEED steps/s
     local job=$1 speed=$2 rounds=$3 i

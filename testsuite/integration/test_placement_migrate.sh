@@ -12,7 +12,6 @@ new_net_table "Bully Victim" "1.0 1.0" "0.33 1.0" || fail "writing the pair tabl
 table=$NET_TABLE
 
 start_cluster --nodes 4 --gpus 4 --params "rerank_period=1,placement=yes,migrate_below=0.6,net_table=$table"
-comment() { scontrol show job "$1" | sed -n 's/^ *SystemComment=//p' | sed 's/ *$//'; }
 
 victim=$(submit -N 2 --gres=gpu:2 -J Victim -o victim.%j.out --wrap 'sleep 300')
 wait_until 20 '[ "$(job_state $victim)" = RUNNING ]' "Victim running"

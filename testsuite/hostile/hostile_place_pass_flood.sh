@@ -11,31 +11,39 @@ set -u
 . "$(dirname "$0")/lib.sh"
 require_cluster
 require_users
-make_user esh_flood_a
-make_user esh_victim_b
+# hostile_place_pass_flood_site.sh runs this under site_factor/explsched (the raise is a lift of
+# the site factor), with users of its own (tests run in parallel)
+a=esh_flood_a b=esh_victim_b
+[ "${EXPLSCHED_TEST_SITE_FACTOR:-0}" = 1 ] && a=esh_sflood_a b=esh_svictim_b
+make_user $a
+make_user $b
 new_net_table "Bully Victim Cheap" "1.0 1.0 1.0" "0.33 1.0 0.33" "1.0 1.0 1.0" || fail "writing the pair table"
 start_cluster --nodes 4 --gpus 4 \
     --params "rerank_period=1,placement=yes,net_table=$NET_TABLE,placement_window=64,placement_pass_limit=10"
 chmod o+x "$CLUSTER_DIR" 2>/dev/null
+if [ "${EXPLSCHED_TEST_SITE_FACTOR:-0}" = 1 ]; then  # slurmdbd's accounting: each user an account
+    cluster=$(sed -n 's/^ClusterName=//p' "$SLURM_CONF")
+    sacctmgr -i add account esh_sflood_acct cluster="$cluster" >/dev/null &&
+        sacctmgr -i add user $a,$b account=esh_sflood_acct cluster="$cluster" >/dev/null ||
+        fail "sacctmgr could not add the users"
+fi
 work=$CLUSTER_DIR/tmp
-comment() { scontrol show job "$1" | sed -n 's/^ *SystemComment=//p' | sed 's/ *$//'; }
-prio() { job_field "$1" Priority; }
 
 # A's Bully on n1,n2 (two GPUs each) and single-node holders on n3 (two GPUs) and n4 (four):
 # three nodes with two free GPUs.
-bully=$(submit_as esh_flood_a -N 2 --gres=gpu:2 --nodelist=n1,n2 -J Bully --wrap 'sleep 600')
-h3=$(submit_as esh_flood_a -w n3 --gres=gpu:2 -J hold --wrap 'sleep 600')
-h4=$(submit_as esh_flood_a -w n4 --gres=gpu:4 -J hold --wrap 'sleep 600')
+bully=$(submit_as $a -N 2 --gres=gpu:2 --nodelist=n1,n2 -J Bully --wrap 'sleep 600')
+h3=$(submit_as $a -w n3 --gres=gpu:2 -J hold --wrap 'sleep 600')
+h4=$(submit_as $a -w n4 --gres=gpu:4 -J hold --wrap 'sleep 600')
 wait_until 20 '[ "$(job_state $bully)" = RUNNING ] && [ "$(job_state $h3)" = RUNNING ] && [ "$(job_state $h4)" = RUNNING ]' \
     "A's Bully and holders running"
 
 # B's Victim (hurt by Bully wherever it fits) and A's flood of eight Cheap jobs (nice: lower
 # priority), all waiting for a start time so the rounds plan them again and again.
-victim=$(submit_as esh_victim_b -N 2 --gres=gpu:2 -J Victim --begin=now+3600 --wrap 'sleep 600')
+victim=$(submit_as $b -N 2 --gres=gpu:2 -J Victim --begin=now+3600 --wrap 'sleep 600')
 [ -n "$victim" ] || fail "user B could not submit"
 flood=()
 for i in 1 2 3 4 5 6 7 8; do
-    flood+=("$(submit_as esh_flood_a -N 2 --gres=gpu:2 -J Cheap --nice=100 --begin=now+3600 --wrap 'sleep 600')")
+    flood+=("$(submit_as $a -N 2 --gres=gpu:2 -J Cheap --nice=100 --begin=now+3600 --wrap 'sleep 600')")
 done
 all=$(IFS=,; echo "${flood[*]}")
 wait_until 10 'comment $victim | grep -q "^placement: passed this round by JobId="' \

@@ -550,6 +550,96 @@ BOOST_AUTO_TEST_CASE(a_flood_of_model_names_keeps_the_round_cache_bounded_and_ri
     BOOST_TEST(carried.kept_states() == static_cast<std::size_t>(rounds - 1));  // one state throughout
 }
 
+// Jobs of several models share a mask when their needs (CPUs, memory, allowed nodes) are the same
+// and not otherwise: random rounds of mixed needs, each pin checked against what its job may use
+// after the pins placed before it, and a carried cache answering what a fresh round does.
+BOOST_AUTO_TEST_CASE(a_round_of_mixed_needs_pins_each_job_where_it_may_run) {
+    const PairTable t = small_table();
+    const ContentionModel add(t, {Rule::link_additive, 0.35});
+    std::mt19937 rng(11);
+    const std::vector<std::string> models = {"A", "B", "C"};  // C: not in the table
+    RoundCache carried;
+    int pinned = 0, refused_somewhere = 0;
+    for (int round = 0; round < 150; ++round) {
+        std::vector<RoundNode> nodes(12);
+        for (std::size_t v = 0; v < nodes.size(); ++v) {
+            RoundNode& n = nodes[v];
+            n.name = "n" + std::to_string(v + 1);
+            n.gpus = 4;
+            n.usable = rng() % 10 != 0;
+            n.busy_gpus = static_cast<int>(rng() % 3);
+            n.free_cpus = static_cast<int>(rng() % 9);
+            n.mem_mb = 8000;
+            n.free_mem_mb = static_cast<std::int64_t>(rng() % 3) * 4000;
+        }
+        std::vector<RoundRunning> running;
+        for (std::uint32_t k = 0; k < 4; ++k) {
+            const int a = static_cast<int>(rng() % 12), b = static_cast<int>((a + 1 + rng() % 11) % 12);
+            running.push_back({100 + k, models[rng() % 3], 2, {a, b}});
+        }
+        std::vector<RoundPending> pending;
+        for (std::uint32_t k = 0; k < 10; ++k) {
+            RoundPending p;
+            p.id = 10 + k;
+            p.model = models[rng() % 3];
+            p.gpus = 4;
+            p.nodes = 2;
+            p.priority = static_cast<double>(rng() % 5);
+            p.cpus_per_node = static_cast<int>(rng() % 3) * 2;  // 0, 2 or 4
+            p.mem_per_node_mb = rng() % 4 == 0 ? 2000 : 0;
+            if (rng() % 3 == 0) {  // a partition of its own: every other node
+                p.allowed.assign(12, false);
+                for (std::size_t v = k % 2; v < 12; v += 2) p.allowed[v] = true;
+            }
+            pending.push_back(std::move(p));
+        }
+        const std::size_t window = std::vector<std::size_t>{1, 4, 64}[rng() % 3];
+        const auto out = placement_round(add, nodes, running, pending, 4.0, &carried, window);
+        const auto fresh = placement_round(add, nodes, running, pending, 4.0, nullptr, window);
+        BOOST_REQUIRE(out.size() == pending.size());
+        for (std::size_t i = 0; i < out.size(); ++i) {
+            BOOST_TEST(out[i].nodes_text == fresh[i].nodes_text);
+            BOOST_TEST(out[i].reason == fresh[i].reason);
+        }
+        // replay the pins in the order placed, each on what is left
+        std::vector<int> gpus(12), cpus(12);
+        std::vector<std::int64_t> mem(12);
+        for (std::size_t v = 0; v < 12; ++v) {
+            gpus[v] = nodes[v].gpus - nodes[v].busy_gpus;
+            cpus[v] = nodes[v].free_cpus;
+            mem[v] = nodes[v].free_mem_mb;
+        }
+        for (const RoundRunning& r : running)
+            for (int v : r.nodes) gpus[static_cast<std::size_t>(v)] -= 1;
+        std::vector<const RoundAnswer*> order;
+        for (const RoundAnswer& a : out)
+            if (a.pin) order.push_back(&a);
+        std::sort(order.begin(), order.end(),
+                  [](const RoundAnswer* x, const RoundAnswer* y) { return x->order < y->order; });
+        for (const RoundAnswer* a : order) {
+            const RoundPending& p = *std::find_if(pending.begin(), pending.end(),
+                                                  [&](const RoundPending& q) { return q.id == a->id; });
+            BOOST_REQUIRE(a->nodes.size() == 2u);
+            for (int n : a->nodes) {
+                const auto v = static_cast<std::size_t>(n);
+                BOOST_TEST(nodes[v].usable);
+                BOOST_TEST((p.allowed.empty() || p.allowed[v]), "job " << p.id << " pinned to n" << v + 1);
+                BOOST_TEST(gpus[v] >= 2,
+                           "job " << p.id << " on n" << v + 1 << " with " << gpus[v] << " GPUs");
+                BOOST_TEST(cpus[v] >= p.cpus_per_node);
+                BOOST_TEST(mem[v] >= p.mem_per_node_mb);
+                gpus[v] -= 2;
+                cpus[v] -= p.cpus_per_node;
+                mem[v] -= p.mem_per_node_mb;
+            }
+            ++pinned;
+        }
+        for (const RoundAnswer& a : out) refused_somewhere += !a.pin;
+    }
+    BOOST_TEST(pinned > 300);             // the rounds placed jobs ...
+    BOOST_TEST(refused_somewhere > 100);  // ... and ran out of room for some
+}
+
 BOOST_AUTO_TEST_CASE(a_windowed_round_places_the_cheaper_job_first_and_names_the_one_it_passes) {
     const PairTable t = small_table();
     const ContentionModel add(t, {Rule::link_additive, 0.35});

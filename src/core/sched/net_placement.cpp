@@ -54,7 +54,8 @@ void score(const ContentionModel& model, const NetState& state, const PlacementR
     std::sort(joined.begin(), joined.end());
     joined.erase(std::unique(joined.begin(), joined.end()), joined.end());
     c.others_loss = 0.0;
-    for (std::uint32_t id : joined) c.others_loss += costs.loss_of(id, c.type, c.nodes, uplinks);
+    costs.mark(c.nodes, uplinks);
+    for (std::uint32_t id : joined) c.others_loss += costs.loss_of(id, c.type);
     c.joined = static_cast<int>(joined.size());
     c.cost = static_cast<double>(req.gpus) * (1.0 - c.ratio * c.shape_speed) + c.others_loss;
     c.found = true;
@@ -113,10 +114,16 @@ const NodeCosts::Cost& NodeCosts::compute(PerType& t, int node) {
     const std::uint64_t before = state_->appended_over(node);
     const bool extend = before != 0 && t.seen[v] == before && !on.empty();
     Cost c = extend ? t.cost[v] : Cost{};
+    // stretch() with the table's rows at hand (the same values)
+    const double* rows = table.stretch_rows();
+    const std::size_t width = table.size();
+    const int type = t.type;
     const auto add = [&](const NetState::Entry& e) {
-        const double x = table.stretch(t.type, e.type);
+        const bool known = type >= 0 && e.type >= 0;
+        const auto r = static_cast<std::size_t>(type), o = static_cast<std::size_t>(e.type);
+        const double x = known ? rows[r * width + o] : table.stretch(type, e.type);
         c.own = additive ? c.own + x : std::max(c.own, x);
-        c.caused += static_cast<double>(e.gpus) * table.stretch(e.type, t.type);
+        c.caused += static_cast<double>(e.gpus) * (known ? rows[o * width + r] : table.stretch(e.type, type));
     };
     if (extend)
         add(on.back());
@@ -145,10 +152,47 @@ std::uint64_t NodeCosts::stamp_of(const NetState::Job& j) const {
     return s;
 }
 
-double NodeCosts::loss_of(std::uint32_t id, int type, const std::vector<int>& nodes,
-                          const std::vector<int>& uplinks) {
+void NodeCosts::mark(const std::vector<int>& nodes, const std::vector<int>& uplinks) {
+    if (++mark_ == 0) {  // wrapped: old marks could read as new ones
+        std::fill(node_mark_.begin(), node_mark_.end(), 0);
+        std::fill(uplink_mark_.begin(), uplink_mark_.end(), 0);
+        mark_ = 1;
+    }
+    marked_nodes_ = 0;
+    for (int n : nodes) {
+        if (n < 0) continue;
+        const auto v = static_cast<std::size_t>(n);
+        if (v >= node_mark_.size()) node_mark_.resize(std::max(v + 1, state_->node_count()), 0);
+        marked_nodes_ += node_mark_[v] != mark_;
+        node_mark_[v] = mark_;
+    }
+    for (int u : uplinks) {
+        if (u < 0) continue;
+        const auto s = static_cast<std::size_t>(u);
+        if (s >= uplink_mark_.size()) uplink_mark_.resize(s + 1, 0);
+        uplink_mark_[s] = mark_;
+    }
+}
+
+void NodeCosts::reach_of(const std::vector<int>& nodes, std::vector<std::uint64_t>& out) const {
+    const std::size_t count = state_->node_count();
+    out.assign((count + 63) / 64, 0);
+    const auto take = [&](int n) {
+        const auto v = static_cast<std::size_t>(n);
+        if (n >= 0 && v < count) out[v / 64] |= std::uint64_t{1} << (v % 64);
+    };
+    for (int n : nodes) {
+        take(n);
+        if (n < 0 || static_cast<std::size_t>(n) >= count) continue;
+        for (const auto& e : state_->on_node(n))
+            if (const NetState::Job* j = state_->job(e.id))
+                for (int m : j->nodes) take(m);
+    }
+}
+
+double NodeCosts::loss_of(std::uint32_t id, int type) {
     const NetState::Job* j = state_->job(id);
-    if (!j || nodes.size() < 2) return 0.0;
+    if (!j || marked_nodes_ < 2) return 0.0;
     const double floor = model_->settings().floor;
     const double cap = state_->uplink_capacity;
     JobLoads& l = jobs_[id];
@@ -178,12 +222,15 @@ double NodeCosts::loss_of(std::uint32_t id, int type, const std::vector<int>& no
     const bool additive = model_->settings().rule == Rule::link_additive;
     const double x = model_->table().stretch(j->type, type);
     auto with = [&](double v) { return additive ? v + x : std::max(v, x); };
-    auto has = [](const std::vector<int>& v, int e) { return std::find(v.begin(), v.end(), e) != v.end(); };
+    const auto marked = [this](const std::vector<std::uint32_t>& marks, int e) {
+        return static_cast<std::size_t>(e) < marks.size() && marks[static_cast<std::size_t>(e)] == mark_;
+    };
     double worst = 0.0;
     for (std::size_t i = 0; i < j->nodes.size(); ++i)
-        worst = std::max(worst, has(nodes, j->nodes[i]) ? with(l.node[i]) : l.node[i]);
+        worst = std::max(worst, marked(node_mark_, j->nodes[i]) ? with(l.node[i]) : l.node[i]);
     for (std::size_t i = 0; i < j->uplinks.size(); ++i)
-        worst = std::max(worst, (has(uplinks, j->uplinks[i]) ? with(l.uplink[i]) : l.uplink[i]) / cap);
+        worst =
+            std::max(worst, (marked(uplink_mark_, j->uplinks[i]) ? with(l.uplink[i]) : l.uplink[i]) / cap);
     const double after = std::max(floor, 1.0 / (1.0 + worst));
     return static_cast<double>(j->gpus) * std::max(0.0, l.before - after);
 }
@@ -212,24 +259,29 @@ void NodeCosts::cheapest(std::size_t slot, int gpus, int n, const std::vector<in
     const std::uint64_t* seen = t.seen.data();
     const std::uint64_t* version = state_->node_versions().data();
     double worst = std::numeric_limits<double>::infinity();  // the n-th cheapest so far
-    for (std::size_t v = 0; v < nodes; ++v) {
-        const int f = free[v];
-        if (f < per) continue;
-        double cost =
-            f < 65 ? tie_of[f] : 1e-6 * static_cast<double>(f - per) / (1.0 + static_cast<double>(per));
-        if (v < costed) {
-            const int node = static_cast<int>(v);
-            const Cost& c = seen[v] == version[v] + 1 ? cost_of[v] : compute(t, node);
-            cost = g * c.own + c.caused + cost;
-        }
-        if (top.size() == want) {
-            if (!(cost < worst)) continue;  // equal cost: the lower index stays
+    bool full = false;                                       // n kept
+    const auto offer = [&](double cost, std::size_t v) {
+        if (full) {
+            if (!(cost < worst)) return;  // equal cost: the lower index stays
             top.pop_back();
         }
         const std::pair<double, int> e{cost, static_cast<int>(v)};
         top.insert(std::upper_bound(top.begin(), top.end(), e), e);
-        if (top.size() == want) worst = top.back().first;
+        full = top.size() == want;
+        if (full) worst = top.back().first;
+    };
+    const auto tie = [&](int f) {
+        return f < 65 ? tie_of[f] : 1e-6 * static_cast<double>(f - per) / (1.0 + static_cast<double>(per));
+    };
+    for (std::size_t v = 0; v < costed; ++v) {
+        const int f = free[v];
+        if (f < per) continue;
+        const Cost& c = seen[v] == version[v] + 1 ? cost_of[v] : compute(t, static_cast<int>(v));
+        const double cost = g * c.own + c.caused + tie(f);
+        if (!full || cost < worst) offer(cost, v);
     }
+    for (std::size_t v = costed; v < nodes; ++v)
+        if (free[v] >= per) offer(tie(free[v]), v);
 }
 
 PlacementChoice choose_placement(const ContentionModel& model, const NetState& state,

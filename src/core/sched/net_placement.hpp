@@ -86,11 +86,16 @@ public:
     // nodes, node index) among those with gpus / n GPUs free, ascending; fewer when fewer fit.
     void cheapest(std::size_t slot, int gpus, int n, const std::vector<int>& free_gpus,
                   std::vector<std::pair<double, int>>& out);
-    // The GPU-weighted ratio running job `id` loses when a job of `type` joins `nodes` (whose
-    // uplinks are `uplinks`): ContentionModel's ratio before minus ratio_with_newcomer, from the
-    // job's per-link loads, cached until one of its links changes.
-    double loss_of(std::uint32_t id, int type, const std::vector<int>& nodes,
-                   const std::vector<int>& uplinks);
+    // Marks where a candidate would go, `nodes` and the leaf uplinks they cross, for loss_of
+    // (each joined job's links are then checked against the marks, no search per link).
+    void mark(const std::vector<int>& nodes, const std::vector<int>& uplinks);
+    // The GPU-weighted ratio running job `id` loses when a job of `type` joins the marked nodes:
+    // ContentionModel's ratio before minus ratio_with_newcomer, from the job's per-link loads,
+    // cached until one of its links changes. 0 when fewer than two nodes are marked.
+    double loss_of(std::uint32_t id, int type);
+    // `nodes` and the nodes of every running job on them, as a bitmap by node index (bit v % 64
+    // of word v / 64), into `out`.
+    void reach_of(const std::vector<int>& nodes, std::vector<std::uint64_t>& out) const;
 
 private:
     struct JobLoads {
@@ -119,6 +124,11 @@ private:
         double uplink_capacity;
     };
     std::optional<Bound> bound_;  // set by rebind: what the kept values hold for
+    // mark(): a node or uplink is marked when its entry equals mark_ (bumped per mark, so
+    // nothing is cleared between candidates)
+    std::vector<std::uint32_t> node_mark_, uplink_mark_;
+    std::uint32_t mark_ = 0;
+    std::size_t marked_nodes_ = 0;
     std::size_t kept_ = 0;
     Scratch scratch_;
     std::vector<PerType> types_;

@@ -16,8 +16,8 @@ constexpr std::uint32_t kPlanIdBase = 0xF0000000u;
 
 struct Memo {
     PlacementChoice choice;
-    std::vector<int> reach;  // its nodes and the nodes of the jobs it would join, sorted
-    bool stale = false;      // a pick landed in its reach since it was scored
+    std::vector<std::uint64_t> reach;  // its nodes and the nodes of the jobs it would join (bitmap)
+    bool stale = false;                // a pick landed in its reach since it was scored
 };
 
 Memo score_candidate(const ContentionModel& model, const NetState& state, const std::vector<int>& fr,
@@ -26,19 +26,15 @@ Memo score_candidate(const ContentionModel& model, const NetState& state, const 
     m.choice = aware ? choose_placement(model, state, fr, req, &costs)
                      : first_fit_placement(model, state, fr, req, &costs);
     if (!m.choice.found) return m;
-    m.reach = m.choice.nodes;
-    for (int v : m.choice.nodes)
-        for (const auto& e : state.on_node(v))
-            if (const auto* j = state.job(e.id))
-                m.reach.insert(m.reach.end(), j->nodes.begin(), j->nodes.end());
-    std::sort(m.reach.begin(), m.reach.end());
-    m.reach.erase(std::unique(m.reach.begin(), m.reach.end()), m.reach.end());
+    costs.reach_of(m.choice.nodes, m.reach);
     return m;
 }
 
-bool meets(const std::vector<int>& sorted, const std::vector<int>& nodes) {
-    for (int v : nodes)
-        if (std::binary_search(sorted.begin(), sorted.end(), v)) return true;
+bool meets(const std::vector<std::uint64_t>& reach, const std::vector<int>& nodes) {
+    for (int n : nodes) {
+        const auto v = static_cast<std::size_t>(n);
+        if (n >= 0 && v / 64 < reach.size() && (reach[v / 64] >> (v % 64) & 1) != 0) return true;
+    }
     return false;
 }
 

@@ -190,25 +190,30 @@ std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std
         for (int g : scratch) room += g >= p.gpus / p.nodes;
         return room >= p.nodes;
     };
-    // Kinds: jobs with the same request, needs and allowed nodes are scored once per state.
-    std::vector<std::size_t> kind(queue.size());
-    std::size_t kinds = 0;
+    // Kinds: jobs with the same request, needs and allowed nodes are scored once per state. Mask
+    // kinds: jobs with the same needs and allowed nodes (whatever their request) see the same
+    // nodes, so they share one mask.
+    std::vector<std::size_t> kind(queue.size()), mask_kind(queue.size());
+    std::size_t mask_kinds = 0;
     {
-        std::map<std::tuple<std::string, int, int, int, std::int64_t, std::vector<bool>>, std::size_t> by;
+        std::map<std::tuple<int, std::int64_t, std::vector<bool>>, std::size_t> by_needs;
+        std::map<std::tuple<std::string, int, int, std::size_t>, std::size_t> by;
         for (std::size_t k = 0; k < queue.size(); ++k) {
             const RoundPending& p = pending[at[k]];
-            kind[k] = by.emplace(std::make_tuple(p.model, p.gpus, p.nodes, p.cpus_per_node, p.mem_per_node_mb,
-                                                 p.allowed),
-                                 by.size())
-                          .first->second;
+            mask_kind[k] =
+                by_needs
+                    .emplace(std::make_tuple(p.cpus_per_node, p.mem_per_node_mb, p.allowed), by_needs.size())
+                    .first->second;
+            kind[k] =
+                by.emplace(std::make_tuple(p.model, p.gpus, p.nodes, mask_kind[k]), by.size()).first->second;
         }
-        kinds = by.size();
+        mask_kinds = by_needs.size();
     }
-    // Each kind's mask, kept up to date from the nodes picks changed (`touched`, a log: a kind's
+    // Each mask kind's mask, kept up to date from the nodes picks changed (`touched`, a log: a
     // mask is synced to a position in it), so a score costs no pass over every node.
-    std::vector<std::vector<int>> kind_mask(kinds);
-    std::vector<std::size_t> synced(kinds, 0);
-    std::vector<bool> have_mask(kinds, false);
+    std::vector<std::vector<int>> kind_mask(mask_kinds);
+    std::vector<std::size_t> synced(mask_kinds, 0);
+    std::vector<bool> have_mask(mask_kinds, false);
     std::vector<int> touched;
     NodeCosts& costs = cache.costs_;
     costs.rebind(model, state, fingerprint);
@@ -231,7 +236,7 @@ std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std
         };
         forget_masks();
         hooks.mask = [&](std::size_t j, const std::vector<int>& fr) -> const std::vector<int>& {
-            const std::size_t k = members[j], kd = kind[k];
+            const std::size_t k = members[j], kd = mask_kind[k];
             std::vector<int>& m = kind_mask[kd];
             if (!have_mask[kd]) {
                 m.resize(nodes.size());

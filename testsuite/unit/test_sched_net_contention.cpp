@@ -8,6 +8,7 @@
 
 #include "core/sched/net_contention.hpp"
 #include "core/sched/net_placement.hpp"
+#include "core/sched/net_plan.hpp"
 #include "core/sched/net_round.hpp"
 #include "core/sched/net_table.hpp"
 
@@ -559,6 +560,7 @@ BOOST_AUTO_TEST_CASE(a_round_of_mixed_needs_pins_each_job_where_it_may_run) {
     std::mt19937 rng(11);
     const std::vector<std::string> models = {"A", "B", "C"};  // C: not in the table
     RoundCache carried;
+    carried.check_rankings(true);
     int pinned = 0, refused_somewhere = 0;
     for (int round = 0; round < 150; ++round) {
         std::vector<RoundNode> nodes(12);
@@ -638,6 +640,55 @@ BOOST_AUTO_TEST_CASE(a_round_of_mixed_needs_pins_each_job_where_it_may_run) {
     }
     BOOST_TEST(pinned > 300);             // the rounds placed jobs ...
     BOOST_TEST(refused_somewhere > 100);  // ... and ran out of room for some
+    // rankings kept within a plan answered what a scan answers, and were used
+    BOOST_TEST(carried.costs().mismatches() == 0u);
+    BOOST_TEST(carried.costs().reranked() > 100u);
+}
+
+// Within a plan the node costs keep each request's ranking and re-rank only the nodes the state's
+// change log names: random plans over a busy cluster (windows, backfill, undone plans between
+// windows) answer, ranking by ranking, what a scan of every node answers.
+BOOST_AUTO_TEST_CASE(rankings_kept_within_a_plan_answer_what_a_scan_answers) {
+    const PairTable t = small_table();
+    const ContentionModel add(t, {Rule::link_additive, 0.35});
+    std::mt19937 rng(5);
+    const std::vector<std::string> models = {"A", "B", "C"};
+    NodeCosts costs;
+    costs.check_rankings(true);
+    std::size_t placed = 0;
+    for (int round = 0; round < 60; ++round) {
+        const std::size_t count = 40;
+        NetState s(count);
+        std::vector<int> free(count, 4);
+        for (std::uint32_t id = 0; id < 30; ++id) {
+            const int a = static_cast<int>(rng() % count),
+                      b = static_cast<int>((a + 1 + rng() % (count - 1)) % count);
+            if (free[static_cast<std::size_t>(a)] < 1 || free[static_cast<std::size_t>(b)] < 1) continue;
+            --free[static_cast<std::size_t>(a)];
+            --free[static_cast<std::size_t>(b)];
+            s.add(id, t.find(shape_key(models[rng() % 2], 2, 2)), 2, {a, b});
+        }
+        std::vector<PlacementRequest> queue;
+        for (int k = 0; k < 24; ++k) {
+            const int n = rng() % 2 ? 2 : 4;
+            queue.push_back({models[rng() % 3], 4, {n}});
+        }
+        PlanSettings ps;
+        ps.windows = {1, 4, 16};
+        ps.backfill = rng() % 2 == 0;
+        const RoundPlan plan = plan_round(add, s, free, queue, ps, &costs);
+        const RoundPlan fresh = plan_round(add, s, free, queue, ps);
+        BOOST_REQUIRE(plan.placed.size() == fresh.placed.size());
+        for (std::size_t i = 0; i < plan.placed.size(); ++i) {
+            BOOST_TEST(plan.placed[i].index == fresh.placed[i].index);
+            BOOST_TEST(plan.placed[i].choice.nodes == fresh.placed[i].choice.nodes);
+        }
+        placed += plan.placed.size();
+    }
+    BOOST_TEST(placed > 500u);
+    BOOST_TEST(costs.mismatches() == 0u);
+    BOOST_TEST(costs.reranked() > 500u);  // the kept rankings were used ...
+    BOOST_TEST(costs.scanned() > 100u);   // ... and scans made them
 }
 
 BOOST_AUTO_TEST_CASE(a_windowed_round_places_the_cheaper_job_first_and_names_the_one_it_passes) {

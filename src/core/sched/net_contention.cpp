@@ -126,6 +126,7 @@ NetState::NetState(std::size_t node_count, std::vector<int> switch_of_node)
 
 std::vector<int> NetState::uplinks_of(const std::vector<int>& nodes) const {
     std::vector<int> sws;
+    if (uplink_jobs_.empty()) return sws;  // no leaf switch known
     for (int n : nodes) {
         const auto i = static_cast<std::size_t>(n);
         if (i < switch_of_node_.size() && switch_of_node_[i] >= 0) sws.push_back(switch_of_node_[i]);
@@ -161,6 +162,21 @@ void NetState::reserve(std::size_t jobs, const std::vector<std::uint32_t>& entri
         node_jobs_[v].reserve(entries[v]);
 }
 
+void NetState::log_change(const std::vector<int>& nodes) {
+    if (changes_.size() + nodes.size() > 4 * node_jobs_.size() + 1024) {  // bounded: start afresh
+        change_base_ += changes_.size();
+        changes_.clear();
+    }
+    changes_.insert(changes_.end(), nodes.begin(), nodes.end());
+}
+
+bool NetState::changes_since(std::uint64_t seq, const int*& begin, const int*& end) const {
+    if (seq < change_base_ || seq > change_seq()) return false;
+    begin = changes_.data() + (seq - change_base_);
+    end = changes_.data() + changes_.size();
+    return true;
+}
+
 void NetState::add(std::uint32_t id, int type, int gpus, std::vector<int> nodes) {
     remove(id);
     if (nodes.size() < 2) return;  // single-node: no network traffic to share
@@ -178,6 +194,7 @@ void NetState::add(std::uint32_t id, int type, int gpus, std::vector<int> nodes)
         uplink_jobs_[static_cast<std::size_t>(s)].push_back(e);
         uplink_version_ ^= mix64(h ^ static_cast<std::uint64_t>(s));
     }
+    log_change(j.nodes);
     jobs_.emplace(id, std::move(j));
 }
 
@@ -197,10 +214,13 @@ void NetState::remove(std::uint32_t id) {
         drop(uplink_jobs_[static_cast<std::size_t>(s)]);
         uplink_version_ ^= mix64(h ^ static_cast<std::uint64_t>(s));
     }
+    log_change(it->second.nodes);
     jobs_.erase(it);
 }
 
 void NetState::clear() {
+    change_base_ += changes_.size() + 1;  // every node changed: no log reaches back past this
+    changes_.clear();
     for (auto& v : node_jobs_) v.clear();
     for (auto& v : node_version_) v = 0;  // empty, as at the start (a version names a content)
     for (auto& v : appended_over_) v = 0;

@@ -89,6 +89,12 @@ public:
     std::uint64_t appended_over(int node) const { return appended_over_[static_cast<std::size_t>(node)]; }
     // Likewise for every uplink's job list together.
     std::uint64_t uplink_version() const { return uplink_version_; }
+    // A log of the nodes whose job list changed (each add and remove appends its nodes), for
+    // caches that re-rank only what changed: change_seq() is its position now; changes_since(seq)
+    // gives the nodes logged after `seq`, or false when the log no longer reaches back that far
+    // (it is bounded: emptied past a few times the node count).
+    std::uint64_t change_seq() const { return change_base_ + changes_.size(); }
+    bool changes_since(std::uint64_t seq, const int*& begin, const int*& end) const;
     double uplink_capacity = 4.0;
 
 private:
@@ -96,6 +102,9 @@ private:
     std::vector<std::uint64_t> node_version_;
     std::vector<std::uint64_t> appended_over_;
     std::uint64_t uplink_version_ = 0;
+    std::vector<int> changes_;       // nodes changed, in order
+    std::uint64_t change_base_ = 0;  // the position of changes_[0]
+    void log_change(const std::vector<int>& nodes);
     std::vector<std::vector<Entry>> uplink_jobs_;
     std::vector<int> switch_of_node_;
     std::unordered_map<std::uint32_t, Job> jobs_;

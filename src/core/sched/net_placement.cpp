@@ -72,7 +72,7 @@ std::size_t NodeCosts::add_slot(int type) {
         slot_of_[at_index] = static_cast<int>(types_.size());
     }
     const std::size_t n = state_->node_count();
-    types_.push_back({type, std::vector<Cost>(n), std::vector<std::uint64_t>(n, 0)});
+    types_.push_back({type, std::vector<Cell>(n)});
     return types_.size() - 1;
 }
 
@@ -112,8 +112,9 @@ const NodeCosts::Cost& NodeCosts::compute(PerType& t, int node) {
     // A job appended to a list whose costs are kept (a plan's pick): those costs and the one
     // job's, added in the list's order as a full pass adds them (the same value).
     const std::uint64_t before = state_->appended_over(node);
-    const bool extend = before != 0 && t.seen[v] == before && !on.empty();
-    Cost c = extend ? t.cost[v] : Cost{};
+    Cell& cell = t.cell[v];
+    const bool extend = before != 0 && cell.seen == before && !on.empty();
+    Cost c = extend ? cell.cost : Cost{};
     // stretch() with the table's rows at hand (the same values)
     const double* rows = table.stretch_rows();
     const std::size_t width = table.size();
@@ -129,9 +130,9 @@ const NodeCosts::Cost& NodeCosts::compute(PerType& t, int node) {
         add(on.back());
     else
         for (const auto& e : on) add(e);
-    t.cost[v] = c;
-    t.seen[v] = state_->node_version(node) + 1;
-    return t.cost[v];
+    cell.cost = c;
+    cell.seen = state_->node_version(node) + 1;
+    return cell.cost;
 }
 
 double NodeCosts::load(int type, const std::vector<NetState::Entry>& on, std::uint32_t self) const {
@@ -199,23 +200,22 @@ double NodeCosts::loss_of(std::uint32_t id, int type) {
     const std::uint64_t stamp = stamp_of(*j);
     if (l.stamp != stamp) {
         l.stamp = stamp;
-        l.node.clear();
-        l.uplink.clear();
+        l.link.clear();
         double worst = 0.0;
         // Summed stretch on a node: the node's cost for the job's type (cached per node) less
         // the job's own entry there.
         const bool additive = model_->settings().rule == Rule::link_additive;
         const std::size_t own_slot = additive ? slot(j->type) : 0;
         const double self = additive ? model_->table().stretch(j->type, j->type) : 0.0;
-        l.node.reserve(j->nodes.size());
+        l.link.reserve(j->nodes.size() + j->uplinks.size());
         for (int n : j->nodes) {
-            l.node.push_back(additive ? std::max(0.0, at(own_slot, n).own - self)
+            l.link.push_back(additive ? std::max(0.0, at(own_slot, n).own - self)
                                       : load(j->type, state_->on_node(n), id));
-            worst = std::max(worst, l.node.back());
+            worst = std::max(worst, l.link.back());
         }
         for (int s : j->uplinks) {
-            l.uplink.push_back(load(j->type, state_->on_uplink(s), id));
-            worst = std::max(worst, l.uplink.back() / cap);
+            l.link.push_back(load(j->type, state_->on_uplink(s), id));
+            worst = std::max(worst, l.link.back() / cap);
         }
         l.before = std::max(floor, 1.0 / (1.0 + worst));
     }
@@ -227,39 +227,36 @@ double NodeCosts::loss_of(std::uint32_t id, int type) {
     };
     double worst = 0.0;
     for (std::size_t i = 0; i < j->nodes.size(); ++i)
-        worst = std::max(worst, marked(node_mark_, j->nodes[i]) ? with(l.node[i]) : l.node[i]);
+        worst = std::max(worst, marked(node_mark_, j->nodes[i]) ? with(l.link[i]) : l.link[i]);
+    const std::size_t up = j->nodes.size();  // the uplinks' loads follow the nodes'
     for (std::size_t i = 0; i < j->uplinks.size(); ++i)
-        worst =
-            std::max(worst, (marked(uplink_mark_, j->uplinks[i]) ? with(l.uplink[i]) : l.uplink[i]) / cap);
+        worst = std::max(worst,
+                         (marked(uplink_mark_, j->uplinks[i]) ? with(l.link[up + i]) : l.link[up + i]) / cap);
     const double after = std::max(floor, 1.0 / (1.0 + worst));
     return static_cast<double>(j->gpus) * std::max(0.0, l.before - after);
 }
 
-void NodeCosts::cheapest(std::size_t slot, int gpus, int n, const std::vector<int>& free_gpus,
-                         std::vector<std::pair<double, int>>& top) {
+void NodeCosts::scan(std::size_t slot, int gpus, int n, const std::vector<int>& free_gpus, std::size_t keep,
+                     std::vector<std::pair<double, int>>& top) {
     top.clear();
-    if (n <= 0 || gpus % n != 0) return;
     const int per = gpus / n;
     const double g = static_cast<double>(gpus);
     // Ties (empty nodes) go to the fullest node that fits: keep large holes whole. The tie term by
     // free GPUs, computed once (free GPUs are a node's few).
     double tie_of[65];
-    for (int f = 0; f < 65; ++f)
-        tie_of[f] = 1e-6 * static_cast<double>(f - per) / (1.0 + static_cast<double>(per));
-    const std::size_t want = static_cast<std::size_t>(n);
+    for (int f = 0; f < 65; ++f) tie_of[f] = tie_term(f, per);
     const std::size_t nodes = free_gpus.size();
     const std::size_t costed = n >= 2 ? std::min(nodes, state_->node_count()) : 0;
-    // The n cheapest by (cost, index), kept sorted while the nodes are scanned: a node dearer than
-    // the n-th so far costs one comparison (no list of every node to sort).
+    // The `keep` cheapest by (cost, index), kept sorted while the nodes are scanned: a node
+    // dearer than the last kept costs one comparison (no list of every node to sort).
     const int* free = free_gpus.data();
     // The hot loop reads the cached cells and versions through plain pointers (the vectors are
     // not resized while it runs; compute() only writes one cell).
     PerType& t = types_[slot];
-    const Cost* cost_of = t.cost.data();
-    const std::uint64_t* seen = t.seen.data();
+    const Cell* cells = t.cell.data();
     const std::uint64_t* version = state_->node_versions().data();
-    double worst = std::numeric_limits<double>::infinity();  // the n-th cheapest so far
-    bool full = false;                                       // n kept
+    double worst = std::numeric_limits<double>::infinity();  // the keep-th cheapest so far
+    bool full = false;                                       // `keep` kept
     const auto offer = [&](double cost, std::size_t v) {
         if (full) {
             if (!(cost < worst)) return;  // equal cost: the lower index stays
@@ -267,21 +264,96 @@ void NodeCosts::cheapest(std::size_t slot, int gpus, int n, const std::vector<in
         }
         const std::pair<double, int> e{cost, static_cast<int>(v)};
         top.insert(std::upper_bound(top.begin(), top.end(), e), e);
-        full = top.size() == want;
+        full = top.size() == keep;
         if (full) worst = top.back().first;
     };
-    const auto tie = [&](int f) {
-        return f < 65 ? tie_of[f] : 1e-6 * static_cast<double>(f - per) / (1.0 + static_cast<double>(per));
-    };
+    const auto tie = [&](int f) { return f < 65 ? tie_of[f] : tie_term(f, per); };
     for (std::size_t v = 0; v < costed; ++v) {
         const int f = free[v];
         if (f < per) continue;
-        const Cost& c = seen[v] == version[v] + 1 ? cost_of[v] : compute(t, static_cast<int>(v));
+        const Cost& c = cells[v].seen == version[v] + 1 ? cells[v].cost : compute(t, static_cast<int>(v));
         const double cost = g * c.own + c.caused + tie(f);
         if (!full || cost < worst) offer(cost, v);
     }
     for (std::size_t v = costed; v < nodes; ++v)
         if (free[v] >= per) offer(tie(free[v]), v);
+}
+
+double NodeCosts::node_cost(std::size_t slot, int gpus, int n, std::size_t v, int free) {
+    const double tie = tie_term(free, gpus / n);
+    if (n < 2 || v >= state_->node_count()) return tie;
+    const Cost& c = at(slot, static_cast<int>(v));
+    return static_cast<double>(gpus) * c.own + c.caused + tie;
+}
+
+void NodeCosts::reuse_rankings(bool on) {
+    reuse_ = on;
+    ranked_.clear();
+}
+
+void NodeCosts::cheapest(std::size_t slot, int gpus, int n, const std::vector<int>& free_gpus,
+                         std::vector<std::pair<double, int>>& top) {
+    top.clear();
+    if (n <= 0 || gpus % n != 0) return;
+    const auto want = static_cast<std::size_t>(n);
+    if (!reuse_) {
+        scan(slot, gpus, n, free_gpus, want, top);
+        ++scanned_;
+        return;
+    }
+    // The ranking kept for this request and free list (bounded in number: requests are users').
+    const Key key{slot, gpus, n, free_gpus.data()};
+    if (ranked_.size() >= 256 && ranked_.find(key) == ranked_.end()) ranked_.clear();
+    Ranked& r = ranked_[key];
+    const int *from = nullptr, *to = nullptr;
+    const std::size_t nodes = free_gpus.size();
+    if (r.valid && r.nodes == nodes && state_->changes_since(r.seq, from, to) &&
+        static_cast<std::size_t>(to - from) <= nodes / 8 + 8) {
+        // Only the nodes the log names changed (their jobs, and so their free GPUs): every
+        // other node ranks where it did, so one not below the bar is still not.
+        changed_.assign(from, to);
+        std::sort(changed_.begin(), changed_.end());
+        changed_.erase(std::unique(changed_.begin(), changed_.end()), changed_.end());
+        r.below.erase(std::remove_if(r.below.begin(), r.below.end(),
+                                     [&](const std::pair<double, int>& e) {
+                                         return std::binary_search(changed_.begin(), changed_.end(),
+                                                                   e.second);
+                                     }),
+                      r.below.end());
+        const int per = gpus / n;
+        for (int cv : changed_) {
+            const auto v = static_cast<std::size_t>(cv);
+            if (cv < 0 || v >= nodes || free_gpus[v] < per) continue;
+            const std::pair<double, int> e{node_cost(slot, gpus, n, v, free_gpus[v]), cv};
+            if (e < r.bar) r.below.insert(std::upper_bound(r.below.begin(), r.below.end(), e), e);
+        }
+        r.seq = state_->change_seq();
+        if (r.below.size() >= want) {
+            top.assign(r.below.begin(), r.below.begin() + static_cast<std::ptrdiff_t>(want));
+            ++reranked_;
+            if (check_) {  // tests: the same answer as a scan
+                std::vector<std::pair<double, int>> full;
+                scan(slot, gpus, n, free_gpus, want, full);
+                mismatches_ += full != top;
+            }
+            return;
+        }
+    }
+    // A scan, keeping some nodes past the n cheapest below the bar for the calls to come.
+    ++scanned_;
+    const std::size_t keep = 2 * want + 9;
+    scan(slot, gpus, n, free_gpus, keep, r.below);
+    if (r.below.size() == keep) {
+        r.bar = r.below.back();
+        r.below.pop_back();
+    } else {
+        r.bar = {std::numeric_limits<double>::infinity(), std::numeric_limits<int>::max()};
+    }
+    r.valid = true;
+    r.nodes = nodes;
+    r.seq = state_->change_seq();
+    top.assign(r.below.begin(),
+               r.below.begin() + static_cast<std::ptrdiff_t>(std::min(want, r.below.size())));
 }
 
 PlacementChoice choose_placement(const ContentionModel& model, const NetState& state,
@@ -317,6 +389,7 @@ PlacementChoice choose_placement(const ContentionModel& model, const NetState& s
         const std::size_t want = static_cast<std::size_t>(n);
         if (top.size() < want) continue;
         Candidate cand;
+        cand.choice.nodes.reserve(static_cast<std::size_t>(n));
         cand.choice.type = shapes.type[k];
         cand.speed = shapes.speed[k];
         double worst_own = 0.0;

@@ -9,9 +9,11 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -79,13 +81,26 @@ public:
     const Cost& at(std::size_t slot, int node) {
         PerType& t = types_[slot];
         const auto v = static_cast<std::size_t>(node);
-        if (t.seen[v] == state_->node_version(node) + 1) return t.cost[v];
+        if (t.cell[v].seen == state_->node_version(node) + 1) return t.cell[v].cost;
         return compute(t, node);
     }
     // The n cheapest nodes by (first-order cost for a job of `gpus` GPUs of the slot's type on n
     // nodes, node index) among those with gpus / n GPUs free, ascending; fewer when fewer fit.
     void cheapest(std::size_t slot, int gpus, int n, const std::vector<int>& free_gpus,
                   std::vector<std::pair<double, int>>& out);
+    // Within one plan (plan_round turns this on for its run, and off after), a list of free GPUs
+    // changes only on nodes whose job list changes: a pick takes GPUs where it adds its job, and
+    // undoing a plan gives them back where it removes it. So cheapest() keeps each (request, free
+    // list)'s ranking, with the nodes below a bar, and re-ranks only the nodes the state's change
+    // log names (NetState::changes_since) while the n cheapest are still below the bar; else it
+    // scans every node. The same answers. On or off, kept rankings are forgotten.
+    void reuse_rankings(bool on);
+    // Tests: compare every re-ranked answer with a scan; mismatches() counts those that differ.
+    void check_rankings(bool on) { check_ = on; }
+    std::size_t mismatches() const { return mismatches_; }
+    // cheapest() calls answered by re-ranking changed nodes / by scanning every node.
+    std::size_t reranked() const { return reranked_; }
+    std::size_t scanned() const { return scanned_; }
     // Marks where a candidate would go, `nodes` and the leaf uplinks they cross, for loss_of
     // (each joined job's links are then checked against the marks, no search per link).
     void mark(const std::vector<int>& nodes, const std::vector<int>& uplinks);
@@ -100,20 +115,46 @@ public:
 private:
     struct JobLoads {
         std::uint64_t stamp = 0;
-        std::vector<double> node, uplink;  // as the job's nodes / uplinks, without the job itself
+        std::vector<double> link;  // the job's nodes' then its uplinks', without the job itself
         double before = 1.0;
     };
     std::unordered_map<std::uint32_t, JobLoads> jobs_;
     std::uint64_t stamp_of(const NetState::Job& j) const;
     double load(int type, const std::vector<NetState::Entry>& on, std::uint32_t self) const;
 
+    struct Cell {
+        Cost cost;
+        std::uint64_t seen = 0;  // node_version + 1 when computed; 0 = never
+    };
     struct PerType {
         int type;
-        std::vector<Cost> cost;
-        std::vector<std::uint64_t> seen;  // node_version + 1 when computed; 0 = never
+        std::vector<Cell> cell;  // by node
     };
     const Cost& compute(PerType& t, int node);
     std::size_t add_slot(int type);
+    // The `keep` cheapest by (cost, index) into `top`, ascending (cheapest()'s scan).
+    void scan(std::size_t slot, int gpus, int n, const std::vector<int>& free_gpus, std::size_t keep,
+              std::vector<std::pair<double, int>>& top);
+    // One node's first-order cost as scan() computes it (`free`: its free GPUs).
+    double node_cost(std::size_t slot, int gpus, int n, std::size_t v, int free);
+    // Ties (empty nodes) go to the fullest node that fits: keep large holes whole.
+    static double tie_term(int free, int per) {
+        return 1e-6 * static_cast<double>(free - per) / (1.0 + static_cast<double>(per));
+    }
+    // A kept ranking: `below` holds every node whose (cost, index) is less than `bar`, ascending,
+    // as of the state's change log position `seq`, for a free list of `nodes` entries.
+    struct Ranked {
+        std::vector<std::pair<double, int>> below;
+        std::pair<double, int> bar;
+        std::uint64_t seq = 0;
+        std::size_t nodes = 0;
+        bool valid = false;
+    };
+    using Key = std::tuple<std::size_t, int, int, const int*>;  // slot, GPUs, nodes, free list
+    std::map<Key, Ranked> ranked_;
+    std::vector<int> changed_;
+    bool reuse_ = false, check_ = false;
+    std::size_t reranked_ = 0, scanned_ = 0, mismatches_ = 0;
     const ContentionModel* model_;
     const NetState* state_;
     struct Bound {

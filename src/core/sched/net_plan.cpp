@@ -75,6 +75,13 @@ RoundPlan plan_round(const ContentionModel& model, NetState& state, const std::v
     else if (!carry)
         own.emplace(model, state);
     NodeCosts& costs = carry ? *carry : *own;
+    // Within this plan a free list changes only where a pick adds its job or an undone plan
+    // removes one (fr, and the hooks' masks): the costs may keep rankings for its run.
+    struct Reuse {
+        NodeCosts& costs;
+        explicit Reuse(NodeCosts& c) : costs(c) { costs.reuse_rankings(true); }
+        ~Reuse() { costs.reuse_rankings(false); }
+    } reuse{costs};
     // A window past the queue's end plans what the queue's length does: each distinct plan once.
     std::vector<std::size_t> windows;
     for (std::size_t w : ps.aware && !ps.windows.empty() ? ps.windows : std::vector<std::size_t>{1})

@@ -100,6 +100,8 @@ public:
     std::size_t models_kept() const { return type_of_.size(); }
     static constexpr std::size_t kMaxModels = 4096;
     const NodeCosts& costs() const { return costs_; }
+    // Tests: every ranking the node costs re-rank is compared with a scan (NodeCosts).
+    void check_rankings(bool on) { costs_.check_rankings(on); }
 
 private:
     friend std::vector<RoundAnswer> placement_round(const ContentionModel&, const std::vector<RoundNode>&,

@@ -177,10 +177,12 @@ void NodeCosts::mark(const std::vector<int>& nodes, const std::vector<int>& upli
 
 void NodeCosts::reach_of(const std::vector<int>& nodes, std::vector<std::uint64_t>& out) const {
     const std::size_t count = state_->node_count();
-    out.assign((count + 63) / 64, 0);
+    std::size_t bits = count;  // the candidate's own nodes may lie past the state's (a longer free list)
+    for (int n : nodes) bits = std::max(bits, static_cast<std::size_t>(std::max(n, 0)) + 1);
+    out.assign((bits + 63) / 64, 0);
     const auto take = [&](int n) {
         const auto v = static_cast<std::size_t>(n);
-        if (n >= 0 && v < count) out[v / 64] |= std::uint64_t{1} << (v % 64);
+        if (n >= 0 && v < bits) out[v / 64] |= std::uint64_t{1} << (v % 64);
     };
     for (int n : nodes) {
         take(n);

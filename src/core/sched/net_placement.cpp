@@ -11,23 +11,29 @@ namespace explsched::net {
 namespace {
 
 // Isolated speed of each allowed shape relative to the fastest known one (1 when unknown), and
-// each shape's type: looked up once per request (the keys are strings).
+// each shape's type: looked up once per request, into the costs' scratch buffers.
 struct Shapes {
-    std::vector<int> type, nodes;
-    std::vector<double> speed;
+    std::vector<int>& type;
+    std::vector<int>& nodes;
+    std::vector<double>& speed;
 
-    Shapes(const PairTable& table, const PlacementRequest& req) {
+    Shapes(NodeCosts& costs, const PairTable& table, const PlacementRequest& req)
+        : type(costs.scratch().shape_type),
+          nodes(costs.scratch().shape_nodes),
+          speed(costs.scratch().shape_speed) {
+        type.clear();
+        nodes.clear();
+        speed.clear();
         double best = 0.0;
-        std::vector<double> iso;
         for (int n : req.node_counts) {
             if (n <= 0 || req.gpus % n != 0) continue;
             nodes.push_back(n);
-            type.push_back(table.find(shape_key(req.model, req.gpus, n)));
+            type.push_back(costs.shape_type(req.model, req.gpus, n));
             const auto v = table.isolated(type.back());
-            iso.push_back(v ? *v : -1.0);
+            speed.push_back(v ? *v : -1.0);  // isolated, made relative below
             if (v) best = std::max(best, *v);
         }
-        for (double v : iso) speed.push_back(v > 0.0 && best > 0.0 ? v / best : 1.0);
+        for (double& v : speed) v = v > 0.0 && best > 0.0 ? v / best : 1.0;
     }
     double speed_of(int n) const {
         for (std::size_t i = 0; i < nodes.size(); ++i)
@@ -91,6 +97,8 @@ bool NodeCosts::rebind(const ContentionModel& model, const NetState& state, std:
         types_.clear();
         slot_of_.clear();
         jobs_.clear();
+        shape_types_.clear();
+        jobs_.reserve(state.size());  // a load per running job at most: no rehash while they come
         kept_ = 0;
         return false;
     }
@@ -249,25 +257,29 @@ void NodeCosts::scan(std::size_t slot, int gpus, int n, const std::vector<int>& 
     for (int f = 0; f < 65; ++f) tie_of[f] = tie_term(f, per);
     const std::size_t nodes = free_gpus.size();
     const std::size_t costed = n >= 2 ? std::min(nodes, state_->node_count()) : 0;
-    // The `keep` cheapest by (cost, index), kept sorted while the nodes are scanned: a node
-    // dearer than the last kept costs one comparison (no list of every node to sort).
+    // The `keep` cheapest by (cost, index): a node dearer than the bar so far costs one
+    // comparison (no list of every node to sort).
     const int* free = free_gpus.data();
     // The hot loop reads the cached cells and versions through plain pointers (the vectors are
     // not resized while it runs; compute() only writes one cell).
     PerType& t = types_[slot];
     const Cell* cells = t.cell.data();
     const std::uint64_t* version = state_->node_versions().data();
-    double worst = std::numeric_limits<double>::infinity();  // the keep-th cheapest so far
-    bool full = false;                                       // `keep` kept
+    // Nodes cheaper than `worst` are collected unsorted; when `cap` are collected, the `keep`
+    // least by (cost, index) stay and `worst` becomes the keep-th's cost. A node dropped then,
+    // or refused later, has `keep` nodes of lower index that cost no more: it is not among the
+    // `keep` least, so the ones left at the end, sorted, are those of a full sort.
+    const std::size_t cap = std::max<std::size_t>(4 * keep, 64);
+    top.reserve(cap);
+    double worst = std::numeric_limits<double>::infinity();
+    const auto trim = [&] {
+        std::nth_element(top.begin(), top.begin() + static_cast<std::ptrdiff_t>(keep - 1), top.end());
+        top.resize(keep);
+        worst = top[keep - 1].first;
+    };
     const auto offer = [&](double cost, std::size_t v) {
-        if (full) {
-            if (!(cost < worst)) return;  // equal cost: the lower index stays
-            top.pop_back();
-        }
-        const std::pair<double, int> e{cost, static_cast<int>(v)};
-        top.insert(std::upper_bound(top.begin(), top.end(), e), e);
-        full = top.size() == keep;
-        if (full) worst = top.back().first;
+        top.emplace_back(cost, static_cast<int>(v));
+        if (top.size() == cap) trim();
     };
     const auto tie = [&](int f) { return f < 65 ? tie_of[f] : tie_term(f, per); };
     for (std::size_t v = 0; v < costed; ++v) {
@@ -275,10 +287,15 @@ void NodeCosts::scan(std::size_t slot, int gpus, int n, const std::vector<int>& 
         if (f < per) continue;
         const Cost& c = cells[v].seen == version[v] + 1 ? cells[v].cost : compute(t, static_cast<int>(v));
         const double cost = g * c.own + c.caused + tie(f);
-        if (!full || cost < worst) offer(cost, v);
+        if (cost < worst) offer(cost, v);  // equal cost: the lower index stays
     }
     for (std::size_t v = costed; v < nodes; ++v)
-        if (free[v] >= per) offer(tie(free[v]), v);
+        if (free[v] >= per) {
+            const double cost = tie(free[v]);
+            if (cost < worst) offer(cost, v);
+        }
+    if (top.size() > keep) trim();
+    std::sort(top.begin(), top.end());
 }
 
 double NodeCosts::node_cost(std::size_t slot, int gpus, int n, std::size_t v, int free) {
@@ -361,9 +378,9 @@ void NodeCosts::cheapest(std::size_t slot, int gpus, int n, const std::vector<in
 PlacementChoice choose_placement(const ContentionModel& model, const NetState& state,
                                  const std::vector<int>& free_gpus, const PlacementRequest& req,
                                  NodeCosts* costs) {
-    const Shapes shapes(model.table(), req);
     std::optional<NodeCosts> own_costs;
     if (!costs) costs = &own_costs.emplace(model, state);
+    const Shapes shapes(*costs, model.table(), req);
     const double gpus = static_cast<double>(req.gpus);
     // Each shape's candidate (its n cheapest nodes by first-order cost) and a lower bound of its
     // exact cost: the job's ratio is at most 1 / (1 + the worst node link's contention) and the
@@ -376,10 +393,12 @@ PlacementChoice choose_placement(const ContentionModel& model, const NetState& s
     };
     // Shapes in order of the least they can cost (gpus * (1 - their isolated speed): no
     // contention at all); a shape whose least exceeds the best exact cost so far is not scanned.
-    std::vector<std::size_t> order(shapes.nodes.size());
+    std::vector<std::size_t>& order = costs->scratch().shape_order;
+    order.resize(shapes.nodes.size());
     std::iota(order.begin(), order.end(), std::size_t{0});
-    std::stable_sort(order.begin(), order.end(),
-                     [&](std::size_t a, std::size_t b) { return shapes.speed[a] > shapes.speed[b]; });
+    if (order.size() > 1)  // (a sort's buffer costs an allocation)
+        std::stable_sort(order.begin(), order.end(),
+                         [&](std::size_t a, std::size_t b) { return shapes.speed[a] > shapes.speed[b]; });
     PlacementChoice best;
     std::vector<std::pair<double, int>>& top = costs->scratch().top;  // a shape's n cheapest nodes
     for (std::size_t k : order) {
@@ -425,10 +444,10 @@ PlacementChoice first_fit_placement(const ContentionModel& model, const NetState
         for (std::size_t v = 0; v < free_gpus.size() && c.nodes.size() < static_cast<std::size_t>(n); ++v)
             if (free_gpus[v] >= per) c.nodes.push_back(static_cast<int>(v));
         if (c.nodes.size() < static_cast<std::size_t>(n)) continue;
-        c.type = model.table().find(shape_key(req.model, req.gpus, n));
         std::optional<NodeCosts> own;
         if (!costs) costs = &own.emplace(model, state);
-        score(model, state, req, Shapes(model.table(), req).speed_of(n), *costs, c);
+        c.type = costs->shape_type(req.model, req.gpus, n);
+        score(model, state, req, Shapes(*costs, model.table(), req).speed_of(n), *costs, c);
         return c;
     }
     return {};

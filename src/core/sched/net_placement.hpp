@@ -66,8 +66,16 @@ public:
     struct Scratch {
         std::vector<std::uint32_t> joined;
         std::vector<std::pair<double, int>> top;
+        std::vector<int> shape_type, shape_nodes;  // a request's shapes (choose_placement)
+        std::vector<double> shape_speed;
+        std::vector<std::size_t> shape_order;
     };
     Scratch& scratch() { return scratch_; }
+    // The table's type of a shape, remembered per model name (ShapeTypes; forgotten with the
+    // costs when the table changes).
+    int shape_type(const std::string& model, int gpus, int nodes) {
+        return shape_types_.find(model_->table(), model, gpus, nodes);
+    }
     // Rebinds in a row that kept the cache (diagnostics, tests).
     std::size_t kept_rebinds() const { return kept_; }
     // The slot of `type` (types are few: a table's keys and `unknown`).
@@ -172,6 +180,7 @@ private:
     std::size_t marked_nodes_ = 0;
     std::size_t kept_ = 0;
     Scratch scratch_;
+    ShapeTypes shape_types_;
     std::vector<PerType> types_;
     std::vector<int> slot_of_;  // by type + 1: its slot, -1 = none yet
 };

@@ -46,20 +46,6 @@ std::string no_fit_reason(const RoundPending& p) {
 
 }  // namespace
 
-int RoundCache::type_of(const PairTable& table, const std::string& model, int gpus, int nodes) {
-    auto it = type_of_.find(model);
-    if (it == type_of_.end()) {
-        // models are users' words: a flood of new ones empties the memo instead of growing it
-        if (type_of_.size() >= kMaxModels) type_of_.clear();
-        it = type_of_.emplace(model, std::vector<Shape>()).first;
-    }
-    for (const Shape& s : it->second)
-        if (s.gpus == gpus && s.nodes == nodes) return s.type;
-    const int type = table.find(shape_key(model, gpus, nodes));
-    it->second.push_back({gpus, nodes, type});
-    return type;
-}
-
 std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std::vector<RoundNode>& nodes,
                                          const std::vector<RoundRunning>& running,
                                          std::vector<RoundPending> pending, double uplink_capacity,
@@ -84,7 +70,7 @@ std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std
         cache.state_.emplace(nodes.size(), leaf);
         cache.leaf_ = std::move(leaf);
         cache.fingerprint_ = fingerprint;
-        cache.type_of_.clear();
+        cache.types_.clear();
         cache.listed_.clear();
         cache.kept_ = 0;
         // room for the running jobs and this round's placements on every node, in one go
@@ -112,7 +98,7 @@ std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std
             if (v >= 0 && static_cast<std::size_t>(v) < nodes.size())
                 free[static_cast<std::size_t>(v)] -= r.gpus / n;
         if (carry == nullptr) {  // a state for this round alone: nothing to compare with next time
-            state.add(r.id, cache.type_of(table, r.model, r.gpus, n), r.gpus, r.nodes);
+            state.add(r.id, cache.types_.find(table, r.model, r.gpus, n), r.gpus, r.nodes);
             continue;
         }
         RoundCache::Listed& l = cache.listed_[r.id];
@@ -123,7 +109,7 @@ std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std
         l.model = r.model;
         l.gpus = r.gpus;
         l.nodes = r.nodes;
-        state.add(r.id, cache.type_of(table, r.model, r.gpus, n), r.gpus, r.nodes);
+        state.add(r.id, cache.types_.find(table, r.model, r.gpus, n), r.gpus, r.nodes);
     }
     if (cache.listed_.size() > seen) {
         for (auto it = cache.listed_.begin(); it != cache.listed_.end();) {

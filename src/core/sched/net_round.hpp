@@ -97,8 +97,8 @@ public:
     // Rounds in a row that kept the running jobs' state (diagnostics, tests).
     std::size_t kept_states() const { return kept_; }
     // Model names whose table types are remembered (at most kMaxModels: they are users' words).
-    std::size_t models_kept() const { return type_of_.size(); }
-    static constexpr std::size_t kMaxModels = 4096;
+    std::size_t models_kept() const { return types_.models(); }
+    static constexpr std::size_t kMaxModels = ShapeTypes::kMaxModels;
     const NodeCosts& costs() const { return costs_; }
     // Tests: every ranking the node costs re-rank is compared with a scan (NodeCosts).
     void check_rankings(bool on) { costs_.check_rankings(on); }
@@ -111,12 +111,7 @@ private:
     std::optional<NetState> state_;
     std::vector<int> leaf_;
     std::uint64_t fingerprint_ = 0;
-    // model -> the table's type of each (GPUs, nodes) met: looked up without building a key
-    struct Shape {
-        int gpus, nodes, type;
-    };
-    std::unordered_map<std::string, std::vector<Shape>> type_of_;
-    int type_of(const PairTable& table, const std::string& model, int gpus, int nodes);
+    ShapeTypes types_;  // the running jobs' types, looked up without building a key
     // each running job as the last round listed it (the state holds the multi-node ones)
     struct Listed {
         std::string model;

@@ -105,6 +105,20 @@ std::string shape_key(std::string_view model, int gpus, int nodes) {
     return k;
 }
 
+int ShapeTypes::find(const PairTable& table, const std::string& model, int gpus, int nodes) {
+    auto it = by_model_.find(model);
+    if (it == by_model_.end()) {
+        if (by_model_.size() >= kMaxModels) by_model_.clear();
+        it = by_model_.emplace(model, std::vector<Shape>()).first;
+    }
+    for (const Shape& s : it->second)
+        if (s.gpus == gpus && s.nodes == nodes) return s.type;
+    if (it->second.size() >= kMaxShapes) it->second.clear();
+    const int type = table.find(shape_key(model, gpus, nodes));
+    it->second.push_back({gpus, nodes, type});
+    return type;
+}
+
 Result<PairTable> PairTable::from_csv(std::string_view isolated_csv, std::string_view ratio_csv) {
     PairTable t;
     const auto iso = lines_of(isolated_csv);

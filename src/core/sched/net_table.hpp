@@ -165,4 +165,22 @@ private:
     std::unordered_map<int, std::size_t> alone_count_;
 };
 
+// A table's types by (model, GPUs, nodes), remembered per model name so that a decision does not
+// build and hash a key string. Bounded: model names are users' words, so a flood of new ones
+// empties it instead of growing it, and so does a model's flood of shapes. clear() when the
+// table's keys change.
+class ShapeTypes {
+public:
+    static constexpr std::size_t kMaxModels = 4096, kMaxShapes = 64;
+    int find(const PairTable& table, const std::string& model, int gpus, int nodes);
+    std::size_t models() const { return by_model_.size(); }
+    void clear() { by_model_.clear(); }
+
+private:
+    struct Shape {
+        int gpus, nodes, type;
+    };
+    std::unordered_map<std::string, std::vector<Shape>> by_model_;
+};
+
 }  // namespace explsched::net

@@ -269,7 +269,7 @@ void NodeCosts::scan(std::size_t slot, int gpus, int n, const std::vector<int>& 
     // least by (cost, index) stay and `worst` becomes the keep-th's cost. A node dropped then,
     // or refused later, has `keep` nodes of lower index that cost no more: it is not among the
     // `keep` least, so the ones left at the end, sorted, are those of a full sort.
-    const std::size_t cap = std::max<std::size_t>(4 * keep, 64);
+    const std::size_t cap = 4 * keep;  // (a larger floor, 64, was slower for a few nodes kept)
     top.reserve(cap);
     double worst = std::numeric_limits<double>::infinity();
     const auto trim = [&] {

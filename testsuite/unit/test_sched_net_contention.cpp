@@ -301,6 +301,53 @@ BOOST_AUTO_TEST_CASE(kept_and_extended_node_costs_equal_fresh_ones) {
     }
 }
 
+// A running job on more links than the loss cache keeps in place (8): its loss is the model's,
+// under either rule, with and without leaf switches.
+BOOST_AUTO_TEST_CASE(the_loss_of_a_job_on_many_links_is_the_models) {
+    const PairTable t = small_table();
+    for (const Rule rule : {Rule::link_additive, Rule::min_pairwise}) {
+        for (const bool switches : {false, true}) {
+            std::vector<int> leaf(16, -1);
+            if (switches)
+                for (int v = 0; v < 16; ++v) leaf[static_cast<std::size_t>(v)] = v / 2;  // 8 leaves
+            NetState s(16, leaf);
+            const ContentionModel m(t, {rule, 0.35});
+            std::vector<int> wide;
+            for (int v = 0; v < 12; ++v) wide.push_back(v);
+            s.add(1, t.find("A,4,2"), 12, wide);  // 12 nodes (and 6 uplinks with switches)
+            s.add(2, t.find("B,4,2"), 4, {12, 13});
+            NodeCosts costs(m, s);
+            for (int rep = 0; rep < 2; ++rep) {  // the second time from the kept loads
+                const auto c = choose_placement(m, s, std::vector<int>(16, 2), {"B", 4, {2}}, &costs);
+                BOOST_REQUIRE(c.found);
+                double loss = 0.0;
+                for (const auto& [jid, j] : s.jobs()) {
+                    bool shares = false;
+                    for (int v : j.nodes)
+                        shares = shares || std::find(c.nodes.begin(), c.nodes.end(), v) != c.nodes.end();
+                    const auto ups = s.uplinks_of(c.nodes);
+                    for (int u : j.uplinks)
+                        shares = shares || std::find(ups.begin(), ups.end(), u) != ups.end();
+                    if (shares)
+                        loss += j.gpus * std::max(0.0, m.ratio(s, jid) -
+                                                           m.ratio_with_newcomer(s, jid, c.type, c.nodes));
+                }
+                BOOST_TEST(c.others_loss == loss, boost::test_tools::tolerance(1e-12));
+                // forced onto the wide job's nodes: it loses something
+                std::vector<int> only(16, 0);
+                only[3] = only[4] = 2;
+                const auto on = choose_placement(m, s, only, {"B", 4, {2}}, &costs);
+                BOOST_REQUIRE(on.found);
+                BOOST_TEST(on.joined >= 1);
+                BOOST_TEST(
+                    on.others_loss == 12 * (m.ratio(s, 1) - m.ratio_with_newcomer(s, 1, on.type, on.nodes)),
+                    boost::test_tools::tolerance(1e-12));
+                BOOST_TEST(on.others_loss > 0.0);
+            }
+        }
+    }
+}
+
 BOOST_AUTO_TEST_CASE(placement_weighs_the_harm_done_to_running_jobs) {
     // C is hurt by nobody but hurts A badly; A runs on 0,1 and B on 2,3. C should join B.
     auto t = PairTable::from_csv(",x\n\"A,2,2\",1\n\"B,2,2\",1\n\"C,2,2\",1\n",

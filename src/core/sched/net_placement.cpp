@@ -210,22 +210,23 @@ double NodeCosts::loss_of(std::uint32_t id, int type) {
     const std::uint64_t stamp = stamp_of(*j);
     if (l.stamp != stamp) {
         l.stamp = stamp;
-        l.link.clear();
         double worst = 0.0;
         // Summed stretch on a node: the node's cost for the job's type (cached per node) less
         // the job's own entry there.
         const bool additive = model_->settings().rule == Rule::link_additive;
         const std::size_t own_slot = additive ? slot(j->type) : 0;
         const double self = additive ? model_->table().stretch(j->type, j->type) : 0.0;
-        l.link.reserve(j->nodes.size() + j->uplinks.size());
+        l.links = j->nodes.size() + j->uplinks.size();
+        if (l.links > 8) l.large.resize(l.links);
+        double* out = l.link();
         for (int n : j->nodes) {
-            l.link.push_back(additive ? std::max(0.0, at(own_slot, n).own - self)
-                                      : load(j->type, state_->on_node(n), id));
-            worst = std::max(worst, l.link.back());
+            *out =
+                additive ? std::max(0.0, at(own_slot, n).own - self) : load(j->type, state_->on_node(n), id);
+            worst = std::max(worst, *out++);
         }
         for (int s : j->uplinks) {
-            l.link.push_back(load(j->type, state_->on_uplink(s), id));
-            worst = std::max(worst, l.link.back() / cap);
+            *out = load(j->type, state_->on_uplink(s), id);
+            worst = std::max(worst, *out++ / cap);
         }
         l.before = std::max(floor, 1.0 / (1.0 + worst));
     }
@@ -236,12 +237,12 @@ double NodeCosts::loss_of(std::uint32_t id, int type) {
         return static_cast<std::size_t>(e) < marks.size() && marks[static_cast<std::size_t>(e)] == mark_;
     };
     double worst = 0.0;
+    const double* link = l.link();
     for (std::size_t i = 0; i < j->nodes.size(); ++i)
-        worst = std::max(worst, marked(node_mark_, j->nodes[i]) ? with(l.link[i]) : l.link[i]);
-    const std::size_t up = j->nodes.size();  // the uplinks' loads follow the nodes'
+        worst = std::max(worst, marked(node_mark_, j->nodes[i]) ? with(link[i]) : link[i]);
+    const double* up = link + j->nodes.size();  // the uplinks' loads follow the nodes'
     for (std::size_t i = 0; i < j->uplinks.size(); ++i)
-        worst = std::max(worst,
-                         (marked(uplink_mark_, j->uplinks[i]) ? with(l.link[up + i]) : l.link[up + i]) / cap);
+        worst = std::max(worst, (marked(uplink_mark_, j->uplinks[i]) ? with(up[i]) : up[i]) / cap);
     const double after = std::max(floor, 1.0 / (1.0 + worst));
     return static_cast<double>(j->gpus) * std::max(0.0, l.before - after);
 }

@@ -123,8 +123,13 @@ public:
 private:
     struct JobLoads {
         std::uint64_t stamp = 0;
-        std::vector<double> link;  // the job's nodes' then its uplinks', without the job itself
         double before = 1.0;
+        // the job's nodes' then its uplinks' loads, without the job itself: in `small` for up
+        // to 8 links (no allocation per job), else in `large`
+        std::size_t links = 0;
+        double small[8];
+        std::vector<double> large;
+        double* link() { return links <= 8 ? small : large.data(); }
     };
     std::unordered_map<std::uint32_t, JobLoads> jobs_;
     std::uint64_t stamp_of(const NetState::Job& j) const;

@@ -204,6 +204,10 @@ void NodeCosts::reach_of(const std::vector<int>& nodes, std::vector<std::uint64_
 double NodeCosts::loss_of(std::uint32_t id, int type) {
     const NetState::Job* j = state_->job(id);
     if (!j || marked_nodes_ < 2) return 0.0;
+    // A newcomer that does not stretch the job (a measured ratio of 1) adds 0 to each of its
+    // links under the additive rule: its ratio is unchanged, without working out its loads.
+    if (model_->settings().rule == Rule::link_additive && model_->table().stretch(j->type, type) == 0.0)
+        return 0.0;
     const double floor = model_->settings().floor;
     const double cap = state_->uplink_capacity;
     JobLoads& l = jobs_[id];

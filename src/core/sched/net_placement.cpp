@@ -35,11 +35,6 @@ struct Shapes {
         }
         for (double& v : speed) v = v > 0.0 && best > 0.0 ? v / best : 1.0;
     }
-    double speed_of(int n) const {
-        for (std::size_t i = 0; i < nodes.size(); ++i)
-            if (nodes[i] == n) return speed[i];
-        return 1.0;
-    }
 };
 
 // Fill in ratio, others' loss and cost of `c` (nodes and type set).
@@ -442,17 +437,18 @@ PlacementChoice choose_placement(const ContentionModel& model, const NetState& s
 PlacementChoice first_fit_placement(const ContentionModel& model, const NetState& state,
                                     const std::vector<int>& free_gpus, const PlacementRequest& req,
                                     NodeCosts* costs) {
-    for (int n : req.node_counts) {
-        if (n <= 0 || req.gpus % n != 0) continue;
+    std::optional<NodeCosts> own;
+    if (!costs) costs = &own.emplace(model, state);
+    const Shapes shapes(*costs, model.table(), req);  // the request's node counts that divide its GPUs
+    for (std::size_t k = 0; k < shapes.nodes.size(); ++k) {
+        const int n = shapes.nodes[k];
         const int per = req.gpus / n;
         PlacementChoice c;
         for (std::size_t v = 0; v < free_gpus.size() && c.nodes.size() < static_cast<std::size_t>(n); ++v)
             if (free_gpus[v] >= per) c.nodes.push_back(static_cast<int>(v));
         if (c.nodes.size() < static_cast<std::size_t>(n)) continue;
-        std::optional<NodeCosts> own;
-        if (!costs) costs = &own.emplace(model, state);
-        c.type = costs->shape_type(req.model, req.gpus, n);
-        score(model, state, req, Shapes(*costs, model.table(), req).speed_of(n), *costs, c);
+        c.type = shapes.type[k];
+        score(model, state, req, shapes.speed[k], *costs, c);
         return c;
     }
     return {};

@@ -301,6 +301,55 @@ BOOST_AUTO_TEST_CASE(kept_and_extended_node_costs_equal_fresh_ones) {
     }
 }
 
+// Node costs made for several types in one pass over a node's jobs (cost_together, what a plan
+// asks for its requests' types) are the doubles compute() makes for one type at a time, under
+// either rule, with unknown types, and with jobs appended between scans (a plan's picks, which
+// compute() extends for the type scanned).
+BOOST_AUTO_TEST_CASE(node_costs_made_together_equal_those_made_one_type_at_a_time) {
+    const PairTable t = small_table();
+    for (const Rule rule : {Rule::link_additive, Rule::min_pairwise}) {
+        const ContentionModel m(t, {rule, 0.35});
+        std::mt19937 rng(rule == Rule::link_additive ? 3 : 4);
+        std::size_t compared = 0;
+        for (int round = 0; round < 40; ++round) {
+            const int count = 24;
+            NetState s(static_cast<std::size_t>(count));
+            std::uint32_t id = 1;
+            const auto add_job = [&] {
+                std::vector<int> nodes;
+                while (nodes.size() < 2 + rng() % 3) {
+                    const int v = static_cast<int>(rng() % count);
+                    if (std::find(nodes.begin(), nodes.end(), v) == nodes.end()) nodes.push_back(v);
+                }
+                s.add(id++, static_cast<int>(rng() % 4) - 1, 2 + 2 * static_cast<int>(rng() % 2), nodes);
+            };
+            for (int j = 0; j < 30; ++j) add_job();
+            NodeCosts together(m, s);
+            together.cost_together({-1, 0, 1, 2, 1});  // -1: a type the table lacks; 1 twice
+            const std::vector<int> free(static_cast<std::size_t>(count), 4);
+            for (int pick = 0; pick < 6; ++pick) {
+                NodeCosts alone(m, s);
+                for (int type = -1; type < 3; ++type) {
+                    std::vector<std::pair<double, int>> a, b;
+                    together.cheapest(together.slot(type), 4, 2, free, a);  // scans: costs made here
+                    alone.cheapest(alone.slot(type), 4, 2, free, b);
+                    BOOST_TEST(a == b);
+                }
+                for (int type = -1; type < 3; ++type)
+                    for (int v = 0; v < count; ++v) {
+                        const NodeCosts::Cost x = together.at(together.slot(type), v),
+                                              y = alone.at(alone.slot(type), v);
+                        BOOST_TEST(x.own == y.own);  // the same double, not close
+                        BOOST_TEST(x.caused == y.caused);
+                        ++compared;
+                    }
+                add_job();  // appended on a few nodes: kept costs extended or made again
+            }
+        }
+        BOOST_TEST(compared == 40u * 6u * 4u * 24u);
+    }
+}
+
 // A running job on more links than the loss cache keeps in place (8): its loss is the model's,
 // under either rule, with and without leaf switches.
 BOOST_AUTO_TEST_CASE(the_loss_of_a_job_on_many_links_is_the_models) {

@@ -158,6 +158,7 @@ std::uint64_t entry_hash(const NetState::Entry& e) {
 
 void NetState::reserve(std::size_t jobs, const std::vector<std::uint32_t>& entries) {
     jobs_.reserve(jobs);
+    changes_.reserve(4 * node_jobs_.size() + 1024);  // the log's bound (log_change)
     for (std::size_t v = 0; v < entries.size() && v < node_jobs_.size(); ++v)
         node_jobs_[v].reserve(entries[v]);
 }

@@ -62,6 +62,23 @@ void score(const ContentionModel& model, const NetState& state, const PlacementR
     c.found = true;
 }
 
+// The entries' first-order costs for a job of `type` added to `c` in the list's order: the
+// stretch each causes it (summed, or the most by the min rule) and the GPU-weighted stretch it
+// causes each. The type's columns (`own_by`, `caused_by`, by the other's type + 1) hold
+// stretch() of every type the table has; any other asks the table (the same values).
+inline NodeCosts::Cost add_entries(NodeCosts::Cost c, const NetState::Entry* first,
+                                   const NetState::Entry* last, const double* own_by, const double* caused_by,
+                                   std::size_t width, int type, bool additive, const PairTable& table) {
+    for (const NetState::Entry* e = first; e != last; ++e) {
+        const auto o = static_cast<std::size_t>(e->type + 1);  // unknown (-1): column 0
+        const bool in = o < width;
+        const double x = in ? own_by[o] : table.stretch(type, e->type);
+        c.own = additive ? c.own + x : std::max(c.own, x);
+        c.caused += static_cast<double>(e->gpus) * (in ? caused_by[o] : table.stretch(e->type, type));
+    }
+    return c;
+}
+
 }  // namespace
 
 std::size_t NodeCosts::add_slot(int type) {
@@ -73,7 +90,16 @@ std::size_t NodeCosts::add_slot(int type) {
         slot_of_[at_index] = static_cast<int>(types_.size());
     }
     const std::size_t n = state_->node_count();
-    types_.push_back({type, std::vector<Cell>(n)});
+    const PairTable& table = model_->table();
+    PerType t{type, std::vector<Cell>(n), {}, {}};
+    const int width = static_cast<int>(table.size());
+    t.own_by.reserve(static_cast<std::size_t>(width + 1));
+    t.caused_by.reserve(static_cast<std::size_t>(width + 1));
+    for (int other = PairTable::unknown; other < width; ++other) {
+        t.own_by.push_back(table.stretch(type, other));
+        t.caused_by.push_back(table.stretch(other, type));
+    }
+    types_.push_back(std::move(t));
     return types_.size() - 1;
 }
 
@@ -91,6 +117,7 @@ bool NodeCosts::rebind(const ContentionModel& model, const NetState& state, std:
     if (!same) {
         types_.clear();
         slot_of_.clear();
+        together_.clear();
         jobs_.clear();
         shape_types_.clear();
         jobs_.reserve(state.size());  // a load per running job at most: no rehash while they come
@@ -117,25 +144,91 @@ const NodeCosts::Cost& NodeCosts::compute(PerType& t, int node) {
     const std::uint64_t before = state_->appended_over(node);
     Cell& cell = t.cell[v];
     const bool extend = before != 0 && cell.seen == before && !on.empty();
-    Cost c = extend ? cell.cost : Cost{};
-    // stretch() with the table's rows at hand (the same values)
-    const double* rows = table.stretch_rows();
-    const std::size_t width = table.size();
-    const int type = t.type;
-    const auto add = [&](const NetState::Entry& e) {
-        const bool known = type >= 0 && e.type >= 0;
-        const auto r = static_cast<std::size_t>(type), o = static_cast<std::size_t>(e.type);
-        const double x = known ? rows[r * width + o] : table.stretch(type, e.type);
-        c.own = additive ? c.own + x : std::max(c.own, x);
-        c.caused += static_cast<double>(e.gpus) * (known ? rows[o * width + r] : table.stretch(e.type, type));
-    };
-    if (extend)
-        add(on.back());
-    else
-        for (const auto& e : on) add(e);
-    cell.cost = c;
+    const NetState::Entry* first = extend ? &on.back() : on.data();
+    cell.cost = add_entries(extend ? cell.cost : Cost{}, first, on.data() + on.size(), t.own_by.data(),
+                            t.caused_by.data(), t.own_by.size(), t.type, additive, table);
     cell.seen = state_->node_version(node) + 1;
     return cell.cost;
+}
+
+void NodeCosts::cost_together(const std::vector<int>& types) {
+    for (std::size_t s : together_) types_[s].together = false;
+    together_.clear();
+    for (int type : types) {
+        const std::size_t s = slot(type);
+        if (!types_[s].together) {
+            types_[s].together = true;
+            together_.push_back(s);
+        }
+    }
+    if (together_.size() < 2) {  // one type: compute() alone
+        for (std::size_t s : together_) types_[s].together = false;
+        together_.clear();
+    }
+}
+
+void NodeCosts::compute_together(std::size_t node) {
+    const auto& on = state_->on_node(static_cast<int>(node));
+    // the entries' columns (the other's type + 1) and GPUs, read once for every type
+    column_.clear();
+    gpus_.clear();
+    const std::size_t width = types_[together_.front()].own_by.size();
+    for (const NetState::Entry& e : on) {
+        const auto o = static_cast<std::size_t>(e.type + 1);
+        if (o >= width) {  // a type past the table's (none is): compute() asks the table
+            for (std::size_t s : together_) compute(types_[s], static_cast<int>(node));
+            return;
+        }
+        column_.push_back(o);
+        gpus_.push_back(static_cast<double>(e.gpus));
+    }
+    const std::uint64_t seen = state_->node_version(static_cast<int>(node)) + 1;
+    if (model_->settings().rule == Rule::link_additive)
+        add_up(node, seen, [](double a, double b) { return a + b; });
+    else
+        add_up(node, seen, [](double a, double b) { return std::max(a, b); });
+}
+
+template <class Join>
+void NodeCosts::add_up(std::size_t node, std::uint64_t seen, Join join) {
+    // per type, the entries added in the list's order as compute() adds them (the same values)
+    const auto own_by = [&](std::size_t i) { return types_[together_[i]].own_by.data(); };
+    const auto caused_by = [&](std::size_t i) { return types_[together_[i]].caused_by.data(); };
+    const auto cell = [&](std::size_t i) -> Cell& { return types_[together_[i]].cell[node]; };
+    const std::size_t entries = column_.size();
+    std::size_t i = 0;
+    // four types to a pass over the entries, their sums in registers
+    for (; i + 4 <= together_.size(); i += 4) {
+        const double *x0 = own_by(i), *x1 = own_by(i + 1), *x2 = own_by(i + 2), *x3 = own_by(i + 3);
+        const double *y0 = caused_by(i), *y1 = caused_by(i + 1), *y2 = caused_by(i + 2),
+                     *y3 = caused_by(i + 3);
+        Cost c0, c1, c2, c3;
+        for (std::size_t k = 0; k < entries; ++k) {
+            const std::size_t o = column_[k];
+            const double g = gpus_[k];
+            c0.own = join(c0.own, x0[o]);
+            c0.caused += g * y0[o];
+            c1.own = join(c1.own, x1[o]);
+            c1.caused += g * y1[o];
+            c2.own = join(c2.own, x2[o]);
+            c2.caused += g * y2[o];
+            c3.own = join(c3.own, x3[o]);
+            c3.caused += g * y3[o];
+        }
+        cell(i) = {c0, seen};
+        cell(i + 1) = {c1, seen};
+        cell(i + 2) = {c2, seen};
+        cell(i + 3) = {c3, seen};
+    }
+    for (; i < together_.size(); ++i) {
+        const double *x = own_by(i), *y = caused_by(i);
+        Cost c;
+        for (std::size_t k = 0; k < entries; ++k) {
+            c.own = join(c.own, x[column_[k]]);
+            c.caused += gpus_[k] * y[column_[k]];
+        }
+        cell(i) = {c, seen};
+    }
 }
 
 double NodeCosts::load(int type, const std::vector<NetState::Entry>& on, std::uint32_t self) const {
@@ -261,10 +354,18 @@ void NodeCosts::scan(std::size_t slot, int gpus, int n, const std::vector<int>& 
     // comparison (no list of every node to sort).
     const int* free = free_gpus.data();
     // The hot loop reads the cached cells and versions through plain pointers (the vectors are
-    // not resized while it runs; compute() only writes one cell).
+    // not resized while it runs).
     PerType& t = types_[slot];
-    const Cell* cells = t.cell.data();
+    Cell* cells = t.cell.data();
     const std::uint64_t* version = state_->node_versions().data();
+    // A node not costed since its list changed: for every type costed together with this one,
+    // unless its cost for this one only lacks the job last appended (compute() adds that one).
+    const auto fresh = [&](std::size_t v) -> const Cost& {
+        const std::uint64_t before = state_->appended_over(static_cast<int>(v));
+        if (!t.together || (before != 0 && cells[v].seen == before)) return compute(t, static_cast<int>(v));
+        compute_together(v);
+        return cells[v].cost;
+    };
     // Nodes cheaper than `worst` are collected unsorted; when `cap` are collected, the `keep`
     // least by (cost, index) stay and `worst` becomes the keep-th's cost. A node dropped then,
     // or refused later, has `keep` nodes of lower index that cost no more: it is not among the
@@ -285,7 +386,7 @@ void NodeCosts::scan(std::size_t slot, int gpus, int n, const std::vector<int>& 
     for (std::size_t v = 0; v < costed; ++v) {
         const int f = free[v];
         if (f < per) continue;
-        const Cost& c = cells[v].seen == version[v] + 1 ? cells[v].cost : compute(t, static_cast<int>(v));
+        const Cost& c = cells[v].seen == version[v] + 1 ? cells[v].cost : fresh(v);
         const double cost = g * c.own + c.caused + tie(f);
         if (cost < worst) offer(cost, v);  // equal cost: the lower index stays
     }

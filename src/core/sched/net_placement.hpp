@@ -96,6 +96,10 @@ public:
     // nodes, node index) among those with gpus / n GPUs free, ascending; fewer when fewer fit.
     void cheapest(std::size_t slot, int gpus, int n, const std::vector<int>& free_gpus,
                   std::vector<std::pair<double, int>>& out);
+    // The types a plan will rank nodes for (plan_round names its requests'): a node not costed
+    // yet for one of them is costed for all of them at once, in one pass over its job list (a
+    // cold round costs most nodes for most of them). The same values. Replaces the last set.
+    void cost_together(const std::vector<int>& types);
     // Within one plan (plan_round turns this on for its run, and off after), a list of free GPUs
     // changes only on nodes whose job list changes: a pick takes GPUs where it adds its job, and
     // undoing a plan gives them back where it removes it. So cheapest() keeps each (request, free
@@ -142,8 +146,19 @@ private:
     struct PerType {
         int type;
         std::vector<Cell> cell;  // by node
+        // stretch(type, other) and stretch(other, type) by other + 1 (0: unknown), for every
+        // type the table has: compute() reads one of each per entry, no branch on the types
+        std::vector<double> own_by, caused_by;
+        bool together = false;  // in together_
     };
     const Cost& compute(PerType& t, int node);
+    // cost_together()'s slots; a node's entries' columns and GPUs while it is costed for them
+    std::vector<std::size_t> together_;
+    std::vector<std::size_t> column_;
+    std::vector<double> gpus_;
+    void compute_together(std::size_t node);
+    template <class Join>
+    void add_up(std::size_t node, std::uint64_t seen, Join join);
     std::size_t add_slot(int type);
     // The `keep` cheapest by (cost, index) into `top`, ascending (cheapest()'s scan).
     void scan(std::size_t slot, int gpus, int n, const std::vector<int>& free_gpus, std::size_t keep,

@@ -75,6 +75,14 @@ RoundPlan plan_round(const ContentionModel& model, NetState& state, const std::v
     else if (!carry)
         own.emplace(model, state);
     NodeCosts& costs = carry ? *carry : *own;
+    if (ps.aware && queue.size() >= 2) {  // the requests' types, costed together (one request
+                                          // may rank nodes for one of its shapes only)
+        std::vector<int> types;
+        for (const PlacementRequest& r : queue)
+            for (int n : r.node_counts)
+                if (n >= 2 && r.gpus % n == 0) types.push_back(costs.shape_type(r.model, r.gpus, n));
+        costs.cost_together(types);
+    }
     // Within this plan a free list changes only where a pick adds its job or an undone plan
     // removes one (fr, and the hooks' masks): the costs may keep rankings for its run.
     struct Reuse {

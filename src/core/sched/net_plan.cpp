@@ -71,7 +71,7 @@ RoundPlan plan_round(const ContentionModel& model, NetState& state, const std::v
     std::size_t evaluations = 0;
     std::optional<NodeCosts> own;
     if (carry && !(hooks != nullptr && hooks->costs_bound))
-        carry->rebind(model, state, model.table().fingerprint());
+        carry->rebind(model, state, model.table().stretch_fingerprint());
     else if (!carry)
         own.emplace(model, state);
     NodeCosts& costs = carry ? *carry : *own;

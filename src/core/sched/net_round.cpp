@@ -61,15 +61,17 @@ std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std
     }
     std::vector<int> leaf(nodes.size(), -1);
     for (std::size_t v = 0; v < nodes.size(); ++v) leaf[v] = nodes[v].leaf;
-    const std::uint64_t fingerprint = table.fingerprint();
+    const std::uint64_t fingerprint = table.stretch_fingerprint();
     // The running jobs' state: the cache's brought up to date, or built for this round.
     RoundCache scratch_cache;
     RoundCache& cache = carry ? *carry : scratch_cache;
-    const bool keep = cache.state_ && cache.leaf_ == leaf && cache.fingerprint_ == fingerprint;
+    // the state holds types (the table's key indexes): it is kept while the keys are
+    const std::uint64_t keys = table.keys_fingerprint();
+    const bool keep = cache.state_ && cache.leaf_ == leaf && cache.keys_ == keys;
     if (!keep) {
         cache.state_.emplace(nodes.size(), leaf);
         cache.leaf_ = std::move(leaf);
-        cache.fingerprint_ = fingerprint;
+        cache.keys_ = keys;
         cache.types_.clear();
         cache.listed_.clear();
         cache.kept_ = 0;

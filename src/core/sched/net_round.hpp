@@ -89,8 +89,9 @@ std::optional<Migration> choose_migration(const ContentionModel& model, const st
 // What a host placing round after round (slurmctld) keeps between rounds: the running jobs' state,
 // brought up to date from each round's list (the jobs that ended removed, the new or moved ones
 // added: no rebuild of a thousand jobs), and the node costs on it (NodeCosts::rebind), so nodes
-// whose jobs did not change are not costed again. Rebuilt when the nodes, their leaf switches or
-// the table's content change. Answers are the same with or without one.
+// whose jobs did not change are not costed again. The state is rebuilt when the nodes, their leaf
+// switches or the table's keys change; learning that changes only speeds and ratios keeps it (the
+// node costs are made again). Answers are the same with or without one.
 class RoundCache {
 public:
     RoundCache() = default;
@@ -110,8 +111,8 @@ private:
                                                     std::size_t);
     std::optional<NetState> state_;
     std::vector<int> leaf_;
-    std::uint64_t fingerprint_ = 0;
-    ShapeTypes types_;  // the running jobs' types, looked up without building a key
+    std::uint64_t keys_ = 0;  // PairTable::keys_fingerprint() the state's types were found in
+    ShapeTypes types_;        // the running jobs' types, looked up without building a key
     // each running job as the last round listed it (the state holds the multi-node ones)
     struct Listed {
         std::string model;

@@ -179,6 +179,7 @@ int PairTable::intern(const std::string& k) {
     if (it != index_.end()) return it->second;
     grow(keys_.size() + 1);
     keys_.push_back(k);
+    keys_fingerprint_ = hash_text(keys_fingerprint_, k);
     fingerprint_fresh_ = false;
     rebuild_dense();
     const int id = static_cast<int>(keys_.size() - 1);
@@ -249,6 +250,7 @@ void PairTable::rebuild_dense() {
 }
 
 void PairTable::fit_factors() {
+    fitted_on_ = fingerprint();
     const std::size_t n = keys_.size();
     std::fill(sens_.begin(), sens_.end(), nan);
     std::fill(press_.begin(), press_.end(), nan);
@@ -308,6 +310,8 @@ double PairTable::fit_rms_error() const {
         }
     return count ? std::sqrt(sum / static_cast<double>(count)) : 0.0;
 }
+
+std::uint64_t PairTable::stretch_fingerprint() const { return hash_combine(fingerprint(), fitted_on_); }
 
 std::uint64_t PairTable::compute_fingerprint() const {
     std::uint64_t h = hash_combine(0x6e65745f7461626cULL, keys_.size());

@@ -71,6 +71,13 @@ public:
     // learned state was learned on top of (NetLearner's state file), equal for equal tables.
     // Kept from the last refit (rebuild_dense), computed again while a change since is unfitted.
     std::uint64_t fingerprint() const { return fingerprint_fresh_ ? fingerprint_ : compute_fingerprint(); }
+    // A hash of all stretch() answers from: the content and the content the rank-1 fit was last
+    // made on (a ratio set after a fit changes its pair, not the fitted ones, until fit_factors()).
+    // What caches of stretches compare (NodeCosts).
+    std::uint64_t stretch_fingerprint() const;
+    // A hash of the keys in order alone: what a type (a key's index) means. Equal while learning
+    // changes only speeds and ratios; a new key changes it (a job of an unknown shape then has a type).
+    std::uint64_t keys_fingerprint() const { return keys_fingerprint_; }
 
 private:
     std::vector<std::string> keys_;
@@ -83,7 +90,9 @@ private:
     bool fitted_ = false;
     std::size_t measured_ = 0;
     std::uint64_t fingerprint_ = 0;
-    bool fingerprint_fresh_ = false;  // set by rebuild_dense, cleared by every change
+    std::uint64_t keys_fingerprint_ = 0x6b657973ULL;  // extended by intern()
+    std::uint64_t fitted_on_ = 0;                     // fingerprint() when fit_factors() last ran
+    bool fingerprint_fresh_ = false;                  // set by rebuild_dense, cleared by every change
 
     std::uint64_t compute_fingerprint() const;
 

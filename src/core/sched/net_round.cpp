@@ -74,6 +74,7 @@ std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std
         cache.keys_ = keys;
         cache.types_.clear();
         cache.listed_.clear();
+        cache.listed_.reserve(running.size());
         cache.kept_ = 0;
         // room for the running jobs and this round's placements on every node, in one go
         std::vector<std::uint32_t> entries(nodes.size(), 0);
@@ -104,13 +105,21 @@ std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std
             continue;
         }
         RoundCache::Listed& l = cache.listed_[r.id];
-        const bool same = l.round != 0 && l.gpus == r.gpus && l.nodes == r.nodes && l.model == r.model;
+        // its nodes as listed last: a multi-node job's are the state's (no copy kept)
+        const auto same_nodes = [&] {
+            if (n == 1) return l.node == r.nodes.front();
+            const NetState::Job* j = state.job(r.id);
+            return j != nullptr && j->nodes == r.nodes;
+        };
+        const bool same =
+            l.round != 0 && l.gpus == r.gpus && l.count == n && l.model == r.model && same_nodes();
         seen += l.round != round;
         l.round = round;
         if (same) continue;
         l.model = r.model;
         l.gpus = r.gpus;
-        l.nodes = r.nodes;
+        l.count = n;
+        l.node = r.nodes.front();
         state.add(r.id, cache.types_.find(table, r.model, r.gpus, n), r.gpus, r.nodes);
     }
     if (cache.listed_.size() > seen) {

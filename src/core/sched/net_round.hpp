@@ -113,11 +113,13 @@ private:
     std::vector<int> leaf_;
     std::uint64_t keys_ = 0;  // PairTable::keys_fingerprint() the state's types were found in
     ShapeTypes types_;        // the running jobs' types, looked up without building a key
-    // each running job as the last round listed it (the state holds the multi-node ones)
+    // each running job as the last round listed it (the state holds the multi-node ones, and
+    // their nodes)
     struct Listed {
         std::string model;
         int gpus = 0;
-        std::vector<int> nodes;
+        int count = 0;            // nodes
+        int node = -1;            // the first (a single-node job's one)
         std::uint64_t round = 0;  // the last round that listed it
     };
     std::unordered_map<std::uint32_t, Listed> listed_;

@@ -557,7 +557,9 @@ PlacementChoice first_fit_placement(const ContentionModel& model, const NetState
 
 std::string placement_reason(const PlacementChoice& c, const std::vector<std::string_view>& node_names) {
     if (!c.found) return "placement: no node set fits";
-    std::string s = "placement: nodes ";
+    std::string s;
+    s.reserve(112 + 8 * c.nodes.size());  // (no reallocation for names up to 7 characters)
+    s = "placement: nodes ";
     for (std::size_t i = 0; i < c.nodes.size(); ++i) {
         if (i) s += ',';
         const auto n = static_cast<std::size_t>(c.nodes[i]);

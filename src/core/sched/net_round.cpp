@@ -275,6 +275,7 @@ std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std
             a.nodes = c.nodes;
             a.ratio = c.ratio;
             a.order = picks.size();
+            a.nodes_text.reserve(c.nodes.size() * 8);
             for (std::size_t i = 0; i < c.nodes.size(); ++i) {
                 if (i) a.nodes_text += ',';
                 a.nodes_text += names[static_cast<std::size_t>(c.nodes[i])];

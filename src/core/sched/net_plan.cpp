@@ -18,6 +18,7 @@ struct Memo {
     PlacementChoice choice;
     std::vector<std::uint64_t> reach;  // its nodes and the nodes of the jobs it would join (bitmap)
     bool stale = false;                // a pick landed in its reach since it was scored
+    double per_gpu = 0.0;              // its cost per GPU
 };
 
 Memo score_candidate(const ContentionModel& model, const NetState& state, const std::vector<int>& fr,
@@ -26,6 +27,7 @@ Memo score_candidate(const ContentionModel& model, const NetState& state, const 
     m.choice = aware ? choose_placement(model, state, fr, req, &costs)
                      : first_fit_placement(model, state, fr, req, &costs);
     if (!m.choice.found) return m;
+    m.per_gpu = m.choice.cost / static_cast<double>(req.gpus);
     costs.reach_of(m.choice.nodes, m.reach);
     return m;
 }
@@ -104,7 +106,7 @@ RoundPlan plan_round(const ContentionModel& model, NetState& state, const std::v
         plan.window = window;
         std::vector<int> fr = free;
         std::vector<std::optional<Memo>> memo = first;
-        std::vector<bool> taken(queue.size(), false);
+        std::vector<char> taken(queue.size(), 0);  // (not vector<bool>: read in the window's loop)
         std::size_t picks = 0;
         const auto score = [&](std::size_t k) {
             ++evaluations;
@@ -131,7 +133,7 @@ RoundPlan plan_round(const ContentionModel& model, NetState& state, const std::v
                     }
                     const PlacementChoice& c = m->choice;
                     if (!c.found) continue;
-                    const double per_gpu = c.cost / static_cast<double>(queue[k].gpus);
+                    const double per_gpu = m->per_gpu;
                     if (pick == queue.size() || per_gpu < best_cost - 1e-9) {
                         pick = k;
                         best_cost = per_gpu;
@@ -142,9 +144,9 @@ RoundPlan plan_round(const ContentionModel& model, NetState& state, const std::v
             }
             if (pick == queue.size()) {
                 if (!ps.backfill || seen == 0) break;
-                taken[head] = true;  // backfill: skip the blocked window head and go on
+                taken[head] = 1;  // backfill: skip the blocked window head and go on
             } else {
-                taken[pick] = true;
+                taken[pick] = 1;
                 PlacementChoice c = memo[kind[pick]]->choice;
                 const double g = static_cast<double>(queue[pick].gpus);
                 // Hold a job whose placement would cost the running jobs more than it gains.

@@ -251,6 +251,35 @@ BOOST_AUTO_TEST_CASE(node_versions_name_the_jobs_on_the_node) {
     BOOST_TEST(s.uplink_version() == 0u);
 }
 
+// A running job listed on a node index the state does not have (a host's mistake) is not added:
+// nothing is written past the state's nodes (the sanitizer build would see it), and a round with
+// such a job answers as if it were absent from the state.
+BOOST_AUTO_TEST_CASE(a_job_on_a_node_the_state_lacks_is_not_added) {
+    const PairTable t = small_table();
+    NetState s(4);
+    s.add(1, 0, 4, {0, 7});
+    s.add(2, 0, 4, {-1, 2});
+    BOOST_TEST(s.size() == 0u);
+    for (int v = 0; v < 4; ++v) {
+        BOOST_TEST(s.on_node(v).empty());
+        BOOST_TEST(s.node_version(v) == 0u);
+    }
+    s.add(3, 0, 4, {1, 2});
+    BOOST_TEST(s.size() == 1u);
+    s.add(3, 0, 4, {1, 9});  // replaced by a job the state cannot hold: gone
+    BOOST_TEST(s.size() == 0u);
+    BOOST_TEST(s.on_node(1).empty());
+    const ContentionModel add(t, {Rule::link_additive, 0.35});
+    const std::vector<RoundNode> nodes = {{"n1", 4, true}, {"n2", 4, true}, {"n3", 4, true}, {"n4", 4, true}};
+    const std::vector<RoundPending> pending = {{20, "A", 4, 2, 1.0, {}}};
+    RoundCache carried;
+    const auto bad = placement_round(add, nodes, {{7, "B", 4, {2, 40}}}, pending, 4.0, &carried);
+    const auto none = placement_round(add, nodes, {}, pending, 4.0);
+    BOOST_REQUIRE(bad.size() == 1u);
+    BOOST_TEST(bad[0].pin);
+    BOOST_TEST(bad[0].ratio == none[0].ratio);  // no sharer known
+}
+
 // Node costs kept from one state to the next (a plan's picks append a job to a node's list and
 // its undo takes it away again; churn removes jobs) are exactly what a fresh computation gives:
 // a cost extended by the appended job, or kept for the list before, is the same double.

@@ -181,6 +181,8 @@ bool NetState::changes_since(std::uint64_t seq, const int*& begin, const int*& e
 void NetState::add(std::uint32_t id, int type, int gpus, std::vector<int> nodes) {
     remove(id);
     if (nodes.size() < 2) return;  // single-node: no network traffic to share
+    for (int n : nodes)            // a node the state does not have: the caller's mistake, not added
+        if (n < 0 || static_cast<std::size_t>(n) >= node_jobs_.size()) return;
     Job j{type, gpus, std::move(nodes), {}};
     j.uplinks = uplinks_of(j.nodes);
     const Entry e{id, type, gpus};

@@ -65,6 +65,8 @@ public:
 
     explicit NetState(std::size_t node_count = 0, std::vector<int> switch_of_node = {});
 
+    // Replaces job `id`; a job on fewer than two nodes, or on a node index the state does not
+    // have, is not added (the caller's nodes are checked: nothing is written out of bounds).
     void add(std::uint32_t id, int type, int gpus, std::vector<int> nodes);
     // Room for `jobs` jobs and, per node, `entries[v]` of them (a state built in one go: no
     // reallocation while adding).

@@ -33,6 +33,10 @@ BOOST_AUTO_TEST_CASE(a_job_that_fell_below_again_gets_the_difference_added) {
 }
 
 BOOST_AUTO_TEST_CASE(the_arithmetic_saturates) {
+    BOOST_TEST(just_above(5) == 6u);  // priority mode's raise, and the lift's target
+    BOOST_TEST(just_above(UINT32_MAX - 2) == UINT32_MAX - 1);
+    BOOST_TEST(just_above(UINT32_MAX - 1) == UINT32_MAX - 1);
+    BOOST_TEST(just_above(UINT32_MAX) == UINT32_MAX - 1);
     BOOST_TEST(next_site_lift(0, 1, UINT32_MAX) == UINT32_MAX - 2);  // target capped at UINT32_MAX - 1
     BOOST_TEST(next_site_lift(UINT32_MAX - 5, 1, UINT32_MAX) == UINT32_MAX);
     BOOST_TEST(lifted_site_factor(UINT32_MAX - 1, 10) == UINT32_MAX);

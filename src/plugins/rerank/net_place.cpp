@@ -335,10 +335,6 @@ void learn(const std::vector<net::RoundRunning>& running, const std::function<Po
     save_learned(false);
 }
 
-int64_t submit_of(const job_record_t* job) {
-    return job->details != nullptr ? static_cast<int64_t>(job->details->submit_time) : 0;
-}
-
 // site_factor mode: the lift the job carries now (its priority has it in: multifactor computed it
 // with the lifted site factor), 0 for another instance of the job id.
 uint32_t site_lift_of(const job_record_t* job) {
@@ -357,7 +353,7 @@ struct Lifting {
 // priority mode: raised just above the job it passes, at once; the ranking's next write-back
 // keeps it (placement_lift). Answers whether the priority changed.
 bool lift_priority(job_record_t* job, const job_record_t* over, Lifting& lifting) {
-    const uint32_t target = over->priority >= UINT32_MAX - 1 ? UINT32_MAX - 1 : over->priority + 1;
+    const uint32_t target = just_above(over->priority);
     bool changed = false;
     if (job->priority < target) {
         verbose("%s: JobId=%u placed before JobId=%u (less predicted loss per GPU): priority %u -> %u",

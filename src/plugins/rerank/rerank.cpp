@@ -67,6 +67,7 @@ extern time_t last_part_update __attribute__((weak));
 namespace {
 
 using namespace explsched;
+using rerank::submit_of;
 
 shim::SlurmctldLogger g_log;
 
@@ -286,10 +287,6 @@ void apply_settings(Settings settings, std::shared_ptr<const ThroughputTable> th
 }
 
 // --- Slurm records -> core views -----------------------------------------------------------------
-
-int64_t submit_of(const job_record_t* job) {
-    return job->details != nullptr ? static_cast<int64_t>(job->details->submit_time) : 0;
-}
 
 double eligible_since(const job_record_t* job) {
     if (job->details != nullptr && job->details->begin_time > 0)

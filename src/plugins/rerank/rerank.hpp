@@ -17,6 +17,12 @@ namespace explsched::rerank {
 
 enum class Mode { priority, site_factor };
 
+// A job's submit time (0 without details): with its id, what names one instance of a job (a
+// requeued job is submitted again).
+inline int64_t submit_of(const job_record_t* job) {
+    return job->details != nullptr ? static_cast<int64_t>(job->details->submit_time) : 0;
+}
+
 // Reads the settings (PriorityParameters or PrioritySiteFactorParameters), the action ledger,
 // and starts the thread inside slurmctld. SLURM_SUCCESS or SLURM_ERROR (logged).
 int init(Mode mode);

@@ -11,12 +11,18 @@
 
 namespace explsched::rerank {
 
+// The priority just above `passed` (saturating below UINT32_MAX, which Slurm does not use): where
+// a job placed before the one of priority `passed` is raised to, in either mode.
+constexpr std::uint32_t just_above(std::uint32_t passed) {
+    return passed >= UINT32_MAX - 1 ? UINT32_MAX - 1 : passed + 1;
+}
+
 // The lift of a job whose priority is `priority` (with its lift `lift` in it) after a round in which
 // it passes a job of priority `passed`: enough to bring it to passed + 1, never more than that, and
 // never less than it had (while it passes someone, what it was given stays: no priority going up
 // and down each round). A job already at or above passed + 1 gets nothing more. Saturates.
 constexpr std::uint32_t next_site_lift(std::uint32_t lift, std::uint32_t priority, std::uint32_t passed) {
-    const std::uint64_t target = std::min<std::uint64_t>(std::uint64_t{passed} + 1, UINT32_MAX - 1);
+    const std::uint32_t target = just_above(passed);
     if (priority >= target) return lift;
     return static_cast<std::uint32_t>(
         std::min<std::uint64_t>(std::uint64_t{lift} + (target - priority), UINT32_MAX));

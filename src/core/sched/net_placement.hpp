@@ -57,9 +57,10 @@ public:
     // not). Node costs and joined jobs' loads are kept where they still hold: a node's version
     // names its jobs (NetState::node_version), so a node whose jobs did not change keeps its
     // costs. Everything is dropped when the table's content (`table_fingerprint`, e.g.
-    // PairTable::stretch_fingerprint(), which learning changes), the rule, the floor, the node count or the
-    // uplink capacity changed, or when more than `max_types` job types are kept (bounded memory); the loads
-    // of jobs no longer running are dropped. Returns whether anything was kept.
+    // PairTable::stretch_fingerprint(), which learning changes), the rule, the floor, the node
+    // count or the uplink capacity changed, or when more than `max_types` job types are kept
+    // (bounded memory); the loads of jobs no longer running are dropped. Returns whether anything
+    // was kept.
     bool rebind(const ContentionModel& model, const NetState& state, std::uint64_t table_fingerprint,
                 std::size_t max_types = 64);
     // Buffers the placement functions reuse from one decision to the next (no allocation each).

@@ -54,9 +54,6 @@ public:
             return dense_[static_cast<std::size_t>(row) * keys_.size() + static_cast<std::size_t>(col)];
         return sensitivity(row) * pressure(col);
     }
-    // stretch() of every pair of known types, row-major with size() columns: the placement's
-    // inner loops read it without a call per pair.
-    const double* stretch_rows() const { return dense_.data(); }
     double sensitivity(int type) const;
     double pressure(int type) const;
     // Refit the rank-1 factors from the measured pairs (alternating least squares, a few dozen

@@ -1,7 +1,10 @@
 // slurmctld's placement round (net::placement_round) on the cluster of `explsched-sim net --bench
 // 1000`'s first lanes, for counting its instructions with callgrind (deterministic, unlike a clock
 // on a shared machine). Not built by make: contrib/placement/round_count.sh compiles it from a
-// source tree's placement files, so two versions can be counted with the same harness.
+// source tree's placement files, so two versions can be counted with the same harness. It builds
+// its cluster and slurmctld's copies as `bench()` in src/sim/net_main.cpp does, written again here
+// on purpose: it must compile against older trees, whose simulator it cannot link. Keep the two
+// alike.
 //
 //   round_count DATA ROUNDS [SPREAD [PENDING]]
 // DATA: the directory with DeepShare's isolated_thp.csv and shared_thp_ratio.csv. SPREAD 1: each

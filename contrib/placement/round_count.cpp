@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
         const std::string& key = table->key(j.type);
         r.model = j.type >= 0 ? key.substr(0, key.find(',')) : "?";
         r.gpus = j.gpus;
-        r.nodes = j.nodes;
+        r.nodes.assign(j.nodes.begin(), j.nodes.end());
         r.cpus_per_node = 1;
         for (int v : j.nodes)
             nodes[static_cast<std::size_t>(v)].gpus += j.gpus / static_cast<int>(j.nodes.size());

@@ -230,7 +230,7 @@ int bench(const net::PairTable& table, int running, const std::vector<std::size_
             // the table's key is "MODEL,GPUS,NODES"; the round asks for the model
             r.model = j.type >= 0 ? table.key(j.type).substr(0, table.key(j.type).find(',')) : "?";
             r.gpus = j.gpus;
-            r.nodes = j.nodes;
+            r.nodes.assign(j.nodes.begin(), j.nodes.end());
             r.cpus_per_node = 1;
             for (int v : j.nodes)
                 rn[static_cast<std::size_t>(v)].gpus += j.gpus / static_cast<int>(j.nodes.size());

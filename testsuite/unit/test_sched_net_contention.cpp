@@ -313,7 +313,7 @@ BOOST_AUTO_TEST_CASE(kept_and_extended_node_costs_equal_fresh_ones) {
                 live.push_back(next++);
             } else {
                 const std::size_t at = rng() % live.size();
-                const std::vector<int> nodes = s.job(live[at])->nodes;
+                const NetState::Nodes nodes = s.job(live[at])->nodes;
                 s.remove(live[at]);
                 for (int v : nodes) BOOST_TEST(s.appended_over(v) == 0u);
                 live.erase(live.begin() + static_cast<long>(at));

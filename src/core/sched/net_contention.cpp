@@ -124,17 +124,22 @@ NetState::NetState(std::size_t node_count, std::vector<int> switch_of_node)
     uplink_jobs_.resize(static_cast<std::size_t>(max_sw + 1));
 }
 
-std::vector<int> NetState::uplinks_of(const std::vector<int>& nodes) const {
-    std::vector<int> sws;
-    if (uplink_jobs_.empty()) return sws;  // no leaf switch known
-    for (int n : nodes) {
-        const auto i = static_cast<std::size_t>(n);
+void NetState::uplinks_of(const int* nodes, std::size_t count, Uplinks& sws) const {
+    sws.clear();
+    if (uplink_jobs_.empty()) return;  // no leaf switch known
+    for (std::size_t k = 0; k < count; ++k) {
+        const auto i = static_cast<std::size_t>(nodes[k]);
         if (i < switch_of_node_.size() && switch_of_node_[i] >= 0) sws.push_back(switch_of_node_[i]);
     }
     std::sort(sws.begin(), sws.end());
     sws.erase(std::unique(sws.begin(), sws.end()), sws.end());
     if (sws.size() < 2) sws.clear();  // all under one switch: no uplink crossed
-    return sws;
+}
+
+std::vector<int> NetState::uplinks_of(const std::vector<int>& nodes) const {
+    Uplinks sws;
+    uplinks_of(nodes.data(), nodes.size(), sws);
+    return {sws.begin(), sws.end()};
 }
 
 namespace {
@@ -163,12 +168,12 @@ void NetState::reserve(std::size_t jobs, const std::vector<std::uint32_t>& entri
         node_jobs_[v].reserve(entries[v]);
 }
 
-void NetState::log_change(const std::vector<int>& nodes) {
-    if (changes_.size() + nodes.size() > 4 * node_jobs_.size() + 1024) {  // bounded: start afresh
+void NetState::log_change(const int* nodes, std::size_t count) {
+    if (changes_.size() + count > 4 * node_jobs_.size() + 1024) {  // bounded: start afresh
         change_base_ += changes_.size();
         changes_.clear();
     }
-    changes_.insert(changes_.end(), nodes.begin(), nodes.end());
+    changes_.insert(changes_.end(), nodes, nodes + count);
 }
 
 bool NetState::changes_since(std::uint64_t seq, const int*& begin, const int*& end) const {
@@ -178,13 +183,16 @@ bool NetState::changes_since(std::uint64_t seq, const int*& begin, const int*& e
     return true;
 }
 
-void NetState::add(std::uint32_t id, int type, int gpus, std::vector<int> nodes) {
+void NetState::add(std::uint32_t id, int type, int gpus, const std::vector<int>& nodes) {
     remove(id);
     if (nodes.size() < 2) return;  // single-node: no network traffic to share
     for (int n : nodes)            // a node the state does not have: the caller's mistake, not added
         if (n < 0 || static_cast<std::size_t>(n) >= node_jobs_.size()) return;
-    Job j{type, gpus, std::move(nodes), {}};
-    j.uplinks = uplinks_of(j.nodes);
+    Job& j = jobs_[id];
+    j.type = type;
+    j.gpus = gpus;
+    j.nodes.assign(nodes.begin(), nodes.end());
+    uplinks_of(nodes.data(), nodes.size(), j.uplinks);
     const Entry e{id, type, gpus};
     const std::uint64_t h = entry_hash(e);
     for (int n : j.nodes) {
@@ -197,28 +205,27 @@ void NetState::add(std::uint32_t id, int type, int gpus, std::vector<int> nodes)
         uplink_jobs_[static_cast<std::size_t>(s)].push_back(e);
         uplink_version_ ^= mix64(h ^ static_cast<std::uint64_t>(s));
     }
-    log_change(j.nodes);
-    jobs_.emplace(id, std::move(j));
+    log_change(nodes.data(), nodes.size());
 }
 
 void NetState::remove(std::uint32_t id) {
-    const auto it = jobs_.find(id);
-    if (it == jobs_.end()) return;
+    const Job* j = jobs_.find(id);
+    if (j == nullptr) return;
     auto drop = [id](std::vector<Entry>& v) {
         v.erase(std::remove_if(v.begin(), v.end(), [id](const Entry& e) { return e.id == id; }), v.end());
     };
-    const std::uint64_t h = entry_hash({id, it->second.type, it->second.gpus});
-    for (int n : it->second.nodes) {
+    const std::uint64_t h = entry_hash({id, j->type, j->gpus});
+    for (int n : j->nodes) {
         drop(node_jobs_[static_cast<std::size_t>(n)]);
         node_version_[static_cast<std::size_t>(n)] ^= h;
         appended_over_[static_cast<std::size_t>(n)] = 0;
     }
-    for (int s : it->second.uplinks) {
+    for (int s : j->uplinks) {
         drop(uplink_jobs_[static_cast<std::size_t>(s)]);
         uplink_version_ ^= mix64(h ^ static_cast<std::uint64_t>(s));
     }
-    log_change(it->second.nodes);
-    jobs_.erase(it);
+    log_change(j->nodes.data(), j->nodes.size());
+    jobs_.erase(id);
 }
 
 void NetState::clear() {
@@ -230,11 +237,6 @@ void NetState::clear() {
     uplink_version_ = 0;
     for (auto& v : uplink_jobs_) v.clear();
     jobs_.clear();
-}
-
-const NetState::Job* NetState::job(std::uint32_t id) const {
-    const auto it = jobs_.find(id);
-    return it == jobs_.end() ? nullptr : &it->second;
 }
 
 double ContentionModel::link_load(int type, const std::vector<NetState::Entry>& jobs, std::uint32_t self,

@@ -16,6 +16,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
+
+#include "core/base/id_map.hpp"
 #include "core/base/result.hpp"
 #include "core/sched/net_table.hpp"
 
@@ -49,11 +52,15 @@ struct ModelSettings {
 // `switch_of_node` (optional, same indexing) names each node's leaf switch, -1 = none known.
 class NetState {
 public:
+    // A job's nodes and uplinks are held inline up to a few (no allocation per job: a cold
+    // placement round adds a thousand of them).
+    using Nodes = boost::container::small_vector<int, 8>;
+    using Uplinks = boost::container::small_vector<int, 4>;
     struct Job {
         int type = PairTable::unknown;
         int gpus = 0;
-        std::vector<int> nodes;
-        std::vector<int> uplinks;  // leaf switches whose uplink it crosses
+        Nodes nodes;
+        Uplinks uplinks;  // leaf switches whose uplink it crosses
     };
 
     // What a link's list holds of each job on it (no lookup by id in the inner loops).
@@ -67,19 +74,22 @@ public:
 
     // Replaces job `id`; a job on fewer than two nodes, or on a node index the state does not
     // have, is not added (the caller's nodes are checked: nothing is written out of bounds).
-    void add(std::uint32_t id, int type, int gpus, std::vector<int> nodes);
+    void add(std::uint32_t id, int type, int gpus, const std::vector<int>& nodes);
     // Room for `jobs` jobs and, per node, `entries[v]` of them (a state built in one go: no
     // reallocation while adding).
     void reserve(std::size_t jobs, const std::vector<std::uint32_t>& entries);
     void remove(std::uint32_t id);
     void clear();
-    const Job* job(std::uint32_t id) const;
+    // The job's record; it holds until the next add.
+    const Job* job(std::uint32_t id) const { return jobs_.find(id); }
     const std::vector<Entry>& on_node(int node) const { return node_jobs_[static_cast<std::size_t>(node)]; }
     const std::vector<Entry>& on_uplink(int sw) const { return uplink_jobs_[static_cast<std::size_t>(sw)]; }
     std::size_t node_count() const { return node_jobs_.size(); }
     std::size_t size() const { return jobs_.size(); }
-    const std::unordered_map<std::uint32_t, Job>& jobs() const { return jobs_; }
+    const IdMap<Job>& jobs() const { return jobs_; }
     std::vector<int> uplinks_of(const std::vector<int>& nodes) const;
+    // The leaf switches whose uplinks `count` nodes from `nodes` cross (none under one switch).
+    void uplinks_of(const int* nodes, std::size_t count, Uplinks& out) const;
     // A hash of the node's job list as a set (XOR of its entries' hashes, 0 = empty): it changes
     // whenever the list does, and comes back when the same jobs are there again (a plan that adds
     // jobs and takes them away leaves the caches of per-node costs, which compare it, valid).
@@ -106,10 +116,10 @@ private:
     std::uint64_t uplink_version_ = 0;
     std::vector<int> changes_;       // nodes changed, in order
     std::uint64_t change_base_ = 0;  // the position of changes_[0]
-    void log_change(const std::vector<int>& nodes);
+    void log_change(const int* nodes, std::size_t count);
     std::vector<std::vector<Entry>> uplink_jobs_;
     std::vector<int> switch_of_node_;
-    std::unordered_map<std::uint32_t, Job> jobs_;
+    IdMap<Job> jobs_;
 };
 
 class ContentionModel {

@@ -125,12 +125,7 @@ bool NodeCosts::rebind(const ContentionModel& model, const NetState& state, std:
         return false;
     }
     ++kept_;
-    for (auto it = jobs_.begin(); it != jobs_.end();) {
-        if (state.job(it->first) == nullptr)
-            it = jobs_.erase(it);
-        else
-            ++it;
-    }
+    jobs_.erase_if([&state](std::uint32_t id, const JobLoads&) { return state.job(id) == nullptr; });
     return true;
 }
 

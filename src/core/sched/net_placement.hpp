@@ -14,7 +14,6 @@
 #include <string>
 #include <string_view>
 #include <tuple>
-#include <unordered_map>
 #include <vector>
 
 #include "core/sched/net_contention.hpp"
@@ -136,7 +135,7 @@ private:
         std::vector<double> large;
         double* link() { return links <= 8 ? small : large.data(); }
     };
-    std::unordered_map<std::uint32_t, JobLoads> jobs_;
+    IdMap<JobLoads> jobs_;
     std::uint64_t stamp_of(const NetState::Job& j) const;
     double load(int type, const std::vector<NetState::Entry>& on, std::uint32_t self) const;
 

@@ -109,7 +109,8 @@ std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std
         const auto same_nodes = [&] {
             if (n == 1) return l.node == r.nodes.front();
             const NetState::Job* j = state.job(r.id);
-            return j != nullptr && j->nodes == r.nodes;
+            return j != nullptr &&
+                   std::equal(j->nodes.begin(), j->nodes.end(), r.nodes.begin(), r.nodes.end());
         };
         const bool same =
             l.round != 0 && l.gpus == r.gpus && l.count == n && l.model == r.model && same_nodes();
@@ -122,16 +123,12 @@ std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std
         l.node = r.nodes.front();
         state.add(r.id, cache.types_.find(table, r.model, r.gpus, n), r.gpus, r.nodes);
     }
-    if (cache.listed_.size() > seen) {
-        for (auto it = cache.listed_.begin(); it != cache.listed_.end();) {
-            if (it->second.round == round) {
-                ++it;
-                continue;
-            }
-            state.remove(it->first);
-            it = cache.listed_.erase(it);
-        }
-    }
+    if (cache.listed_.size() > seen)
+        cache.listed_.erase_if([&](std::uint32_t id, const RoundCache::Listed& l) {
+            if (l.round == round) return false;
+            state.remove(id);
+            return true;
+        });
     // this round's placements join the state for the round only
     std::vector<std::uint32_t> added;
     struct Undo {

@@ -18,7 +18,6 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "core/sched/net_placement.hpp"
@@ -122,7 +121,7 @@ private:
         int node = -1;            // the first (a single-node job's one)
         std::uint64_t round = 0;  // the last round that listed it
     };
-    std::unordered_map<std::uint32_t, Listed> listed_;
+    IdMap<Listed> listed_;
     std::uint64_t rounds_ = 0;
     NodeCosts costs_;
     std::size_t kept_ = 0;

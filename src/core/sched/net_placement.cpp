@@ -125,7 +125,12 @@ bool NodeCosts::rebind(const ContentionModel& model, const NetState& state, std:
         return false;
     }
     ++kept_;
-    jobs_.erase_if([&state](std::uint32_t id, const JobLoads&) { return state.job(id) == nullptr; });
+    for (auto it = jobs_.begin(); it != jobs_.end();) {
+        if (state.job(it->first) == nullptr)
+            it = jobs_.erase(it);
+        else
+            ++it;
+    }
     return true;
 }
 

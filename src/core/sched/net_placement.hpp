@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "core/sched/net_contention.hpp"
@@ -135,7 +136,10 @@ private:
         std::vector<double> large;
         double* link() { return links <= 8 ? small : large.data(); }
     };
-    IdMap<JobLoads> jobs_;
+    // Node-based, not an IdMap: entries come one at a time (only the jobs a candidate joins) and
+    // are large; one flat block of them for a thousand jobs (~120 KB), freed with a restart
+    // round's cache, made the bench's restart rounds fault its pages in again every round.
+    std::unordered_map<std::uint32_t, JobLoads> jobs_;
     std::uint64_t stamp_of(const NetState::Job& j) const;
     double load(int type, const std::vector<NetState::Entry>& on, std::uint32_t self) const;
 

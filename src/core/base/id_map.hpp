@@ -4,6 +4,8 @@
 // round keeps a thousand running jobs in a few of these, where a node-based std::unordered_map
 // cost a malloc per job (doc/placement.md, "Decision cost"). Unlike std::unordered_map, values
 // move: a pointer or reference into the map holds only until the next insertion or erase.
+// The hash is not keyed: its ids must not be chosen by users (a job id is slurmctld's: only
+// SlurmUser or root may ask for one), else they could make long probe runs on purpose.
 // Header-only; the standard library only.
 #pragma once
 

@@ -80,7 +80,7 @@ public:
     void reserve(std::size_t jobs, const std::vector<std::uint32_t>& entries);
     void remove(std::uint32_t id);
     void clear();
-    // The job's record; it holds until the next add.
+    // The job's record; it holds until the next add or remove.
     const Job* job(std::uint32_t id) const { return jobs_.find(id); }
     const std::vector<Entry>& on_node(int node) const { return node_jobs_[static_cast<std::size_t>(node)]; }
     const std::vector<Entry>& on_uplink(int sw) const { return uplink_jobs_[static_cast<std::size_t>(sw)]; }

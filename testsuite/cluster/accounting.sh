@@ -6,8 +6,8 @@
 
 # _cluster_accounting_up DIR CLUSTER DBD_PORT DB_PORT
 _cluster_accounting_up() {
-    local dir=$1 cluster=$2 dbd_port=$3 db_port=$4 mariadbd slurmdbd
-    mariadbd=$(_cluster_sbin mariadbd) || { cluster_die "--accounting needs mariadb-server"; return 1; }
+    local dir=$1 cluster=$2 dbd_port=$3 db_port=$4 slurmdbd
+    _cluster_sbin mariadbd >/dev/null || { cluster_die "--accounting needs mariadb-server"; return 1; }
     slurmdbd=$(_cluster_sbin slurmdbd) || { cluster_die "--accounting needs slurmdbd"; return 1; }
     command -v mariadb-install-db >/dev/null || { cluster_die "mariadb-install-db not found"; return 1; }
     mkdir -p "$dir/db"
@@ -15,15 +15,8 @@ _cluster_accounting_up() {
     mariadb-install-db --no-defaults --user=mysql --datadir="$dir/db/data" --skip-test-db \
         >"$dir/log/mariadb-install.log" 2>&1 \
         || { cluster_die "mariadb-install-db failed (see $dir/log/mariadb-install.log)"; return 1; }
-    "$mariadbd" --no-defaults --user=mysql --datadir="$dir/db/data" --bind-address=127.0.0.1 \
-        --port="$db_port" --socket="$dir/db/mysqld.sock" --pid-file="$dir/db/mysqld.pid" \
-        --skip-grant-tables --innodb-buffer-pool-size=64M --innodb-log-file-size=16M \
-        --log-error="$dir/log/mariadbd.log" >/dev/null 2>&1 &
-    local deadline=$((SECONDS + 60))
-    until (exec 3<>"/dev/tcp/127.0.0.1/$db_port") 2>/dev/null; do
-        [ $SECONDS -lt $deadline ] || { cluster_die "MariaDB not listening on $db_port"; tail -5 "$dir/log/mariadbd.log" >&2; return 1; }
-        sleep 0.2
-    done
+    echo "$db_port" >"$dir/db/port"
+    _cluster_mariadbd_start "$dir" || return 1
     {
         echo "AuthType=auth/munge"
         echo "AuthInfo=socket=$dir/munge/munge.sock"
@@ -60,6 +53,55 @@ _cluster_accounting_up() {
         && SLURM_CONF=$dir/slurm.conf sacctmgr -i add account root_acct cluster="$cluster" >/dev/null \
         && SLURM_CONF=$dir/slurm.conf sacctmgr -i add user root account=root_acct cluster="$cluster" >/dev/null \
         || { cluster_die "sacctmgr could not add the cluster"; return 1; }
+}
+
+# _cluster_mariadbd_start DIR: starts the private server on DIR/db/data and the port in
+# DIR/db/port, and waits until it listens (60 s at most; sooner a failure where it exits).
+_cluster_mariadbd_start() {
+    local dir=$1 mariadbd db_port pid deadline
+    mariadbd=$(_cluster_sbin mariadbd) || { cluster_die "--accounting needs mariadb-server"; return 1; }
+    db_port=$(cat "$dir/db/port") || return 1
+    # The log made here for the server's user: it runs as mysql and could not create a file in
+    # root's log folder, so its messages, a crash's trace among them, went nowhere.
+    touch "$dir/log/mariadbd.log" && chown mysql: "$dir/log/mariadbd.log" || return 1
+    "$mariadbd" --no-defaults --user=mysql --datadir="$dir/db/data" --bind-address=127.0.0.1 \
+        --port="$db_port" --socket="$dir/db/mysqld.sock" --pid-file="$dir/db/mysqld.pid" \
+        --skip-grant-tables --innodb-buffer-pool-size=64M --innodb-log-file-size=16M \
+        --log-error="$dir/log/mariadbd.log" >>"$dir/log/mariadbd.log" 2>&1 &
+    pid=$!
+    deadline=$((SECONDS + 60))
+    until (exec 3<>"/dev/tcp/127.0.0.1/$db_port") 2>/dev/null; do
+        if [ $SECONDS -ge $deadline ] || ! _cluster_pid_alive "$pid"; then
+            cluster_die "MariaDB not listening on $db_port"
+            tail -n 20 "$dir/log/mariadbd.log" >&2
+            return 1
+        fi
+        sleep 0.2
+    done
+}
+
+# _cluster_restart_gone_accounting DIR: starts again the database server and slurmdbd where
+# either is gone, after showing the end of its log. Once, in a Debian 13 root, mariadbd died of
+# a segmentation fault after the cluster had been registered; slurmctld then never learnt its
+# cluster id and no node came up. The server starts again on the same data (InnoDB recovers it),
+# and slurmdbd and slurmctld connect again by themselves.
+_cluster_restart_gone_accounting() {
+    local dir=$1 pid slurmdbd
+    [ -f "$dir/accounting" ] || return 0
+    pid=$(cat "$dir/db/mysqld.pid" 2>/dev/null) || pid=
+    if ! _cluster_pid_alive "$pid"; then
+        cluster_log "mariadbd is not running; starting it again"
+        tail -n 30 "$dir/log/mariadbd.log" >&2
+        _cluster_mariadbd_start "$dir" || return 1
+    fi
+    pid=$(cat "$dir/run/slurmdbd.pid" 2>/dev/null) || pid=
+    if ! _cluster_pid_alive "$pid"; then
+        cluster_log "slurmdbd is not running; starting it again"
+        tail -n 10 "$dir/log/slurmdbd.log" >&2
+        slurmdbd=$(_cluster_sbin slurmdbd) || return 1
+        SLURM_CONF=$dir/slurm.conf "$slurmdbd" >>"$dir/log/slurmdbd.log" 2>&1 \
+            || { cluster_die "slurmdbd failed to start again"; return 1; }
+    fi
 }
 
 _cluster_accounting_down() {

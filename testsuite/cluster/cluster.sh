@@ -276,8 +276,9 @@ EOF
     # A node registers within a second or two of its start; slurmctld takes the registrations
     # one by one, so a large cluster gets longer. A slurmd that is gone by then (one exited after
     # daemonizing in a trixie root once, and its node stayed unknown) is started once more, its
-    # log's tail shown.
+    # log's tail shown; so are a database server or slurmdbd that is gone.
     if ! _cluster_wait_up "$dir" $((30 + nodes / 2)); then
+        _cluster_restart_gone_accounting "$dir" || return 1
         _cluster_restart_gone_slurmds "$dir" "$slurmd" "$nodes" || return 1
         cluster_wait_idle "$dir" $((60 + nodes / 2)) || return 1
     fi

@@ -15,6 +15,8 @@
 //                EXPLSCHED_PRIORITY_FACTORS_ENTRY_POINT, compat::FactorsListLocks,
 //                compat::append_factors.
 //   coordinator  assoc_mgr_is_user_acct_coord: 23.02+ takes whether the user lock is held.
+//   array split  job_array_split(job): 24.11 adds whether the new record joins job_list
+//                (compat::split_array_task).
 // Slurm 23.02+ also looks up priority_p_recover and priority_p_thread_start; priority/explsched
 // exports both on every release (22.05 never calls them).
 #pragma once
@@ -154,6 +156,25 @@ int node_names_bitmap_of(R (*f)(A...), char* names, bitstr_t** bitmap) {
 }
 inline int node_names_bitmap(char* names, bitstr_t** bitmap) {
     return node_names_bitmap_of(&node_name2bitmap, names, bitmap);
+}
+
+// Splits the job array's pending task `task` off its meta record `meta` as `scontrol update
+// JobId=<array>_<task>` does (update_job_str): `meta` becomes that task, with a job id of its own
+// and no accounting record yet (db_index 0: the next accounting pass sends its start); the answer
+// is the new meta record, with the array's job id, the rest of its pending tasks, and a copy of
+// everything else (job_list holds it). Where one task is left, the answer is that task, a plain
+// task record. Needs the job write lock and the configuration, partition and federation read
+// locks. Chosen by the function's own type: 24.11's takes whether the copy joins job_list.
+template <typename R, typename... A>
+job_record_t* split_array_task_of(R (*f)(A...), job_record_t* meta) {
+    if constexpr (sizeof...(A) == 2)
+        return f(meta, true);
+    else
+        return f(meta);
+}
+inline job_record_t* split_array_task(job_record_t* meta, uint32_t task) {
+    meta->array_task_id = task;
+    return split_array_task_of(&job_array_split, meta);
 }
 
 }  // namespace explsched::compat

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -420,10 +421,150 @@ uint32_t planned_priority(const job_record_t* job, const Lifting& lifting) {
     return ranked != 0 && ranked < job->priority ? ranked : job->priority;
 }
 
+// A pending multi-node job the round may place: not held, and its required nodes none or ours.
+bool placeable(const job_record_t* job) {
+    return IS_JOB_PENDING(job) && job->priority != 0 && job->details != nullptr &&
+           job->details->min_nodes >= 2 && (job->details->req_nodes == nullptr || pinned_by_us(job));
+}
+
+// A job array's meta record with two or more tasks pending in it. Slurm copies its required nodes
+// to every task it splits off when one starts (job_array_split), so it is never pinned itself: the
+// round splits tasks off it and places each (split_tasks).
+bool is_array_meta(const job_record_t* job) {
+    return job->array_recs != nullptr && job->array_recs->task_id_bitmap != nullptr &&
+           job->array_task_id == NO_VAL && job->array_recs->task_cnt >= 2;
+}
+
+// The pending job as the planner sees it.
+net::RoundPending pending_of(const job_record_t* job, const std::vector<net::RoundNode>& nodes,
+                             const Settings& settings, time_t now, const Lifting& lifting) {
+    const uint32_t n = job->details->min_nodes;
+    const int cpus = cpus_per_node(job, n);
+    net::RoundPending p{job->job_id,
+                        model_of(job),
+                        gpus_of(job, n),
+                        static_cast<int>(n),
+                        static_cast<double>(planned_priority(job, lifting)),
+                        std::vector<bool>(nodes.size(), true),
+                        cpus,
+                        mem_per_node(job, cpus)};
+    // placement_pass_limit=0: nobody is passed (every job placed in priority order)
+    p.overdue = settings.placement_pass_limit == 0;
+    if (const auto since = g_place.passed_since.find(job->job_id); since != g_place.passed_since.end())
+        p.overdue = p.overdue || now - since->second >= static_cast<time_t>(settings.placement_pass_limit);
+    for (std::size_t v = 0; v < nodes.size(); ++v) {
+        const auto b = static_cast<bitoff_t>(v);
+        const bool in_part = job->part_ptr == nullptr || job->part_ptr->node_bitmap == nullptr ||
+                             bit_test(job->part_ptr->node_bitmap, b);
+        const bool excluded =
+            job->details->exc_node_bitmap != nullptr && bit_test(job->details->exc_node_bitmap, b);
+        p.allowed[v] = in_part && !excluded;
+    }
+    return p;
+}
+
+// How many tasks of `p` (one array task as the planner sees it) the free GPUs (or, for a job
+// without GPUs, the free CPUs) of its allowed nodes would hold now: an upper bound, nodes shared.
+std::size_t tasks_that_fit(const net::RoundPending& p, const std::vector<net::RoundNode>& nodes,
+                           const std::vector<int>& free_gpus) {
+    if (p.nodes <= 0) return 0;
+    const int per_gpus = p.gpus > 0 ? std::max(1, p.gpus / p.nodes) : 0;
+    std::size_t slots = 0;
+    for (std::size_t v = 0; v < nodes.size(); ++v) {
+        if (!p.allowed[v] || !nodes[v].usable) continue;
+        if (per_gpus > 0)
+            slots += static_cast<std::size_t>(std::max(0, free_gpus[v]) / per_gpus);
+        else if (nodes[v].free_cpus >= 0)
+            slots += static_cast<std::size_t>(nodes[v].free_cpus / std::max(1, p.cpus_per_node));
+        else
+            slots += 1;
+    }
+    return slots / static_cast<std::size_t>(p.nodes);
+}
+
+// The GPUs free on each node now: less the single-node jobs' (busy_gpus) and the running
+// multi-node jobs'.
+std::vector<int> free_gpus_of(const std::vector<net::RoundNode>& nodes,
+                              const std::vector<net::RoundRunning>& running) {
+    std::vector<int> free(nodes.size());
+    for (std::size_t v = 0; v < nodes.size(); ++v) free[v] = nodes[v].gpus - nodes[v].busy_gpus;
+    for (const net::RoundRunning& r : running) {
+        if (r.nodes.empty()) continue;
+        const int per = std::max(1, r.gpus / static_cast<int>(r.nodes.size()));
+        for (int v : r.nodes)
+            if (static_cast<std::size_t>(v) < free.size()) free[static_cast<std::size_t>(v)] -= per;
+    }
+    return free;
+}
+
+// Whether the round may split tasks off this meta record. Not where Slurm's own update path
+// would refuse or where a split takes more than copying the record: a job whose accounting
+// record is being made (db_index NO_VAL64), one with a burst buffer or of a federation.
+bool splittable(const job_record_t* meta) {
+    return meta->db_index != NO_VAL64 && meta->burst_buffer == nullptr && meta->fed_details == nullptr &&
+           meta->het_job_id == 0;
+}
+
+constexpr std::size_t kSplitsPerRound = 64;  // records split off per round, all arrays together
+
+// Splits pending tasks off the job arrays' meta records (the lowest task ids first), so that each
+// is placed as a job of its own: per array, as many as the free GPUs would hold now (at least one,
+// so that the array has a place in the plan), less its tasks split off before and still pending,
+// within the array's limit of running tasks (%N), the window and kSplitsPerRound. Each split task
+// and, where one task is left, the meta record turned into that task, goes into `pending` and
+// `jobs`. Job write lock and the configuration, partition and federation read locks held.
+void split_tasks(std::vector<job_record_t*> metas,
+                 const std::unordered_map<uint32_t, std::size_t>& split_before,
+                 const std::vector<net::RoundNode>& nodes, const std::vector<net::RoundRunning>& running,
+                 const Settings& settings, time_t now, const Lifting& lifting, std::size_t window,
+                 std::vector<net::RoundPending>& pending, std::vector<job_record_t*>& jobs) {
+    if (metas.empty()) return;
+    // the highest first: they take the round's budget
+    std::stable_sort(metas.begin(), metas.end(),
+                     [](const job_record_t* a, const job_record_t* b) { return a->priority > b->priority; });
+    const std::vector<int> free_gpus = free_gpus_of(nodes, running);
+    std::size_t budget = std::min(std::max<std::size_t>(window, 1), kSplitsPerRound);
+    for (job_record_t* meta : metas) {
+        if (budget == 0) break;
+        const net::RoundPending shape = pending_of(meta, nodes, settings, now, lifting);
+        const auto before = split_before.find(meta->array_job_id);
+        const std::size_t waiting = before == split_before.end() ? 0 : before->second;
+        std::size_t want = std::max<std::size_t>(tasks_that_fit(shape, nodes, free_gpus), 1);
+        const job_array_struct_t* a = meta->array_recs;
+        if (a->max_run_tasks != 0)
+            want = std::min<std::size_t>(
+                want, a->max_run_tasks > a->tot_run_tasks ? a->max_run_tasks - a->tot_run_tasks : 0);
+        want = want > waiting ? std::min(want - waiting, budget) : 0;
+        const uint32_t array_id = meta->array_job_id;
+        for (std::size_t k = 0; k < want && is_array_meta(meta); ++k) {
+            const bitoff_t task = bit_ffs(meta->array_recs->task_id_bitmap);
+            if (task < 0) break;
+            job_record_t* rest = compat::split_array_task(meta, static_cast<uint32_t>(task));
+            if (rest == nullptr) {
+                error("%s: placement: could not split task %ld off JobId=%u", plugin_type,
+                      static_cast<long>(task), array_id);
+                break;
+            }
+            --budget;
+            verbose("%s: placement: JobId=%u_%ld split off its array as JobId=%u, to be placed on its own",
+                    plugin_type, array_id, static_cast<long>(task), meta->job_id);
+            pending.push_back(pending_of(meta, nodes, settings, now, lifting));
+            jobs.push_back(meta);
+            meta = rest;
+        }
+        // one task left: the meta record is that task now, placed as any job
+        if (!is_array_meta(meta) && meta->array_task_id != NO_VAL && placeable(meta)) {
+            pending.push_back(pending_of(meta, nodes, settings, now, lifting));
+            jobs.push_back(meta);
+        }
+    }
+}
+
 // `running` receives the running multi-node jobs (for learning, after the locks). `window`: the
 // planner's (1: priority order); with more, a placed job that passes a higher one is raised just
 // above it (`lifting`), so Slurm's scheduler (which tries pending jobs by priority) starts it
-// first.
+// first. A job array's meta record is not placed: its tasks are split off and placed
+// (split_tasks).
 bool place_locked(const net::ContentionModel& model, const Settings& settings, std::size_t window,
                   Lifting& lifting, std::vector<net::RoundRunning>& running) {
     const time_t now = time(nullptr);
@@ -431,47 +572,36 @@ bool place_locked(const net::ContentionModel& model, const Settings& settings, s
     running = collect_running(nodes);
     std::vector<net::RoundPending> pending;
     std::vector<job_record_t*> by_id_jobs;
+    std::vector<job_record_t*> metas;
+    std::unordered_map<uint32_t, std::size_t> split_before;  // array job id -> its split tasks pending
+    bool changed = false;
     list_itr_t* it = list_iterator_create(job_list);
     while (auto* job = static_cast<job_record_t*>(list_next(it))) {
-        if (IS_JOB_PENDING(job) && job->priority != 0 && job->details != nullptr &&
-            job->details->min_nodes >= 2 && (job->details->req_nodes == nullptr || pinned_by_us(job))) {
-            const uint32_t n = job->details->min_nodes;
-            const int cpus = cpus_per_node(job, n);
-            net::RoundPending p{job->job_id,
-                                model_of(job),
-                                gpus_of(job, n),
-                                static_cast<int>(n),
-                                static_cast<double>(planned_priority(job, lifting)),
-                                std::vector<bool>(nodes.size(), true),
-                                cpus,
-                                mem_per_node(job, cpus)};
-            // placement_pass_limit=0: nobody is passed (every job placed in priority order)
-            p.overdue = settings.placement_pass_limit == 0;
-            if (const auto since = g_place.passed_since.find(job->job_id);
-                since != g_place.passed_since.end())
-                p.overdue =
-                    p.overdue || now - since->second >= static_cast<time_t>(settings.placement_pass_limit);
-            for (std::size_t v = 0; v < nodes.size(); ++v) {
-                const auto b = static_cast<bitoff_t>(v);
-                const bool in_part = job->part_ptr == nullptr || job->part_ptr->node_bitmap == nullptr ||
-                                     bit_test(job->part_ptr->node_bitmap, b);
-                const bool excluded =
-                    job->details->exc_node_bitmap != nullptr && bit_test(job->details->exc_node_bitmap, b);
-                p.allowed[v] = in_part && !excluded;
+        if (!placeable(job)) continue;
+        if (is_array_meta(job)) {
+            if (pinned_by_us(job)) {  // pinned whole by an earlier version: the pin is dropped
+                require_nodes(job, "");
+                g_place.pins.erase(job->job_id);
+                changed = true;
             }
-            pending.push_back(std::move(p));
-            by_id_jobs.push_back(job);
+            if (splittable(job)) metas.push_back(job);
+            continue;
         }
+        if (job->array_recs == nullptr && job->array_task_id != NO_VAL) ++split_before[job->array_job_id];
+        pending.push_back(pending_of(job, nodes, settings, now, lifting));
+        by_id_jobs.push_back(job);
     }
     list_iterator_destroy(it);
+    // after the iteration: a split adds a record to job_list
+    split_tasks(std::move(metas), split_before, nodes, running, settings, now, lifting, window, pending,
+                by_id_jobs);
     if (pending.empty()) {
         g_place.lifts.clear();
         g_place.passed_since.clear();
-        return !g_site_lifts.empty() && apply_site_lifts({});
+        return (!g_site_lifts.empty() && apply_site_lifts({})) || changed;
     }
     std::unordered_map<uint32_t, job_record_t*> by_id;
     for (job_record_t* j : by_id_jobs) by_id[j->job_id] = j;
-    bool changed = false;
     const std::vector<net::RoundAnswer> answers = net::placement_round(
         model, nodes, running, std::move(pending), settings.uplink_capacity, &g_place.costs, window);
     for (const net::RoundAnswer& a : answers) {
@@ -643,8 +773,10 @@ void place_multinode_jobs(const Settings& settings, Mode mode, const RankFacts& 
         const net::ContentionModel model(g_place.learner ? g_place.learner->table() : *table, ms);
         std::vector<net::RoundRunning> running;
         {
+            // the federation's read lock too: splitting an array task gives it a job id
+            // (get_next_job_id reads the federation)
             shim::SlurmctldLocks locks(
-                slurmctld_lock_t{READ_LOCK, WRITE_LOCK, READ_LOCK, READ_LOCK, NO_LOCK});
+                slurmctld_lock_t{READ_LOCK, WRITE_LOCK, READ_LOCK, READ_LOCK, READ_LOCK});
             Lifting lifting;
             lifting.mode = mode;
             lifting.facts = &facts;

@@ -17,7 +17,7 @@ command -v slurmdbd >/dev/null || [ -x /usr/sbin/slurmdbd ] || skip "slurmdbd is
 command -v mariadbd >/dev/null || [ -x /usr/sbin/mariadbd ] || skip "mariadb-server is not installed"
 
 new_net_table "Bully Victim Friend" "1.0 1.0 1.0" "0.33 1.0 0.33" "1.0 1.0 1.0" || fail "writing the pair table"
-start_cluster --nodes 6 --gpus 4 --accounting --params "rerank_period=1,placement=yes,net_table=$NET_TABLE"
+start_cluster --nodes 6 --gpus 4 --accounting --log-level verbose --params "rerank_period=1,placement=yes,net_table=$NET_TABLE"
 write_contention_model
 
 bully=$(submit -N 2 --gres=gpu:2 -J Bully -o bully.out --export=ALL,STEPS=100000 model.sh)
@@ -96,3 +96,7 @@ bad=$(grep -E "task count underflow|Unable to copy record|No tasks in task_id_bi
     "$CLUSTER_DIR/log/slurmctld.log")
 [ -z "$bad" ] || fail "slurmctld's log: $bad"
 pass "slurmctld's log has no complaint about the arrays' records"
+# three splits for the sweep (its last task is the meta record itself), two for the large array
+n=$(grep -c "placement: JobId=[0-9]*_[0-9]* split off its array as JobId=" "$CLUSTER_DIR/log/slurmctld.log")
+[ "$n" = 5 ] || fail "slurmctld logged $n splits, want 5"
+pass "5 splits logged; their cost: $(grep -o "split [0-9]* array tasks .* in [0-9.]* ms" "$CLUSTER_DIR/log/slurmctld.log" | tr '\n' ';')"

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -522,6 +523,8 @@ void split_tasks(std::vector<job_record_t*> metas,
     // the highest first: they take the round's budget
     std::stable_sort(metas.begin(), metas.end(),
                      [](const job_record_t* a, const job_record_t* b) { return a->priority > b->priority; });
+    const auto t0 = std::chrono::steady_clock::now();
+    std::size_t splits = 0;
     const std::vector<int> free_gpus = free_gpus_of(nodes, running);
     std::size_t budget = std::min(std::max<std::size_t>(window, 1), kSplitsPerRound);
     for (job_record_t* meta : metas) {
@@ -546,6 +549,7 @@ void split_tasks(std::vector<job_record_t*> metas,
                 break;
             }
             --budget;
+            ++splits;
             verbose("%s: placement: JobId=%u_%ld split off its array as JobId=%u, to be placed on its own",
                     plugin_type, array_id, static_cast<long>(task), meta->job_id);
             pending.push_back(pending_of(meta, nodes, settings, now, lifting));
@@ -558,6 +562,9 @@ void split_tasks(std::vector<job_record_t*> metas,
             jobs.push_back(meta);
         }
     }
+    if (splits > 0)
+        verbose("%s: placement: split %zu array tasks off their meta records in %.3f ms", plugin_type, splits,
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
 }
 
 // `running` receives the running multi-node jobs (for learning, after the locks). `window`: the

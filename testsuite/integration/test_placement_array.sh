@@ -51,7 +51,8 @@ echo "$recs" | sed 's/^/    /'
 echo "$recs" | awk '{ print $4 }' | grep -q "n[12]\b" && fail "a task is pinned onto Bully's nodes: $recs"
 # each node named by at most two pins (two tasks of two GPUs fill its four)
 over=$(echo "$recs" | awk '{ print $4 }' | tr ',' '\n' | sort | uniq -c | awk '$1 > 2')
-[ -z "$over" ] && pass "4 tasks, 4 pins, none on n1 or n2, no node over its GPUs" || fail "over-full nodes: $over ($recs)"
+[ -z "$over" ] || fail "over-full nodes: $over ($recs)"
+pass "4 tasks, 4 pins, none on n1 or n2, no node over its GPUs"
 # the tasks are trials: each keeps its ranking line, its placement appended
 for id in $(echo "$recs" | awk '{ print $1 }'); do
     comment "$id" | grep -q "^explsched: .*; placement: nodes n[3-6],n[3-6], predicted 1.00 of isolated" \
@@ -77,11 +78,11 @@ pass "every task ran unslowed: $(tr '\n' ';' <result.Victim)"
 # are split off and the meta record keeps the other 498.
 big=$(submit --array=0-499 -N 2 --gres=gpu:4 -J Victim -o /dev/null --begin=now+3600 --wrap 'sleep 1')
 wait_until 10 '[ "$(scontrol show job -o "$big" 2>/dev/null | grep -c "ReqNodeList=n")" = 2 ]' \
-    "two tasks of the large array split off and pinned (now: \$(scontrol show job -o "$big" | grep -c JobId=) records)"
+    "two tasks of the large array split off and pinned (now: \$(scontrol show job -o $big | grep -c JobId=) records)"
 sleep 5  # five rounds more
 n=$(scontrol show job -o "$big" | grep -c "JobId=")
 meta=$(scontrol show job -o "$big" | grep -o "ArrayTaskId=[0-9]*-[0-9]*" | head -1)
-[ "$n" = 3 ] && [ "$meta" = "ArrayTaskId=2-499" ] || fail "the large array: $n records, meta '$meta'"
+{ [ "$n" = 3 ] && [ "$meta" = "ArrayTaskId=2-499" ]; } || fail "the large array: $n records, meta '$meta'"
 pass "the large array after 5 more rounds: 2 tasks split off and pinned, the meta record holds $meta"
 scancel "$big"
 

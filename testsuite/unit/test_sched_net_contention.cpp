@@ -947,6 +947,38 @@ BOOST_AUTO_TEST_CASE(a_round_counts_the_gpus_and_cpus_other_jobs_hold) {
     BOOST_TEST(!choose_migration(add, mig, running, 0.6, 0.2, {}).has_value());
 }
 
+// The bound slurmctld splits a job array's tasks by (net_place.cpp): jobs of one shape the free
+// GPUs (or CPUs) would hold now, nodes shared.
+BOOST_AUTO_TEST_CASE(jobs_that_fit_counts_free_gpus_of_allowed_usable_nodes) {
+    std::vector<RoundNode> nodes = {{"n1", 4, true}, {"n2", 4, true}, {"n3", 4, true}, {"n4", 4, true}};
+    const std::vector<RoundRunning> running = {{1, "A", 4, {0, 1}, 1}};  // 2 GPUs on n1 and n2
+    nodes[2].busy_gpus = 4;                                              // a single-node job holds n3
+    std::vector<int> free = free_gpus(nodes, running);
+    BOOST_TEST((free == std::vector<int>{2, 2, 0, 4}));
+    RoundPending half{10, "A", 4, 2, 1.0, {true, true, true, true}};  // 2 GPUs on each of 2 nodes
+    BOOST_TEST(jobs_that_fit(half, nodes, free) == 2u);               // slots 1 + 1 + 0 + 2, over 2
+    RoundPending whole = half;
+    whole.gpus = 8;  // 4 on each: n4 alone has them, no pair
+    BOOST_TEST(jobs_that_fit(whole, nodes, free) == 0u);
+    half.allowed[3] = false;  // excluded: n4's slots go
+    BOOST_TEST(jobs_that_fit(half, nodes, free) == 1u);
+    half.allowed[3] = true;
+    nodes[3].usable = false;  // down or drained
+    BOOST_TEST(jobs_that_fit(half, nodes, free) == 1u);
+    nodes[3].usable = true;
+    // an over-full node counts no slot, not a negative one
+    nodes[0].busy_gpus = 3;
+    free = free_gpus(nodes, running);
+    BOOST_TEST(free[0] == -1);
+    BOOST_TEST(jobs_that_fit(half, nodes, free) == 1u);  // 0 + 1 + 0 + 2, over 2
+    // without GPUs: free CPUs, per node; a node whose CPUs are not counted holds one
+    RoundPending cpu{11, "C", 0, 2, 1.0, {true, true, true, true}, 4};
+    for (auto& n : nodes) n.free_cpus = 8;
+    BOOST_TEST(jobs_that_fit(cpu, nodes, free) == 4u);  // 2 per node, 8 slots, over 2
+    nodes[0].free_cpus = nodes[1].free_cpus = -1;
+    BOOST_TEST(jobs_that_fit(cpu, nodes, free) == 3u);  // 1 + 1 + 2 + 2
+}
+
 BOOST_AUTO_TEST_CASE(a_round_with_leaf_switches_keeps_a_job_under_one_switch) {
     // n1,n2 under switch 0, n3,n4 under switch 1. B runs on n1 and n3, so its traffic crosses
     // both uplinks; A (hurt by B) needs two nodes. The B-free pair n2,n4 crosses both uplinks too:

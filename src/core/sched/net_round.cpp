@@ -333,6 +333,35 @@ std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std
     return out;
 }
 
+std::vector<int> free_gpus(const std::vector<RoundNode>& nodes, const std::vector<RoundRunning>& running) {
+    std::vector<int> free(nodes.size());
+    for (std::size_t v = 0; v < nodes.size(); ++v) free[v] = nodes[v].gpus - std::max(0, nodes[v].busy_gpus);
+    for (const RoundRunning& r : running) {
+        const int n = static_cast<int>(r.nodes.size());
+        for (int v : r.nodes)
+            if (v >= 0 && static_cast<std::size_t>(v) < nodes.size())
+                free[static_cast<std::size_t>(v)] -= r.gpus / n;
+    }
+    return free;
+}
+
+std::size_t jobs_that_fit(const RoundPending& p, const std::vector<RoundNode>& nodes,
+                          const std::vector<int>& free) {
+    if (p.nodes <= 0) return 0;
+    const int per_gpus = p.gpus > 0 ? std::max(1, p.gpus / p.nodes) : 0;
+    std::size_t slots = 0;
+    for (std::size_t v = 0; v < nodes.size(); ++v) {
+        if (!nodes[v].usable || (v < p.allowed.size() && !p.allowed[v]) || v >= free.size()) continue;
+        if (per_gpus > 0)
+            slots += static_cast<std::size_t>(std::max(0, free[v]) / per_gpus);
+        else if (nodes[v].free_cpus >= 0)
+            slots += static_cast<std::size_t>(nodes[v].free_cpus / std::max(1, p.cpus_per_node));
+        else
+            slots += 1;
+    }
+    return slots / static_cast<std::size_t>(p.nodes);
+}
+
 std::optional<Migration> choose_migration(const ContentionModel& model, const std::vector<RoundNode>& nodes,
                                           const std::vector<RoundRunning>& running, double below,
                                           double margin, const std::vector<std::uint32_t>& skip,

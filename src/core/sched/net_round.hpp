@@ -127,6 +127,18 @@ private:
     std::size_t kept_ = 0;
 };
 
+// The GPUs free on each node now, as a round counts them: configured, less `busy_gpus` and the
+// running jobs' (may be negative on an over-full node).
+std::vector<int> free_gpus(const std::vector<RoundNode>& nodes, const std::vector<RoundRunning>& running);
+
+// How many jobs shaped like `p` the nodes would hold now, side by side, nodes shared: the free
+// GPUs (`free`, from free_gpus) of its allowed usable nodes in units of its GPUs per node, or for
+// a job without GPUs its free CPUs (a node whose CPUs are not counted holds one), over its node
+// count. An upper bound, no placement made: slurmctld splits that many tasks off a job array to
+// place them (doc/placement.md).
+std::size_t jobs_that_fit(const RoundPending& p, const std::vector<RoundNode>& nodes,
+                          const std::vector<int>& free);
+
 // `carry` (optional): kept from round to round (RoundCache). Answers are in priority order
 // (highest first, ties by id). `window`: the planner's (1: priority order).
 std::vector<RoundAnswer> placement_round(const ContentionModel& model, const std::vector<RoundNode>& nodes,

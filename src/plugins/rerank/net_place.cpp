@@ -464,40 +464,6 @@ net::RoundPending pending_of(const job_record_t* job, const std::vector<net::Rou
     return p;
 }
 
-// How many tasks of `p` (one array task as the planner sees it) the free GPUs (or, for a job
-// without GPUs, the free CPUs) of its allowed nodes would hold now: an upper bound, nodes shared.
-std::size_t tasks_that_fit(const net::RoundPending& p, const std::vector<net::RoundNode>& nodes,
-                           const std::vector<int>& free_gpus) {
-    if (p.nodes <= 0) return 0;
-    const int per_gpus = p.gpus > 0 ? std::max(1, p.gpus / p.nodes) : 0;
-    std::size_t slots = 0;
-    for (std::size_t v = 0; v < nodes.size(); ++v) {
-        if (!p.allowed[v] || !nodes[v].usable) continue;
-        if (per_gpus > 0)
-            slots += static_cast<std::size_t>(std::max(0, free_gpus[v]) / per_gpus);
-        else if (nodes[v].free_cpus >= 0)
-            slots += static_cast<std::size_t>(nodes[v].free_cpus / std::max(1, p.cpus_per_node));
-        else
-            slots += 1;
-    }
-    return slots / static_cast<std::size_t>(p.nodes);
-}
-
-// The GPUs free on each node now: less the single-node jobs' (busy_gpus) and the running
-// multi-node jobs'.
-std::vector<int> free_gpus_of(const std::vector<net::RoundNode>& nodes,
-                              const std::vector<net::RoundRunning>& running) {
-    std::vector<int> free(nodes.size());
-    for (std::size_t v = 0; v < nodes.size(); ++v) free[v] = nodes[v].gpus - nodes[v].busy_gpus;
-    for (const net::RoundRunning& r : running) {
-        if (r.nodes.empty()) continue;
-        const int per = std::max(1, r.gpus / static_cast<int>(r.nodes.size()));
-        for (int v : r.nodes)
-            if (static_cast<std::size_t>(v) < free.size()) free[static_cast<std::size_t>(v)] -= per;
-    }
-    return free;
-}
-
 // Whether the round may split tasks off this meta record. Not where Slurm's own update path
 // would refuse or where a split takes more than copying the record: a job whose accounting
 // record is being made (db_index NO_VAL64), one with a burst buffer or of a federation.
@@ -525,14 +491,14 @@ void split_tasks(std::vector<job_record_t*> metas,
                      [](const job_record_t* a, const job_record_t* b) { return a->priority > b->priority; });
     const auto t0 = std::chrono::steady_clock::now();
     std::size_t splits = 0;
-    const std::vector<int> free_gpus = free_gpus_of(nodes, running);
+    const std::vector<int> free = net::free_gpus(nodes, running);
     std::size_t budget = std::min(std::max<std::size_t>(window, 1), kSplitsPerRound);
     for (job_record_t* meta : metas) {
         if (budget == 0) break;
         const net::RoundPending shape = pending_of(meta, nodes, settings, now, lifting);
         const auto before = split_before.find(meta->array_job_id);
         const std::size_t waiting = before == split_before.end() ? 0 : before->second;
-        std::size_t want = std::max<std::size_t>(tasks_that_fit(shape, nodes, free_gpus), 1);
+        std::size_t want = std::max<std::size_t>(net::jobs_that_fit(shape, nodes, free), 1);
         const job_array_struct_t* a = meta->array_recs;
         if (a->max_run_tasks != 0)
             want = std::min<std::size_t>(

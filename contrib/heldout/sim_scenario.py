@@ -1,12 +1,14 @@
 #!/usr/bin/python3
 """The held-out sweeps (contrib/heldout/curves) as a simulator scenario, written into DIR.
 
-    contrib/heldout/sim_scenario.py DIR
+    contrib/heldout/sim_scenario.py [--run-hours H] [--gpus-per-trial G] DIR
 
 DIR/curves: a copy of the curves whose placements.csv step time makes each application's longest
 trial last an hour (the recorded CPU step times are milliseconds: a trial would end within one
 60 s round). DIR/trace.csv: each application one sweep of all its trials, submitted together,
-one application every 30 minutes. Run with --sweep-size 16 --variation none (the curves are real
+one application every 30 minutes. --run-hours H makes the longest trial last H hours (and the gap
+between applications H/2), --gpus-per-trial G asks G GPUs per trial (default 1): a sweep of big
+trials, for rules that weigh a trial's remaining GPU-hours. Run with --sweep-size 16 --variation none (the curves are real
 sweeps: no synthetic variation). Stdlib only; deterministic.
 """
 import csv
@@ -20,10 +22,27 @@ GAP_S = 1800    # between two applications' sweeps
 
 
 def main(argv):
-    if len(argv) != 2:
+    run_s, gap_s, gpus = RUN_S, GAP_S, 1
+    args = argv[1:]
+    try:
+        while len(args) > 1 and args[0].startswith("--"):
+            if args[0] == "--run-hours":
+                run_s = float(args[1]) * 3600.0
+                gap_s = int(run_s / 2)
+            elif args[0] == "--gpus-per-trial":
+                gpus = int(args[1])
+            else:
+                raise ValueError("unknown option '%s'" % args[0])
+            args = args[2:]
+        if not run_s > 0 or gpus < 1:
+            raise ValueError("--run-hours must be > 0 and --gpus-per-trial >= 1")
+    except ValueError as e:
+        print("sim_scenario.py: %s" % e, file=sys.stderr)
+        return 2
+    if len(args) != 1:
         print(__doc__.strip(), file=sys.stderr)
         return 2
-    out = argv[1]
+    out = args[0]
     src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "curves")
     dst = os.path.join(out, "curves")
     if os.path.exists(dst):
@@ -49,9 +68,9 @@ def main(argv):
             w = csv.writer(fh)
             w.writerow(table[0])
             for r in table[1:]:
-                w.writerow([r[0], r[1], "%.6g" % (RUN_S / iterations)])
+                w.writerow([r[0], r[1], "%.6g" % (run_s / iterations)])
         for b in index:
-            rows.append(("%s-%d" % (app, b), k * GAP_S, app, 1, b))
+            rows.append(("%s-%d" % (app, b), k * gap_s, app, gpus, b))
     with open(os.path.join(out, "trace.csv"), "w", newline="") as fh:
         csv.writer(fh).writerows(rows)
     print("sim_scenario.py: %d trials of %d applications in %s" % (len(rows) - 1, len(apps), out), file=sys.stderr)

@@ -121,6 +121,14 @@ void print_what_would_change(const TrialInfo& t) {
             "    judged from here on as any running trial.\n");
         return;
     }
+    if (a.state == "hopeless" && a.reason.find("chance_worth_gpu_hours") != std::string::npos) {
+        std::printf(
+            "    It might still beat its sweep's best, but the site's chance_worth_gpu_hours says that\n"
+            "    chance is not worth the GPU-hours its run still needs (see the decision above). It would\n"
+            "    be kept if its next reports raised its chance, or if the site raised or unset that\n"
+            "    setting; it is never stopped for cost while it leads its sweep.\n");
+        return;
+    }
     if (a.state == "hopeless") {
         std::printf(
             "    Its predicted final %g has an optimistic bound of %g, which cannot beat what its sweep's\n"

@@ -495,6 +495,38 @@ BOOST_AUTO_TEST_CASE(a_trial_expected_to_add_nothing_to_its_sweep_is_stopped) {
     BOOST_TEST((out[1].reason.code != ReasonCode::negligible_gain));
 }
 
+BOOST_AUTO_TEST_CASE(a_costly_trial_with_a_small_chance_is_stopped_when_the_site_says_so) {
+    // A 64-GPU trial two thirds through (4,000 of 6,000 steps at 10 steps/s: 200 s, 3.56 GPU-hours
+    // left) predicted to end a little below its sweep's finished leader: a chance to win above
+    // hopeless_probability, but not one worth 3.56 GPU-hours at chance_worth_gpu_hours = 1.
+    const auto leader = rising(60, 0.95), trailer = rising(40, 0.947);
+    std::vector<JobView> jobs = {view(1, "g", leader), view(2, "g", trailer)};
+    jobs[0].gpus = 64;
+    jobs[1].gpus = 64;
+    std::vector<Assessment> out;
+    Engine defaults = make();
+    BOOST_REQUIRE(defaults.evaluate(jobs, cluster(5000, 128), out).ok());
+    BOOST_TEST((out[1].state == TrialState::promising), explain(out[1]));
+
+    EngineSettings on;
+    on.chance_worth_gpu_hours = 1.0;
+    Engine e = make(on);
+    BOOST_REQUIRE(e.evaluate(jobs, cluster(5000, 128), out).ok());
+    BOOST_TEST((out[0].state != TrialState::hopeless), explain(out[0]));  // the leader runs on
+    BOOST_TEST((out[1].state == TrialState::hopeless), explain(out[1]));
+    BOOST_TEST((out[1].reason.code == ReasonCode::costly_chance), explain(out[1]));
+    BOOST_TEST(out[1].reason.a > on.hopeless_probability);
+    BOOST_TEST(out[1].reason.a < on.pause_probability);
+    BOOST_TEST(out[1].reason.b == 2000.0 / 10.0 * 64.0 / 3600.0, boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(explain(out[1]).find("its run still needs") != std::string::npos, explain(out[1]));
+
+    // worth more than its remaining GPU-hours buy at its chance: kept
+    on.chance_worth_gpu_hours = 3.56 / out[1].reason.a * 1.5;
+    Engine worth = make(on);
+    BOOST_REQUIRE(worth.evaluate(jobs, cluster(5000, 128), out).ok());
+    BOOST_TEST((out[1].state == TrialState::promising), explain(out[1]));
+}
+
 BOOST_AUTO_TEST_CASE(finished_trials_are_kept) {
     Engine e = make();
     auto pts = rising(20, 0.9);

@@ -256,6 +256,58 @@ BOOST_AUTO_TEST_CASE(hopeless_rule_stops_a_trial_that_cannot_win) {
     BOOST_TEST(!hopeless_rule(e, s).has_value());
 }
 
+BOOST_AUTO_TEST_CASE(costly_chance_weighs_a_trials_chance_against_its_remaining_gpu_hours) {
+    EngineSettings s;
+    StopEvidence e = behind_trial();
+    e.win_probability = 0.08;  // above hopeless_probability
+    e.remaining_gpu_hours = 400.0;
+    BOOST_TEST(costly_chance_threshold(e, s) == 0.0);  // off by default
+    BOOST_TEST(!hopeless_rule(e, s).has_value());
+
+    s.chance_worth_gpu_hours = 4000.0;  // 400 GPU-hours need a chance of 0.1; it has 0.08
+    BOOST_TEST(costly_chance_threshold(e, s) == 0.1);
+    const auto reason = hopeless_rule(e, s);
+    BOOST_REQUIRE(reason.has_value());
+    BOOST_TEST((reason->code == ReasonCode::costly_chance));
+    BOOST_TEST(reason->a == 0.08);
+    BOOST_TEST(reason->b == 400.0);
+    BOOST_TEST(reason->c == 4000.0);
+    BOOST_TEST(reason->d == 0.90);
+    BOOST_TEST(reason->e == 0.80);
+    BOOST_TEST(describe(Decision::requeue_hold, *reason) ==
+               "requeue-hold: predicted final 0.8 has a chance of 0.08 to beat the group's best 0.9, worth "
+               "320 GPU-hours at chance_worth_gpu_hours=4000, less than the 400 its run still needs");
+
+    e.remaining_gpu_hours = 300.0;  // needs 0.075: 0.08 is enough
+    BOOST_TEST(!hopeless_rule(e, s).has_value());
+    e.remaining_gpu_hours = 1e6;  // the threshold stops at pause_probability (0.2)
+    BOOST_TEST(costly_chance_threshold(e, s) == s.pause_probability);
+    e.win_probability = 0.25;
+    BOOST_TEST(!hopeless_rule(e, s).has_value());
+
+    // the hopeless rule's other conditions hold for it too, and its cost must be known
+    StopEvidence x = behind_trial();
+    x.win_probability = 0.08;
+    x.remaining_gpu_hours = 400.0;
+    BOOST_TEST(hopeless_rule(x, s).has_value());
+    x.last_step = 600;  // 30 % of its run
+    BOOST_TEST(!hopeless_rule(x, s).has_value());
+    x = behind_trial();
+    x.win_probability = 0.08;
+    x.remaining_gpu_hours = std::nan("");  // no speed measured yet
+    BOOST_TEST(!hopeless_rule(x, s).has_value());
+    x.remaining_gpu_hours = 400.0;
+    x.leader = true;  // the sweep's best is not stopped for its cost
+    BOOST_TEST(!hopeless_rule(x, s).has_value());
+    x.leader = false;
+    x.final_metric.extrapolated = false;
+    BOOST_TEST(!hopeless_rule(x, s).has_value());
+    // a trial below hopeless_probability keeps the plain hopeless reason
+    x = behind_trial();
+    x.remaining_gpu_hours = 400.0;
+    BOOST_TEST((hopeless_rule(x, s)->code == ReasonCode::hopeless));
+}
+
 BOOST_AUTO_TEST_CASE(progress_is_judged_against_the_sweep_without_max_steps) {
     EngineSettings s;
     StopEvidence e = behind_trial();

@@ -49,6 +49,24 @@ BOOST_AUTO_TEST_CASE(forecast_audit_settings) {
                bad.error().message);
 }
 
+BOOST_AUTO_TEST_CASE(chance_worth_gpu_hours_setting) {
+    auto d = parse_settings("", ",");
+    BOOST_REQUIRE(d.ok());
+    BOOST_TEST(d->engine.chance_worth_gpu_hours == 0.0);  // off
+    auto s = parse_settings("chance_worth_gpu_hours=3000", ",");
+    BOOST_REQUIRE_MESSAGE(s.ok(), (s.ok() ? "" : s.error().message));
+    BOOST_TEST(s->engine.chance_worth_gpu_hours == 3000.0);
+    for (const char* text : {"chance_worth_gpu_hours=-1", "chance_worth_gpu_hours=inf",
+                             "chance_worth_gpu_hours=1e13", "chance_worth_gpu_hours=lots"}) {
+        auto bad = parse_settings(text, ",");
+        BOOST_TEST_CONTEXT(text) {
+            BOOST_REQUIRE(!bad.ok());
+            BOOST_TEST(bad.error().message.find("'chance_worth_gpu_hours'") != std::string::npos,
+                       bad.error().message);
+        }
+    }
+}
+
 BOOST_AUTO_TEST_CASE(calibration_and_sibling_prior_settings) {
     auto d = parse_settings("", ",");
     BOOST_REQUIRE(d.ok());

@@ -65,6 +65,8 @@ const char* to_string(ReasonCode code) {
             return "behind_at_milestone";
         case ReasonCode::negligible_gain:
             return "negligible_gain";
+        case ReasonCode::costly_chance:
+            return "costly_chance";
         case ReasonCode::pause_unlikely:
             return "pause_unlikely";
         case ReasonCode::paused_below_price:
@@ -143,6 +145,12 @@ std::string describe(Decision decision, const Reason& r) {
                     num(r.d, 4) + " by " +
                     (r.a < 1e-4 ? std::string("almost nothing") : num(r.a, 2) + " of its range") +
                     ", less than " + num(r.b, 2);
+            break;
+        case ReasonCode::costly_chance:
+            text += "predicted final " + num(r.e, 4) + " has a chance of " + num(r.a, 2) +
+                    " to beat the group's best " + num(r.d, 4) + ", worth " + num(r.a * r.c, 3) +
+                    " GPU-hours at chance_worth_gpu_hours=" + num(r.c, 6) + ", less than the " + num(r.b, 3) +
+                    " its run still needs";
             break;
         case ReasonCode::pause_unlikely:
             text += "chance " + num(r.a, 2) + " to beat the group's best is below " + num(r.b, 2) +

@@ -31,6 +31,7 @@ enum class ReasonCode {
     in_grace,             // running a s < min_run_s b: not preemptable yet
     behind_at_milestone,  // milestone step a: rank b of c, outside the top 1/d; chance e to win
     negligible_gain,      // expected improvement a (of the range) on best d < b; final c
+    costly_chance,        // chance a to beat best d is worth a*c GPU-hours < the b its run needs; final e
     // pause and resume (core/sched/pause.hpp)
     pause_unlikely,       // chance a < pause_probability b, utility c < price d; optimistic bound e
     paused_below_price,   // paused: optimistic utility a < price b at load c; optimistic bound d

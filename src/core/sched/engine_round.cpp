@@ -133,6 +133,10 @@ StopEvidence Engine::Impl::stop_evidence(const JobView& job, std::size_t j, cons
     e.win_probability = win_probability_heavy(e.final_metric, job.direction, e.best_other, s.interval_level);
     const double own = std::fabs(c.best - c.first);
     e.sweep_scale = gs.hi > gs.lo ? gs.hi - gs.lo : std::max(own, 1e-12);
+    if (job.max_steps > 0.0 && c.speed > 0.0 && std::isfinite(c.speed)) {
+        e.remaining_gpu_hours =
+            std::max(0.0, job.max_steps - e.last_step) / c.speed * std::max<double>(job.gpus, 1.0) / 3600.0;
+    }
     return e;
 }
 

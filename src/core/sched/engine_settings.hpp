@@ -63,6 +63,13 @@ struct EngineSettings : FitSettings {
     // 0.35 since the forecast audit: the demo sweep's replay keeps its best trial at every time
     // scale tried down to 0.3 with the audit (0.35 without it lost it at 1.5 s per step).
     double hopeless_min_progress = 0.35;
+    // What a sure chance of beating its sweep's best is worth, in GPU-hours (0: off, the
+    // default). From hopeless_min_progress on, a trial is also hopeless when its chance p is
+    // below (GPU-hours its run still needs) / chance_worth_gpu_hours, capped at
+    // pause_probability: 10 % of a chance bought for more than a tenth of this. A site's trade of
+    // late bloomers for GPU-hours, not a default: it cancelled the demo sweep's late bloomer
+    // once its trials cost 8-16 GPUs for a day (doc/results.md).
+    double chance_worth_gpu_hours = 0.0;
     // Forecast audit: the engine checks every forecast it makes (of the metric at twice the step
     // a curve has reached) when the curve gets there. Once a sweep has this many checked
     // forecasts, the intervals its hopeless rules read are widened (up to calibration_max_widen

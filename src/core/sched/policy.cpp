@@ -152,11 +152,24 @@ bool far_enough(const StopEvidence& e, const EngineSettings& s) {
     return e.last_step >= s.hopeless_min_progress * run_length;
 }
 
+double costly_chance_threshold(const StopEvidence& e, const EngineSettings& s) {
+    if (!(s.chance_worth_gpu_hours > 0.0) || !(e.remaining_gpu_hours >= 0.0) ||
+        !std::isfinite(e.remaining_gpu_hours))
+        return 0.0;
+    return std::min(s.pause_probability, e.remaining_gpu_hours / s.chance_worth_gpu_hours);
+}
+
 std::optional<Reason> hopeless_rule(const StopEvidence& e, const EngineSettings& s) {
-    if (e.points >= s.hopeless_min_points && far_enough(e, s) && e.final_metric.extrapolated &&
-        std::isfinite(e.best_other) && e.win_probability < s.hopeless_probability) {
-        const Prediction& f = e.final_metric;
+    if (e.points < s.hopeless_min_points || !far_enough(e, s) || !e.final_metric.extrapolated ||
+        !std::isfinite(e.best_other)) {
+        return std::nullopt;
+    }
+    const Prediction& f = e.final_metric;
+    if (e.win_probability < s.hopeless_probability)
         return make_reason(ReasonCode::hopeless, f.value, f.lower, f.upper, e.best_other, e.win_probability);
+    if (!e.leader && !done(e) && e.win_probability < costly_chance_threshold(e, s)) {
+        return make_reason(ReasonCode::costly_chance, e.win_probability, e.remaining_gpu_hours,
+                           s.chance_worth_gpu_hours, e.best_other, f.value);
     }
     return std::nullopt;
 }

@@ -68,6 +68,8 @@ struct StopEvidence {
     double win_probability = 1.0;  // chance to beat best_other
     double sweep_scale = 1.0;      // the sweep's observed metric range (> 0)
     bool leader = false;           // the trial holds its sweep's best metric
+    // GPU-hours its run still needs (GPUs x steps left / measured speed; NaN: unknown)
+    double remaining_gpu_hours = std::numeric_limits<double>::quiet_NaN();
 };
 
 // Far enough to judge: the trial has covered hopeless_min_progress of its run (max_steps, else
@@ -77,7 +79,14 @@ bool far_enough(const StopEvidence& evidence, const EngineSettings& settings);
 // Hopeless: enough points and progress, a real extrapolation, and even the interval's optimistic
 // side is unlikely (win probability < hopeless_probability) to beat the sweep's best. The reason
 // (ReasonCode::hopeless) names the prediction, its interval, the best and the probability.
+// With chance_worth_gpu_hours set, also hopeless when the chance is below
+// costly_chance_threshold (ReasonCode::costly_chance): its remaining GPU-hours buy too little
+// chance. The other conditions are the same.
 std::optional<Reason> hopeless_rule(const StopEvidence& evidence, const EngineSettings& settings);
+
+// remaining_gpu_hours / chance_worth_gpu_hours, at most pause_probability; 0 when the setting is
+// off or the remaining GPU-hours are unknown.
+double costly_chance_threshold(const StopEvidence& evidence, const EngineSettings& settings);
 
 // Negligible gain: a trial that is not its sweep's leader nor done, judged as the hopeless rule
 // does, whose expected improvement over the sweep's best (in units of the sweep's range) is below

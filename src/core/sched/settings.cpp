@@ -367,6 +367,11 @@ const Row kRows[] = {
      "fraction of its run (max_steps, else the group's furthest trial) before a trial can be called hopeless",
      set_double<&EngineSettings::hopeless_min_progress, 0, 1000000>,
      [](const Settings& s) { return fmt_double(s.engine.hopeless_min_progress); }},
+    {"chance_worth_gpu_hours",
+     "GPU-hours a sure chance of beating its sweep's best is worth: a trial whose chance is below "
+     "its remaining GPU-hours / this (at most pause_probability) is hopeless (0: off)",
+     set_double<&EngineSettings::chance_worth_gpu_hours, 0, 1000000000000000000>,
+     [](const Settings& s) { return fmt_double(s.engine.chance_worth_gpu_hours); }},
     {"calibration_min_audits",
      "checked forecasts a sweep needs before its intervals are widened to what its curves did (0: no audit)",
      set_uint<&EngineSettings::calibration_min_audits, 0, kMaxCalibrationAudits>,

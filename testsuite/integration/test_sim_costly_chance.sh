@@ -10,7 +10,7 @@ set -u
 sim=$top_builddir/src/sim/explsched-sim
 cli=$top_builddir/src/cli/explsched
 data=$top_srcdir/../shared/data
-[ -x "$sim" ] && [ -x "$cli" ] || skip "explsched-sim or explsched not built"
+{ [ -x "$sim" ] && [ -x "$cli" ]; } || skip "explsched-sim or explsched not built"
 [ -r "$data/traces/pollux-workloads/workload-1.csv" ] || skip "../shared/data is missing"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -2,7 +2,7 @@
 """Writes the demo's real training sweep (contrib/demo.sh) as explsched-sim input, so every policy
 can be replayed on it in seconds, without a cluster.
 
-usage: replay.py OUTDIR [--steps N] [--eval-every N] [--step-time S]
+usage: replay.py OUTDIR [--steps N] [--eval-every N] [--step-time S] [--gpus-per-trial G]
 
 Runs contrib/demo/train.py once per trial of the demo's job array (--sweep-index 0..31, the same
 seed and steps as contrib/demo.sh, no step delay), uninterrupted, and writes
@@ -10,6 +10,7 @@ seed and steps as contrib/demo.sh, no step delay), uninterrupted, and writes
   OUTDIR/curves/spirals/placements.csv             --step-time seconds per step on any placement
   OUTDIR/curves/spirals/direction                  min
   OUTDIR/trace.csv                                 32 one-GPU trials of one application, all at t=0
+                                                   (--gpus-per-trial G: G GPUs each)
 Replay: explsched-sim --trace OUTDIR/trace.csv --curves OUTDIR/curves --gpus 16 --sweep-size 32
 --variation none. The curves are real (a numpy MLP with minibatch SGD), deterministic for the
 seed, and include the sweep's best trial, which plateaus for half its run before its loss falls.
@@ -60,9 +61,10 @@ def main(argv):
     ap.add_argument("--steps", type=int, default=3000)
     ap.add_argument("--eval-every", type=int, default=100)
     ap.add_argument("--step-time", type=float, default=1.5)
+    ap.add_argument("--gpus-per-trial", type=int, default=1)
     args = ap.parse_args(argv[1:])
-    if args.steps <= 0 or args.eval_every <= 0 or not args.step_time > 0:
-        ap.error("--steps, --eval-every and --step-time must be positive")
+    if args.steps <= 0 or args.eval_every <= 0 or not args.step_time > 0 or args.gpus_per_trial <= 0:
+        ap.error("--steps, --eval-every, --gpus-per-trial and --step-time must be positive")
 
     curves = os.path.join(args.outdir, "curves", APPLICATION)
     os.makedirs(curves, exist_ok=True)
@@ -79,7 +81,8 @@ def main(argv):
         out.write("min\n")
     with open(os.path.join(args.outdir, "trace.csv"), "w") as out:
         out.write("name,time,application,num_replicas,batch_size\n")
-        out.writelines("demo-%d,0,%s,1,%d\n" % (i, APPLICATION, i + 1) for i in range(SWEEP_SIZE))
+        out.writelines("demo-%d,0,%s,%d,%d\n" % (i, APPLICATION, args.gpus_per_trial, i + 1)
+                      for i in range(SWEEP_SIZE))
     best = min(range(SWEEP_SIZE), key=lambda i: min(loss for _, loss in runs[i]))
     print("replay: wrote %d curves to %s; best trial: index %d (val_loss %.4f)" % (
         SWEEP_SIZE, args.outdir, best, min(loss for _, loss in runs[best])))

@@ -62,5 +62,26 @@ for p in problems:
 sys.exit(1 if problems else 0)
 PY
 done
+# explore_first_progress=0.1 (off by default): the late bloomer, in the second wave, starts sooner
+if ! run_policies 1.5 >"$tmp/default.json" || ! run_policies 1.5 --params explore_first_progress=0.1 >"$tmp/explore.json"; then
+    echo "FAIL: explsched-sim explore_first_progress=0.1"; fail=1
+fi
+/usr/bin/python3 - "$tmp/default.json" "$tmp/explore.json" <<'PY' || fail=1
+import json, sys
+d = {r["policy"]: r for r in json.load(open(sys.argv[1]))["runs"]}["explsched"]
+x = {r["policy"]: r for r in json.load(open(sys.argv[2]))["runs"]}["explsched"]
+print("  explore_first_progress=0.1 at 1.5 s/step: time to best %.2f h (defaults %.2f), GPU-h %.1f (%.1f), pauses %d"
+      % (x["time_to_best_mean_h"] or -1, d["time_to_best_mean_h"] or -1, x["gpu_hours"], d["gpu_hours"], x["pauses"]))
+problems = []
+if x["sweeps_reaching_best"] != 1.0:
+    problems.append("explore first lost the sweep's best trial")
+elif not x["time_to_best_mean_h"] < 0.9 * d["time_to_best_mean_h"]:
+    problems.append("time to best %.2f h is not under 0.9x the defaults' %.2f h" % (x["time_to_best_mean_h"], d["time_to_best_mean_h"]))
+if not x["pauses"] > d["pauses"]:
+    problems.append("explore first paused nothing")
+for p in problems:
+    print("FAIL: " + p)
+sys.exit(1 if problems else 0)
+PY
 [ $fail = 0 ] || exit 1
-echo "ok: the demo sweep's best trial survives explsched's defaults at every time scale"
+echo "ok: the demo sweep's best trial survives explsched's defaults at every time scale, and explore first finds it sooner"

@@ -134,6 +134,55 @@ BOOST_AUTO_TEST_CASE(engine_pauses_an_unlikely_trial_only_when_pending_trials_ne
     BOOST_TEST((out[1].decision != Decision::pause));
 }
 
+BOOST_AUTO_TEST_CASE(explore_first_pauses_a_follower_while_its_sweeps_untried_trials_wait) {
+    // Two running trials of sweep g, nearly tied (no rule would pause or stop either), 2,000 of
+    // 6,000 steps done; g's third trial has not run yet and the cluster is full.
+    const auto first = rising(20, 0.95), second = rising(20, 0.949), none = std::vector<CurvePoint>{};
+    const auto other = rising(20, 0.9);
+    std::vector<JobView> jobs = {view(1, "g", first), view(2, "g", second),
+                                 view(3, "g", none, JobState::pending)};
+    std::vector<Assessment> out;
+    EngineSettings s;
+    s.min_run_s = 0;
+    Engine defaults = Engine::create(s).value();  // off by default
+    BOOST_REQUIRE(defaults.evaluate(jobs, cluster(1000, 2), out).ok());
+    BOOST_TEST((out[1].decision != Decision::pause), explain(out[1]));
+
+    s.explore_first_progress = 0.3;
+    Engine e = Engine::create(s).value();
+    BOOST_REQUIRE(e.evaluate(jobs, cluster(1000, 2), out).ok());
+    BOOST_TEST((out[0].decision != Decision::pause), explain(out[0]));  // the leader goes on
+    BOOST_TEST((out[1].decision == Decision::pause), explain(out[1]));
+    BOOST_TEST((out[1].reason.code == ReasonCode::explore_first));
+    BOOST_TEST(out[1].reason.a == 1.0);
+    BOOST_TEST(out[1].reason.b == 2000.0 / 6000.0, boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(explain(out[1]).find("untried trial(s) of its sweep wait") != std::string::npos,
+               explain(out[1]));
+    BOOST_TEST((out[2].decision == Decision::run));
+
+    // not before explore_first_progress of its run
+    s.explore_first_progress = 0.4;
+    Engine later = Engine::create(s).value();
+    BOOST_REQUIRE(later.evaluate(jobs, cluster(1000, 2), out).ok());
+    BOOST_TEST((out[1].decision != Decision::pause), explain(out[1]));
+    // not when GPUs are free for the untried trial
+    BOOST_REQUIRE(e.evaluate(jobs, cluster(1000, 3), out).ok());
+    BOOST_TEST((out[1].decision != Decision::pause), explain(out[1]));
+    // not for another sweep's untried trial (nor another user's: sweeps are per user)
+    jobs[2] = view(3, "h", none, JobState::pending);
+    BOOST_REQUIRE(e.evaluate(jobs, cluster(1000, 2), out).ok());
+    BOOST_TEST((out[1].decision != Decision::pause), explain(out[1]));
+    // not once the pending member has reported (it was tried)
+    jobs[2] = view(3, "g", other, JobState::pending);
+    BOOST_REQUIRE(e.evaluate(jobs, cluster(1000, 2), out).ok());
+    BOOST_TEST((out[1].reason.code != ReasonCode::explore_first), explain(out[1]));
+    // not with its pause spent
+    jobs[2] = view(3, "g", none, JobState::pending);
+    jobs[1].pauses = s.pause_max;
+    BOOST_REQUIRE(e.evaluate(jobs, cluster(1000, 2), out).ok());
+    BOOST_TEST((out[1].decision != Decision::pause), explain(out[1]));
+}
+
 BOOST_AUTO_TEST_CASE(engine_turns_a_stop_into_a_pause_while_the_bound_can_matter) {
     EngineSettings s;
     s.min_run_s = 0;

@@ -56,6 +56,14 @@ BOOST_AUTO_TEST_CASE(chance_worth_gpu_hours_setting) {
     auto s = parse_settings("chance_worth_gpu_hours=3000", ",");
     BOOST_REQUIRE_MESSAGE(s.ok(), (s.ok() ? "" : s.error().message));
     BOOST_TEST(s->engine.chance_worth_gpu_hours == 3000.0);
+    BOOST_TEST(d->engine.explore_first_progress == 0.0);  // off
+    auto x = parse_settings("explore_first_progress=0.1", ",");
+    BOOST_REQUIRE_MESSAGE(x.ok(), (x.ok() ? "" : x.error().message));
+    BOOST_TEST(x->engine.explore_first_progress == 0.1);
+    auto over = parse_settings("explore_first_progress=1.5", ",");
+    BOOST_REQUIRE(!over.ok());
+    BOOST_TEST(over.error().message.find("'explore_first_progress'") != std::string::npos,
+               over.error().message);
     for (const char* text : {"chance_worth_gpu_hours=-1", "chance_worth_gpu_hours=inf",
                              "chance_worth_gpu_hours=1e13", "chance_worth_gpu_hours=lots"}) {
         auto bad = parse_settings(text, ",");

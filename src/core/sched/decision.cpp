@@ -75,6 +75,8 @@ const char* to_string(ReasonCode code) {
             return "paused_no_room";
         case ReasonCode::resumed:
             return "resumed";
+        case ReasonCode::explore_first:
+            return "explore_first";
         case ReasonCode::bound_cannot_matter:
             return "bound_cannot_matter";
     }
@@ -151,6 +153,12 @@ std::string describe(Decision decision, const Reason& r) {
                     " to beat the group's best " + num(r.d, 4) + ", worth " + num(r.a * r.c, 3) +
                     " GPU-hours at chance_worth_gpu_hours=" + num(r.c, 6) + ", less than the " + num(r.b, 3) +
                     " its run still needs";
+            break;
+        case ReasonCode::explore_first:
+            text += num(r.a, 6) +
+                    " untried trial(s) of its sweep wait for GPUs: paused with its checkpoint at " +
+                    num(r.b, 2) + " of its run (explore_first_progress " + num(r.c, 2) +
+                    ") so they are tried first";
             break;
         case ReasonCode::pause_unlikely:
             text += "chance " + num(r.a, 2) + " to beat the group's best is below " + num(r.b, 2) +

@@ -25,6 +25,20 @@ bool stopped_unpredicted(const TrialCache* c, const Assessment& a) {
            (a.decision == Decision::terminate || a.decision == Decision::requeue_hold);
 }
 
+// Explore first may pause this running trial: a pause left, a clean curve, past
+// explore_first_progress of a known run and not done, out of its grace period, and kept or
+// preemptable by the ladder (not already stopped).
+bool explore_first_applies(const JobView& job, const TrialCache* c, const Assessment& a, double now,
+                           const EngineSettings& s) {
+    if (c == nullptr || !c->error.empty() || c->diverged || !pause_enabled(job.pauses, s) ||
+        !(job.max_steps > 0.0) || c->predictor.size() == 0)
+        return false;
+    const double step = c->predictor.last_step();
+    const double running_s = job.start_time > 0.0 ? now - job.start_time : 0.0;
+    return step >= s.explore_first_progress * job.max_steps && step < job.max_steps &&
+           running_s >= s.min_run_s && (a.decision == Decision::keep || a.decision == Decision::preemptable);
+}
+
 HopelessAction action_of(const JobView& job, const EngineSettings& s) {
     return job.has_hopeless_action ? job.hopeless_action : s.hopeless_action;
 }
@@ -48,6 +62,15 @@ void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const Clus
     const EngineSettings& s = settings;
     std::vector<PauseCandidate> unlikely, thaw, last_hope;
     std::vector<Reason> pause_reason(jobs.size());
+    // explore first: the members of each sweep that wait without having reported
+    std::vector<std::uint32_t> untried;
+    if (s.explore_first_progress > 0.0) {
+        untried.assign(groups.size(), 0);
+        for (std::size_t j = 0; j < jobs.size(); ++j)
+            if (jobs[j].state == JobState::pending && !jobs[j].paused && group_of[j] != kNone &&
+                jobs[j].points.empty())
+                ++untried[group_of[j]];
+    }
     for (std::size_t j = 0; j < jobs.size(); ++j) {
         const JobView& job = jobs[j];
         Assessment& a = out[j];
@@ -113,6 +136,19 @@ void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const Clus
             continue;
         }
         if (job.state != JobState::running) continue;
+        if (!untried.empty() && group_of[j] != kNone && untried[group_of[j]] > 0 &&
+            explore_first_applies(job, c, a, cluster.now, s) && groups[group_of[j]].best_key != job.key) {
+            Reason r;
+            r.code = ReasonCode::explore_first;
+            r.a = untried[group_of[j]];
+            r.b = c->predictor.last_step() / job.max_steps;
+            r.c = s.explore_first_progress;
+            pause_reason[j] = r;
+            // least likely first; a trial without a forecast as a coin flip
+            const double chance = usable(c) ? stop_evidence(job, j, *c).win_probability : 0.5;
+            unlikely.push_back(PauseCandidate{j, job.gpus, -chance});
+            continue;
+        }
         if (!usable(c)) {
             // Behind at a milestone before its curve can be extrapolated (milestone_stop_unpredicted,
             // ASHA's rule on the ranking alone): nothing says it cannot matter, so it is paused, not

@@ -105,6 +105,11 @@ struct EngineSettings : FitSettings {
     // optimistic bound cannot beat the sweep's best. 0: no pause (the hopeless rules act alone).
     double pause_probability = 0.2;
     double pause_min_progress = 0.1;
+    // Explore first (0: off, the default): from this fraction of its run, a running trial that
+    // does not lead its sweep is paused, as far as pending trials need GPUs, while members of its
+    // sweep that have not reported yet wait; they get a first look before it goes on. Uses a
+    // pause (pause_max). Measured in doc/results.md.
+    double explore_first_progress = 0.0;
     std::uint32_t pause_max = 1;  // pauses per trial: then the hopeless action as without pause
 
     HopelessAction hopeless_action = HopelessAction::requeue_hold;  // site default

@@ -393,6 +393,11 @@ const Row kRows[] = {
      "range is hopeless (0: never)",
      set_double<&EngineSettings::min_expected_gain, 0, 1000000>,
      [](const Settings& s) { return fmt_double(s.engine.min_expected_gain); }},
+    {"explore_first_progress",
+     "from this fraction of its run, a trial not leading its sweep is paused while its sweep's untried "
+     "trials wait for GPUs (0: off)",
+     set_double<&EngineSettings::explore_first_progress, 0, 1000000>,
+     [](const Settings& s) { return fmt_double(s.engine.explore_first_progress); }},
     {"pause_probability",
      "a running trial below the GPU price whose chance to beat its sweep's best is below this is paused "
      "(requeued and held with its checkpoint, resumed when GPUs are cheap; 0: never pause)",

@@ -155,10 +155,8 @@ std::string describe(Decision decision, const Reason& r) {
                     " its run still needs";
             break;
         case ReasonCode::explore_first:
-            text += num(r.a, 6) +
-                    " untried trial(s) of its sweep wait for GPUs: paused with its checkpoint at " +
-                    num(r.b, 2) + " of its run (explore_first_progress " + num(r.c, 2) +
-                    ") so they are tried first";
+            text += "its sweep's untried trials wait for GPUs: paused with its checkpoint at " + num(r.b, 2) +
+                    " of its run (explore_first_progress " + num(r.c, 2) + ") so they are tried first";
             break;
         case ReasonCode::pause_unlikely:
             text += "chance " + num(r.a, 2) + " to beat the group's best is below " + num(r.b, 2) +

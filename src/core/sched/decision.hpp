@@ -38,7 +38,7 @@ enum class ReasonCode {
     paused_no_room,       // paused: optimistic utility a >= price b, but c GPUs free, d needed
     resumed,              // optimistic utility a >= price b at load c; optimistic bound d vs best e
     bound_cannot_matter,  // optimistic bound a cannot beat the sweep's best b (chance c)
-    explore_first,        // a untried members of its sweep wait; paused at fraction b of its run (c)
+    explore_first,        // a untried job records of its sweep wait; paused at fraction b of its run (c)
 };
 
 struct Reason {

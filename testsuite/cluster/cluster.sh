@@ -44,19 +44,58 @@ _cluster_sbin() {
     return 1
 }
 
-# A TCP port nobody listens on, from a per-run random base (tests run one after another and
-# TIME_WAIT sockets of the last cluster may linger).
+# Port ranges are reserved under this directory, one symlink per block of 100 ports naming the
+# cluster's directory: the checks run four at a time (make -j4) and two clusters starting together
+# once chose the same free range before either had bound it (CI: "Address already in use").
+EXPLSCHED_PORT_LOCKS=${EXPLSCHED_PORT_LOCKS:-/tmp/explsched-port-locks}
+
+# Reserve block B for DIR: ln -sn is atomic (-n: never into the directory an existing link
+# names). A block whose cluster is gone (its directory, or its slurm.conf two minutes after the
+# reservation) is taken back.
+_cluster_reserve_block() {
+    local b=$1 dir=$2 link=$EXPLSCHED_PORT_LOCKS/$1 owner age
+    ln -sn "$dir" "$link" 2>/dev/null && return 0
+    owner=$(readlink "$link" 2>/dev/null) || return 1
+    age=$(( $(date +%s) - $(stat -c %Y "$link" 2>/dev/null || date +%s) ))
+    if [ ! -d "$owner" ] || { [ ! -f "$owner/slurm.conf" ] && [ "$age" -gt 120 ]; }; then
+        # take it back through a private name, so that two takers cannot both win
+        mv -T "$link" "$link.stale.$$" 2>/dev/null || return 1
+        rm -f "$link.stale.$$"
+        ln -sn "$dir" "$link" 2>/dev/null && return 0
+    fi
+    return 1
+}
+
+_cluster_release_ports() {
+    local dir=$1 link
+    for link in "$EXPLSCHED_PORT_LOCKS"/*; do
+        [ -L "$link" ] && [ "$(readlink "$link")" = "$dir" ] && rm -f "$link"
+    done
+    return 0
+}
+
+# A range of COUNT+1 TCP ports nobody listens on and no other cluster has reserved, from a random
+# base (TIME_WAIT sockets of the last cluster may linger), reserved for DIR.
 _cluster_free_port_base() {
-    local count=$1 base busy i used
+    local count=$1 dir=$2 base busy i used blocks b got
+    mkdir -p "$EXPLSCHED_PORT_LOCKS" && chmod 1777 "$EXPLSCHED_PORT_LOCKS" 2>/dev/null
+    blocks=$(( count / 100 + 1 ))
     # the local ports in use, as " 4E21 4E22 ... " (read once: a large cluster asks for 130 ports)
     used=" $(awk 'FNR > 1 { split($2, a, ":"); printf "%s ", toupper(a[2]) }' /proc/net/tcp /proc/net/tcp6 2>/dev/null) "
     for _ in $(seq 1 50); do
-        base=$(( 20000 + (RANDOM % 400) * 100 ))
+        base=$(( ${EXPLSCHED_PORT_FIRST:-20000} + (RANDOM % (${EXPLSCHED_PORT_BLOCKS:-400} - blocks + 1)) * 100 ))
         busy=0
         for ((i = 0; i <= count; i++)); do
             case $used in *" $(printf '%04X' $((base + i))) "*) busy=1; break ;; esac
         done
-        [ $busy = 0 ] && { echo "$base"; return 0; }
+        [ $busy = 0 ] || continue
+        got=()
+        for ((b = 0; b < blocks; b++)); do
+            _cluster_reserve_block $((base + b * 100)) "$dir" || { busy=1; break; }
+            got+=("$EXPLSCHED_PORT_LOCKS/$((base + b * 100))")
+        done
+        if [ $busy = 0 ]; then echo "$base"; return 0; fi
+        [ ${#got[@]} -gt 0 ] && rm -f "${got[@]}"
     done
     return 1
 }
@@ -147,7 +186,7 @@ cluster_up() {
         || { cluster_die "munged failed to start (see $dir/munge/munged.log)"; return 1; }
 
     local base host
-    base=$(_cluster_free_port_base $((nodes + 5))) || { cluster_die "no free port range"; return 1; }
+    base=$(_cluster_free_port_base $((nodes + 5)) "$dir") || { cluster_die "no free port range"; return 1; }
     host=$(hostname -s)
     local ctld_port=$base report_port=$((base + 1)) dbd_port=$((base + nodes + 3)) db_port=$((base + nodes + 4))
 
@@ -432,7 +471,8 @@ cluster_restart_slurmctld() {
 
 cluster_down() {
     local dir=$1 n nodes pid
-    [ -f "$dir/slurm.conf" ] || return 0
+    [ -d "$dir" ] && dir=$(cd "$dir" && pwd)
+    [ -f "$dir/slurm.conf" ] || { _cluster_release_ports "$dir"; return 0; }
     export SLURM_CONF=$dir/slurm.conf
     # Slurm 22.05's scancel sends one RPC per job: with 10,000 jobs queued it took over ten minutes.
     # Bounded; whatever is left is killed below with the daemons.
@@ -449,6 +489,7 @@ cluster_down() {
     for pid in $(_cluster_pids "$dir"); do kill -KILL "$pid" 2>/dev/null || true; done
     _cluster_kill_pidfile "$dir/munge/munged.pid"
     rm -f "$dir/slurm.conf"
+    _cluster_release_ports "$dir"
     cluster_log "down: $dir"
 }
 

@@ -1,0 +1,72 @@
+#!/bin/bash
+# The test clusters' port ranges: clusters started together (make -j4 check) never share one. CI
+# once failed two tests at once when both chose the same free range before either had bound it.
+# No root needed: this runs the harness's reservation alone, on a private lock directory.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/explsched-ports-test.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+export EXPLSCHED_PORT_LOCKS=$work/locks EXPLSCHED_PORT_BLOCKS=3
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+
+# A range of three blocks nobody listens on (the check also reads /proc/net/tcp).
+used=" $(awk 'FNR > 1 { split($2, a, ":"); printf "%s ", toupper(a[2]) }' /proc/net/tcp /proc/net/tcp6 2>/dev/null) "
+first=""
+for cand in 31000 33000 35000 37000 39000; do
+    ok=1
+    for ((p = cand; p < cand + 300; p++)); do
+        case $used in *" $(printf '%04X' $p) "*) ok=0; break ;; esac
+    done
+    [ $ok = 1 ] && { first=$cand; break; }
+done
+[ -n "$first" ] || skip "no free 300-port range to test with"
+export EXPLSCHED_PORT_FIRST=$first
+
+# Eight clusters ask at once for three blocks: three get one each, all different; five get none.
+for i in 1 2 3 4 5 6 7 8; do
+    mkdir -p "$work/c$i"
+    ( _cluster_free_port_base 10 "$work/c$i" >"$work/c$i.base" ) &
+done
+wait
+bases=$(cat "$work"/c*.base | sort)
+n=$(echo "$bases" | grep -c .)
+distinct=$(echo "$bases" | grep . | sort -u | wc -l)
+[ "$n" = "$distinct" ] || bad "two clusters got the same port range: $(echo $bases)"
+[ "$n" -ge 1 ] && [ "$n" -le 3 ] || bad "$n of 8 clusters got a range of the 3 there are"
+links=$(find "$EXPLSCHED_PORT_LOCKS" -maxdepth 1 -type l | wc -l)
+[ "$links" = "$n" ] || bad "$links reservations for $n clusters given a range"
+for b in $bases; do
+    [ "$b" -ge "$first" ] && [ "$b" -lt $((first + 300)) ] && [ $(((b - first) % 100)) = 0 ] \
+        || bad "range $b is outside the blocks asked for"
+done
+[ $fail = 0 ] && echo "ok: 8 concurrent asks, $n ranges given, all different: $(echo $bases)"
+
+# A reservation whose cluster still runs (its slurm.conf exists) is kept even when old; one whose
+# directory is gone is taken back; cluster_down releases a cluster's reservations.
+rm -rf "${EXPLSCHED_PORT_LOCKS:?}"/* "$work"/c*
+mkdir -p "$work/live" && touch "$work/live/slurm.conf"
+ln -s "$work/live" "$EXPLSCHED_PORT_LOCKS/$first"
+touch -h -d '-1 hour' "$EXPLSCHED_PORT_LOCKS/$first"
+ln -s "$work/gone" "$EXPLSCHED_PORT_LOCKS/$((first + 100))"
+ln -s "$work/live" "$EXPLSCHED_PORT_LOCKS/$((first + 200))"
+mkdir -p "$work/new"
+got=$(_cluster_free_port_base 10 "$work/new") || bad "no range given though one cluster is gone"
+[ "${got:-}" = $((first + 100)) ] || bad "got range '${got:-}', want the gone cluster's $((first + 100))"
+[ "$(readlink "$EXPLSCHED_PORT_LOCKS/$first")" = "$work/live" ] || bad "a live cluster's reservation was taken"
+[ "$(readlink "$EXPLSCHED_PORT_LOCKS/$((first + 100))")" = "$work/new" ] || bad "the taken-back block is not the new cluster's"
+cluster_down "$work/new" >/dev/null 2>&1
+[ -L "$EXPLSCHED_PORT_LOCKS/$((first + 100))" ] && bad "cluster_down left the reservation"
+[ -L "$EXPLSCHED_PORT_LOCKS/$first" ] || bad "cluster_down of one cluster released another's"
+[ $fail = 0 ] && echo "ok: stale reservation taken back, live ones kept, released on cluster_down"
+
+# A cluster of 130 nodes needs two blocks: it gets two adjacent free ones.
+rm -rf "${EXPLSCHED_PORT_LOCKS:?}"/*
+ln -s "$work/live" "$EXPLSCHED_PORT_LOCKS/$first"
+mkdir -p "$work/big"
+got=$(_cluster_free_port_base 135 "$work/big") || bad "no two-block range given"
+[ "${got:-}" = $((first + 100)) ] || bad "got '${got:-}' for two blocks, want $((first + 100))"
+[ -L "$EXPLSCHED_PORT_LOCKS/$((first + 200))" ] || bad "the second block was not reserved"
+[ $fail = 0 ] && echo "ok: a two-block range reserved whole"
+exit $fail

@@ -49,7 +49,8 @@ nlohmann::ordered_json to_json(const TrialInfo& t) {
         j["prediction"] = {
             {"value", num(a.prediction.value)},          {"lower", num(a.prediction.lower)},
             {"upper", num(a.prediction.upper)},          {"horizon", num(a.prediction.horizon)},
-            {"extrapolated", a.prediction.extrapolated}, {"widened", num(a.prediction.widened)}};
+            {"extrapolated", a.prediction.extrapolated}, {"widened", num(a.prediction.widened)},
+            {"jump", num(a.prediction.jump_allowance)}};
     }
     nlohmann::ordered_json marks = nlohmann::ordered_json::array();
     for (const TrialMark& m : t.marks)
@@ -92,6 +93,12 @@ void print_text(const TrialInfo& t) {
                 std::printf(
                     "              interval widened %.2gx: its sweep's curves beat earlier forecasts\n",
                     p.widened);
+            }
+            if (p.jump_allowance > 0.0) {
+                std::printf(
+                    "              optimistic bound moved %g for the jumps its sweep's other trials made\n"
+                    "              later in their runs (sibling_jumps)\n",
+                    p.jump_allowance);
             }
         } else {
             std::printf("  prediction: none\n");

@@ -87,6 +87,7 @@ std::optional<AssessmentView> assessment_from_json(const nlohmann::json& record)
         v.prediction.extrapolated = p->value("extrapolated", false);
         v.prediction.observed = p->value("observed", std::size_t{0});
         v.prediction.widened = std::max(1.0, p->value("widened", 1.0));
+        v.prediction.jump_allowance = std::max(0.0, p->value("jump", 0.0));
     }
     return v;
 }

@@ -155,6 +155,7 @@ public:
             ",\"horizon\":" + json_number(a.prediction.horizon) +
             ",\"observed\":" + std::to_string(a.prediction.observed) +
             ",\"widened\":" + json_number(a.prediction.widened) +
+            ",\"jump\":" + json_number(a.prediction.jump_allowance) +
             ",\"extrapolated\":" + (a.prediction.extrapolated ? "true" : "false") + "}}";
         return s;
     }

@@ -20,6 +20,9 @@ struct Prediction {
     // How many times the fitted interval was widened (around `value`) because the trial's sweep
     // kept beating the engine's forecasts (the forecast audit); 1: as fitted.
     double widened = 1.0;
+    // How far its optimistic bound was moved (metric units) for the jumps its sweep's other
+    // trials made later in their runs (sibling_jumps); 0: none.
+    double jump_allowance = 0.0;
 };
 
 }  // namespace explsched

@@ -1,13 +1,17 @@
 #include "core/curves/sibling_prior.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <limits>
 
 #include "core/curves/curve_ensemble.hpp"
 
 namespace explsched {
 
 namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 double median3(double a, double b, double c) { return std::max(std::min(a, b), std::min(std::max(a, b), c)); }
 
@@ -45,6 +49,54 @@ void thin_curve(const std::vector<double>& steps, const std::vector<double>& met
         out_steps.push_back(steps[i]);
         out_metrics.push_back(metrics[i]);
     }
+}
+
+void curve_jumps(const std::vector<double>& steps, const std::vector<double>& metrics, Direction direction,
+                 double length, std::vector<CurveJump>& out) {
+    out.clear();
+    const std::size_t n = std::min(steps.size(), metrics.size());
+    constexpr std::size_t kBefore = 4, kAfter = 3, kNoiseWindow = 8;
+    if (n < kBefore + kAfter || !(length > 0.0)) return;
+    const double sign = direction == Direction::maximize ? 1.0 : -1.0;
+    double lo = kInfinity, hi = -kInfinity;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (!std::isfinite(metrics[i])) return;
+        lo = std::min(lo, sign * metrics[i]);
+        hi = std::max(hi, sign * metrics[i]);
+    }
+    const double floor = kJumpMinShare * (hi - lo);
+    if (!(floor > 0.0)) return;
+    std::array<double, kNoiseWindow> moves{};
+    for (std::size_t k = kBefore; k + kAfter <= n; ++k) {
+        double before = -kInfinity, after = kInfinity;
+        for (std::size_t i = k - kBefore; i < k; ++i) before = std::max(before, sign * metrics[i]);
+        for (std::size_t i = k; i < k + kAfter; ++i) after = std::min(after, sign * metrics[i]);
+        const double gain = after - before;
+        if (!(gain > floor)) continue;
+        std::size_t m = 0;
+        for (std::size_t i = k > kNoiseWindow ? k - kNoiseWindow : 1; i < k; ++i)
+            moves[m++] = std::fabs(metrics[i] - metrics[i - 1]);
+        std::nth_element(moves.begin(), moves.begin() + static_cast<std::ptrdiff_t>(m / 2),
+                         moves.begin() + static_cast<std::ptrdiff_t>(m));
+        if (!(gain > kJumpNoise * moves[m / 2])) continue;
+        out.push_back(CurveJump{std::clamp(steps[k] / length, 0.0, 1.0), gain});
+    }
+    if (out.size() > kMaxJumps) {
+        std::stable_sort(out.begin(), out.end(),
+                         [](const CurveJump& a, const CurveJump& b) { return a.gain > b.gain; });
+        out.resize(kMaxJumps);
+        std::sort(out.begin(), out.end(),
+                  [](const CurveJump& a, const CurveJump& b) { return a.fraction < b.fraction; });
+    }
+}
+
+double jump_gain_beyond(const SiblingCurve& sibling, double fraction, std::size_t own_jumps) {
+    double sum = 0.0;
+    // jumps are kept in the order of the curve (curve_jumps keeps the largest kMaxJumps in order)
+    for (std::size_t k = own_jumps; k < sibling.jumps.size(); ++k) {
+        if (sibling.jumps[k].fraction * kJumpStretch > fraction) sum += sibling.jumps[k].gain;
+    }
+    return sum;
 }
 
 SiblingForecast sibling_forecast(const std::vector<double>& steps, const std::vector<double>& metrics,

@@ -21,11 +21,20 @@ namespace explsched {
 // One sibling's curve, as the sweep keeps it (at most kSiblingCurvePoints points, see
 // thin_curve): `length` is the step its run ends at (max_steps; for an ended sibling its last
 // step); `ended` when it will not go further.
+// A jump in a curve: at `fraction` of its run its metric moved the right way by `gain` (metric
+// units) within a few points, far beyond its point-to-point noise before: a learning-rate drop, a
+// plateau that ended (curve_jumps).
+struct CurveJump {
+    double fraction = 0.0;
+    double gain = 0.0;
+};
+
 struct SiblingCurve {
     std::vector<double> steps;
     std::vector<double> metrics;
     double length = 0.0;
     bool ended = false;
+    std::vector<CurveJump> jumps;  // curve_jumps of the kept points
 };
 
 // Points a sibling curve is thinned to before it is kept (bounded memory and cost per forecast).
@@ -34,6 +43,28 @@ constexpr std::size_t kSiblingCurvePoints = 48;
 // The curve's points thinned to at most `max_points` (evenly by index, first and last kept).
 void thin_curve(const std::vector<double>& steps, const std::vector<double>& metrics, std::size_t max_points,
                 std::vector<double>& out_steps, std::vector<double>& out_metrics);
+
+// The jumps of a curve whose run ends at `length` (its points thinned as kept, so that noise is
+// judged at one scale), oriented by `direction`. A jump at point k: the worst of points k..k+2
+// beats the best of the four before by more than kJumpNoise times the median point-to-point move
+// of the eight intervals before it and by more than kJumpMinShare of the curve's own range. A dip
+// and its recovery is no jump (the recovery does not beat the level before the dip); a steady
+// steep climb is none either (its moves are its noise). At most kMaxJumps, the largest kept.
+constexpr double kJumpNoise = 3.0;
+constexpr double kJumpMinShare = 0.05;
+constexpr std::size_t kMaxJumps = 8;
+void curve_jumps(const std::vector<double>& steps, const std::vector<double>& metrics, Direction direction,
+                 double length, std::vector<CurveJump>& out);
+
+// What one sibling gained in the jumps a trial that made `own_jumps` jumps of its own so far, at
+// `fraction` of its run, has yet to meet: its jumps after its first `own_jumps` (the trial passed
+// those), as far as they came before fraction / kJumpStretch of its run. Trials line up by their
+// jumps, not by the fraction of their runs: a slower learner (a smaller learning rate) meets the
+// same drop later in its run; kJumpStretch bounds how much later (a trial that never jumps is
+// judged on its own curve from then on). A trial's optimistic bound allows for the most any
+// sibling gains so (SiblingStore::jump_allowance; sibling_jumps).
+constexpr double kJumpStretch = 1.5;
+double jump_gain_beyond(const SiblingCurve& sibling, double fraction, std::size_t own_jumps);
 
 // The sibling-based forecast alone (diagnostics and tests): in oriented units (larger is better;
 // -ln m for a positive minimised metric when `log_space`), the predicted final level `mean`, its

@@ -285,6 +285,11 @@ void Engine::Impl::derive(const JobView& job, TrialCache& c) {
     const double horizon = job.max_steps > 0.0 ? job.max_steps : 2.0 * std::max(s0, 1.0);
     c.final_metric = p.predict(std::max(horizon, s0));
     apply_sibling_prior(job, c);
+    if (settings.sibling_jumps && job.max_steps > 0.0) {
+        thin_curve(p.steps(), p.metrics(), kSiblingCurvePoints, thin_steps, thin_metrics);
+        curve_jumps(thin_steps, thin_metrics, p.direction(), job.max_steps, jump_scratch);
+        c.own_jumps = jump_scratch.size();
+    }
     if (!p.fitted() || !(c.speed > 0.0) || (job.max_steps > 0.0 && s0 >= job.max_steps)) return;
     double s1 = s0 + c.speed * ratio * settings.utility_horizon_s;
     if (job.max_steps > 0.0) s1 = std::min(s1, job.max_steps);

@@ -71,6 +71,7 @@ struct TrialCache {
     // its optimistic bound, checked against the curve once it gets there.
     double audit_step = kNaN, audit_value = kNaN, audit_bound = kNaN;
     double audit_floor = kNaN;  // the forecast's pessimistic bound
+    std::size_t own_jumps = 0;  // jumps its own curve made so far (sibling_jumps)
 };
 
 // One owner's (user's) checked forecasts, across all their trials and sweeps: whether each fell
@@ -101,6 +102,8 @@ struct SiblingStore {
     void offer(const TrialKey& key, const CurvePredictor& p, double length, bool ended);
     // Every kept curve but `self`'s, into `out`.
     void others(const TrialKey& self, std::vector<const SiblingCurve*>& out) const;
+    // The most one kept curve other than `self`'s gained in jumps after `fraction` of its run.
+    double jump_allowance(const TrialKey& self, double fraction, std::size_t own_jumps) const;
 };
 
 // A group (sweep) persists across rounds so that what only changes when a member's curve
@@ -222,6 +225,7 @@ struct Engine::Impl {
     std::size_t discounted = 0;  // this round's trials with trust < 1
     // scratch of apply_sibling_prior
     std::vector<const SiblingCurve*> sibling_scratch;
+    std::vector<CurveJump> jump_scratch;
     std::vector<double> thin_steps, thin_metrics;
 
     void log(LogLevel level, const std::string& message) {

@@ -130,6 +130,17 @@ StopEvidence Engine::Impl::stop_evidence(const JobView& job, std::size_t j, cons
     e.leader = gs.best_key == job.key;
     e.best_other = e.leader ? gs.second : gs.best;
     e.final_metric = widen_interval(c.final_metric, group_widen(gs));
+    if (s.sibling_jumps && job.max_steps > 0.0 && e.final_metric.extrapolated) {
+        const double allow = gs.siblings.jump_allowance(job.key, e.last_step / job.max_steps, c.own_jumps);
+        if (allow > 0.0 && std::isfinite(allow)) {
+            if (job.direction == Direction::maximize) {
+                e.final_metric.upper += allow;
+            } else {
+                e.final_metric.lower -= allow;
+            }
+            e.final_metric.jump_allowance = allow;
+        }
+    }
     e.win_probability = win_probability_heavy(e.final_metric, job.direction, e.best_other, s.interval_level);
     const double own = std::fabs(c.best - c.first);
     e.sweep_scale = gs.hi > gs.lo ? gs.hi - gs.lo : std::max(own, 1e-12);

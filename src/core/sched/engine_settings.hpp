@@ -70,6 +70,12 @@ struct EngineSettings : FitSettings {
     // late bloomers for GPU-hours, not a default: it cancelled the demo sweep's late bloomer
     // once its trials cost 8-16 GPUs for a day (doc/results.md).
     double chance_worth_gpu_hours = 0.0;
+    // Sibling jumps: a trial at fraction f of its run whose sweep-mates' curves jumped later in
+    // theirs (a learning-rate drop, a plateau that ended; curve_jumps in curves/sibling_prior.hpp)
+    // has its optimistic bound moved by the most one sibling gained in jumps after f, for every
+    // rule that reads the chance to beat the sweep's best (hopeless, pause, milestone, expected
+    // gain). No smooth curve model foresees a step; the sweep's own curves show where they are.
+    bool sibling_jumps = false;
     // Forecast audit: the engine checks every forecast it makes (of the metric at twice the step
     // a curve has reached) when the curve gets there. Once a sweep has this many checked
     // forecasts, the intervals its hopeless rules read are widened (up to calibration_max_widen

@@ -54,6 +54,7 @@ void SiblingStore::offer(const TrialKey& key, const CurvePredictor& p, double le
     thin_curve(p.steps(), p.metrics(), kSiblingCurvePoints, kept.steps, kept.metrics);
     kept.length = length;
     kept.ended = ended;
+    curve_jumps(kept.steps, kept.metrics, p.direction(), length, kept.jumps);
 }
 
 void SiblingStore::others(const TrialKey& self, std::vector<const SiblingCurve*>& out) const {
@@ -61,6 +62,14 @@ void SiblingStore::others(const TrialKey& self, std::vector<const SiblingCurve*>
     for (std::size_t i = 0; i < keys.size(); ++i) {
         if (keys[i] != self) out.push_back(&curves[i]);
     }
+}
+
+double SiblingStore::jump_allowance(const TrialKey& self, double fraction, std::size_t own_jumps) const {
+    double most = 0.0;
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+        if (keys[i] != self) most = std::max(most, jump_gain_beyond(curves[i], fraction, own_jumps));
+    }
+    return most;
 }
 
 }  // namespace engine_detail

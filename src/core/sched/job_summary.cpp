@@ -57,6 +57,7 @@ std::string summary_line(const Assessment& a, double load, std::string_view tria
     out += " points=" + std::to_string(p.observed);
     out += p.extrapolated ? " extrapolated=yes" : " extrapolated=no";
     if (p.widened > 1.0 && std::isfinite(p.widened)) out += " widened=" + num(p.widened);
+    if (p.jump_allowance > 0.0 && std::isfinite(p.jump_allowance)) out += " jump=" + num(p.jump_allowance);
     out += " gpu=" + (a.gpu_type.empty() ? std::string("unknown") : a.gpu_type);
     out += " gpu_value=";
     out += to_string(a.gpu_value.how);
@@ -120,6 +121,10 @@ Result<JobSummary> parse_summary_line(std::string_view line) {
             auto w = parse_finite_double(value);
             if (!w || *w < 1.0) return bad();
             s.prediction.widened = *w;
+        } else if (key == "jump") {
+            auto w = parse_finite_double(value);
+            if (!w || *w < 0.0) return bad();
+            s.prediction.jump_allowance = *w;
         } else if (key == "gpu") {
             s.gpu_known = true;
             s.gpu_type = value == "unknown" ? std::string() : std::string(value);

@@ -62,7 +62,9 @@ struct StopEvidence {
     double last_step = 0.0;       // the trial's last reported step
     double max_steps = 0.0;       // step it stops at; 0 = unknown
     double sweep_furthest = 0.0;  // the last step of its sweep's most advanced trial
-    Prediction final_metric;      // predicted final metric, interval widened by the forecast audit
+    // predicted final metric, interval widened by the forecast audit and its optimistic bound
+    // moved for its siblings' later jumps (sibling_jumps)
+    Prediction final_metric;
     // the best metric another trial of the sweep reached (NaN: none)
     double best_other = std::numeric_limits<double>::quiet_NaN();
     double win_probability = 1.0;  // chance to beat best_other

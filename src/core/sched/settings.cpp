@@ -393,6 +393,11 @@ const Row kRows[] = {
      "range is hopeless (0: never)",
      set_double<&EngineSettings::min_expected_gain, 0, 1000000>,
      [](const Settings& s) { return fmt_double(s.engine.min_expected_gain); }},
+    {"sibling_jumps",
+     "a trial's optimistic bound allows for the jumps (learning-rate drops, plateaus that ended) its "
+     "sweep's other trials made later in their runs (yes/no)",
+     set_bool<&EngineSettings::sibling_jumps>,
+     [](const Settings& s) { return std::string(s.engine.sibling_jumps ? "yes" : "no"); }},
     {"explore_first_progress",
      "from this fraction of its run, a trial not leading its sweep is paused while its sweep's untried "
      "trials wait for GPUs (0: off)",

@@ -136,4 +136,93 @@ BOOST_AUTO_TEST_CASE(interval_calibration_scales_the_interval) {
     BOOST_TEST(d->upper - d->lower == 2.0 * (c->upper - c->lower), boost::test_tools::tolerance(1e-9));
 }
 
+// --- jumps ----------------------------------------------------------------------------------
+
+namespace {
+
+// 48 points over a run of 4800 steps: a slow rise with ±noise, and a step of `jump` at `drop`.
+Run noisy_step(double drop, double jump, double noise, double sign = 1.0) {
+    Run r;
+    for (int i = 1; i <= 48; ++i) {
+        const double u = i / 48.0;
+        const double wobble = noise * ((i * 7) % 5 - 2) / 2.0;
+        r.steps.push_back(100.0 * i);
+        r.metrics.push_back(sign * (0.4 + 0.1 * u + wobble + (u >= drop ? jump : 0.0)));
+    }
+    return r;
+}
+
+}  // namespace
+
+// A learning-rate drop (ImageNet's: +0.15 at half the run) is found where it is, with its size.
+BOOST_AUTO_TEST_CASE(curve_jumps_finds_a_step_and_its_size) {
+    const Run r = noisy_step(0.5, 0.15, 0.01);
+    std::vector<CurveJump> jumps;
+    curve_jumps(r.steps, r.metrics, Direction::maximize, 4800.0, jumps);
+    BOOST_REQUIRE_EQUAL(jumps.size(), 1u);
+    BOOST_TEST(jumps[0].fraction == 0.5, boost::test_tools::tolerance(0.03));
+    BOOST_TEST(jumps[0].gain > 0.11);
+    BOOST_TEST(jumps[0].gain < 0.17);
+    // a loss that drops by as much: the same jump, in metric units
+    const Run loss = noisy_step(0.5, 0.15, 0.01, -1.0);
+    curve_jumps(loss.steps, loss.metrics, Direction::minimize, 4800.0, jumps);
+    BOOST_REQUIRE_EQUAL(jumps.size(), 1u);
+    BOOST_TEST(jumps[0].gain > 0.11);
+    // read the wrong way round, a drop of accuracy is no jump
+    curve_jumps(loss.steps, loss.metrics, Direction::maximize, 4800.0, jumps);
+    BOOST_TEST(jumps.empty());
+}
+
+// No jump: a smooth curve, noise alone, a steady steep climb, a dip and its recovery (the
+// demo's spike), a step no larger than the curve's noise, too few points, a non-finite metric.
+BOOST_AUTO_TEST_CASE(curve_jumps_ignores_what_is_not_a_jump) {
+    std::vector<CurveJump> jumps;
+    const Run smooth = noisy_step(2.0, 0.0, 0.0);
+    curve_jumps(smooth.steps, smooth.metrics, Direction::maximize, 4800.0, jumps);
+    BOOST_TEST(jumps.empty());
+    const Run noise = noisy_step(2.0, 0.0, 0.05);
+    curve_jumps(noise.steps, noise.metrics, Direction::maximize, 4800.0, jumps);
+    BOOST_TEST(jumps.empty());
+    Run climb;
+    for (int i = 1; i <= 48; ++i) {
+        climb.steps.push_back(100.0 * i);
+        climb.metrics.push_back(0.02 * i + 0.004 * (i % 2));
+    }
+    curve_jumps(climb.steps, climb.metrics, Direction::maximize, 4800.0, jumps);
+    BOOST_TEST(jumps.empty());
+    Run dip = noisy_step(2.0, 0.0, 0.005);
+    dip.metrics[20] -= 0.3;  // one bad evaluation, then back where it was
+    curve_jumps(dip.steps, dip.metrics, Direction::maximize, 4800.0, jumps);
+    BOOST_TEST(jumps.empty());
+    const Run small = noisy_step(0.5, 0.05, 0.04);  // a step inside the noise
+    curve_jumps(small.steps, small.metrics, Direction::maximize, 4800.0, jumps);
+    BOOST_TEST(jumps.empty());
+    const Run r = noisy_step(0.5, 0.15, 0.01);
+    const std::vector<double> few_steps(r.steps.begin(), r.steps.begin() + 6),
+        few_metrics(r.metrics.begin(), r.metrics.begin() + 6);
+    curve_jumps(few_steps, few_metrics, Direction::maximize, 4800.0, jumps);
+    BOOST_TEST(jumps.empty());
+    Run bad = r;
+    bad.metrics[3] = std::nan("");
+    curve_jumps(bad.steps, bad.metrics, Direction::maximize, 4800.0, jumps);
+    BOOST_TEST(jumps.empty());
+    curve_jumps(r.steps, r.metrics, Direction::maximize, 0.0, jumps);  // no run length
+    BOOST_TEST(jumps.empty());
+}
+
+// Trials line up by their jumps: a sibling that jumped at 35 % and 70 % of its run leaves a trial
+// that has made neither both to meet (until 1.5 x 70 % of its run), one that made the first only
+// the second; a trial past kJumpStretch x a jump's fraction no longer waits for it.
+BOOST_AUTO_TEST_CASE(jump_gain_beyond_lines_trials_up_by_their_jumps) {
+    SiblingCurve s;
+    s.jumps = {CurveJump{0.35, 0.15}, CurveJump{0.7, 0.05}};
+    BOOST_TEST(jump_gain_beyond(s, 0.3, 0) == 0.2, boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(jump_gain_beyond(s, 0.45, 0) == 0.2, boost::test_tools::tolerance(1e-12));  // a slower trial
+    BOOST_TEST(jump_gain_beyond(s, 0.45, 1) == 0.05, boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(jump_gain_beyond(s, 0.6, 0) == 0.05, boost::test_tools::tolerance(1e-12));  // 0.35 x 1.5 < 0.6
+    BOOST_TEST(jump_gain_beyond(s, 0.3, 2) == 0.0);
+    BOOST_TEST(jump_gain_beyond(s, 1.06, 0) == 0.0);  // past 1.5 x 0.7
+    BOOST_TEST(jump_gain_beyond(SiblingCurve{}, 0.1, 0) == 0.0);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

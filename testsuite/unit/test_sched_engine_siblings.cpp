@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "core/sched/engine.hpp"
@@ -91,6 +92,76 @@ BOOST_AUTO_TEST_CASE(a_trial_forecast_moves_toward_its_siblings_shape) {
     }
     // round 1: the trial is new (not in its sweep yet when its forecast is made): its own fit
     BOOST_TEST(with[0].value == without[0].value);
+}
+
+namespace {
+
+// The assessment of trial 100 (at 40 % of its run, on the plateau its sweep's other trials left
+// with a jump to 0.8 at half of theirs) once its siblings have ended.
+Assessment plateau_trial(const EngineSettings& s) {
+    auto made = Engine::create(s);
+    BOOST_REQUIRE(made.ok());
+    Engine e = std::move(made.value());
+    std::vector<Assessment> a;
+    const auto sibs = drop_at_half(60, 0.8);  // JobView.points refers to these: kept alive
+    for (int r = 0; r < 3; ++r) {
+        std::vector<JobView> jobs;
+        if (r < 2) {
+            for (int t = 0; t < 5; ++t) jobs.push_back(job(static_cast<std::uint32_t>(t + 1), sibs));
+        }
+        const auto mine = drop_at_half(24 + r, 0.0);
+        jobs.push_back(job(100, mine));
+        ClusterView cluster;
+        cluster.now = 100.0 * (r + 1);
+        cluster.total_gpus = 32;
+        BOOST_REQUIRE(e.evaluate(jobs, cluster, a).ok());
+    }
+    return a.back();
+}
+
+}  // namespace
+
+// Without sibling_jumps the plateau trial's own fit says it cannot beat its siblings' 0.8: it is
+// hopeless. With it, its optimistic bound allows for the siblings' jump (about 0.7 of metric) it
+// has not met yet: it stays promising, and the assessment says by how much the bound moved.
+BOOST_AUTO_TEST_CASE(sibling_jumps_keep_a_trial_before_the_jump_its_siblings_made) {
+    EngineSettings off;
+    off.calibration_min_audits = 0;
+    off.pause_probability = 0.0;  // the hopeless rule alone
+    EngineSettings on = off;
+    on.sibling_jumps = true;
+    const Assessment without = plateau_trial(off), with = plateau_trial(on);
+    BOOST_TEST(std::string(to_string(without.state)) == "hopeless");
+    BOOST_TEST(without.prediction.jump_allowance == 0.0);
+    BOOST_TEST(std::string(to_string(with.state)) == "promising");
+    BOOST_TEST(with.prediction.jump_allowance > 0.5);
+    BOOST_TEST(with.prediction.jump_allowance < 0.8);
+    BOOST_TEST(with.prediction.upper == without.prediction.upper + with.prediction.jump_allowance,
+               boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(with.prediction.value == without.prediction.value);  // the forecast itself is its own
+}
+
+// A trial that made the jump itself gets no allowance for it.
+BOOST_AUTO_TEST_CASE(sibling_jumps_allow_nothing_for_a_jump_the_trial_made) {
+    EngineSettings on;
+    on.calibration_min_audits = 0;
+    on.sibling_jumps = true;
+    auto made = Engine::create(on);
+    BOOST_REQUIRE(made.ok());
+    Engine e = std::move(made.value());
+    std::vector<Assessment> a;
+    const auto sibs = drop_at_half(60, 0.8);
+    for (int r = 0; r < 2; ++r) {
+        std::vector<JobView> jobs;
+        for (int t = 0; t < 5; ++t) jobs.push_back(job(static_cast<std::uint32_t>(t + 1), sibs));
+        const auto mine = drop_at_half(40 + r, 0.5);  // jumped to 0.5 at half its run
+        jobs.push_back(job(100, mine));
+        ClusterView cluster;
+        cluster.now = 100.0 * (r + 1);
+        cluster.total_gpus = 32;
+        BOOST_REQUIRE(e.evaluate(jobs, cluster, a).ok());
+    }
+    BOOST_TEST(a.back().prediction.jump_allowance == 0.0);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -76,6 +76,26 @@ BOOST_AUTO_TEST_CASE(a_widened_interval_says_so_and_round_trips) {
     BOOST_TEST(r.error().message == "summary line: bad widened='0.5'");
 }
 
+BOOST_AUTO_TEST_CASE(a_jump_allowance_says_so_and_round_trips) {
+    Assessment a = sample();
+    BOOST_TEST(summary_line(a, 0.5).find("jump=") == std::string::npos);  // none: not shown
+    a.prediction.jump_allowance = 0.15;
+    const std::string line = summary_line(a, 0.5);
+    BOOST_TEST(line.find(" jump=0.15 ") != std::string::npos, line);
+    auto s = parse_summary_line(line);
+    BOOST_REQUIRE_MESSAGE(s.ok(), (s.ok() ? "" : s.error().message));
+    BOOST_TEST(s->prediction.jump_allowance == 0.15);
+    for (const char* bad_value : {"jump=-0.1", "jump=nan", "jump=x"}) {
+        std::string bad = line;
+        bad.replace(bad.find("jump=0.15"), 9, bad_value);
+        auto r = parse_summary_line(bad);
+        BOOST_TEST_CONTEXT(bad_value) {
+            BOOST_REQUIRE(!r.ok());
+            BOOST_TEST(r.error().message.find("summary line: bad jump=") == 0, r.error().message);
+        }
+    }
+}
+
 BOOST_AUTO_TEST_CASE(no_prediction) {
     Assessment a = sample();
     a.prediction = Prediction{};

@@ -49,6 +49,20 @@ BOOST_AUTO_TEST_CASE(forecast_audit_settings) {
                bad.error().message);
 }
 
+BOOST_AUTO_TEST_CASE(sibling_jumps_setting) {
+    auto d = parse_settings("", ",");
+    BOOST_REQUIRE(d.ok());
+    BOOST_TEST(!d->engine.sibling_jumps);  // off
+    auto s = parse_settings("sibling_jumps=yes", ",");
+    BOOST_REQUIRE_MESSAGE(s.ok(), (s.ok() ? "" : s.error().message));
+    BOOST_TEST(s->engine.sibling_jumps);
+    const auto all = describe_settings(*s);
+    BOOST_TEST((std::find(all.begin(), all.end(), "sibling_jumps=yes") != all.end()));
+    auto bad = parse_settings("sibling_jumps=maybe", ",");
+    BOOST_REQUIRE(!bad.ok());
+    BOOST_TEST(bad.error().message.find("'sibling_jumps'") != std::string::npos, bad.error().message);
+}
+
 BOOST_AUTO_TEST_CASE(chance_worth_gpu_hours_setting) {
     auto d = parse_settings("", ",");
     BOOST_REQUIRE(d.ok());

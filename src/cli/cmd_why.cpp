@@ -137,6 +137,13 @@ void print_what_would_change(const TrialInfo& t) {
             "    (a sweep member that ends leaves the ranking).\n",
             p.value, t.direction == Direction::maximize ? p.upper : p.lower,
             100.0 * defaults.hopeless_probability);
+        if (p.jump_allowance > 0.0) {
+            std::printf(
+                "    That bound already allows %g for the jumps its sweep's other trials made later in "
+                "their\n"
+                "    runs (sibling_jumps): even a jump like theirs would not take it past the best.\n",
+                p.jump_allowance);
+        }
         return;
     }
     if (a.reason.find("too few") != std::string::npos || a.reason.find("points") != std::string::npos) {

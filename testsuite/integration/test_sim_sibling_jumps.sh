@@ -56,14 +56,21 @@ if not lost:
 moved = [t for t in after.values() if ((t.get("assessment") or {}).get("prediction") or {}).get("jump", 0) > 0]
 if not moved:
     problems.append("no trial's prediction has a jump allowance")
+stopped = [t for t in moved if (t.get("assessment") or {}).get("state") == "hopeless"]
+if not stopped:
+    problems.append("no hopeless trial's prediction has a jump allowance")
 for p in problems:
     print("FAIL: " + p, file=sys.stderr)
 if problems:
     sys.exit(1)
-print(moved[0]["id"])
+print(moved[0]["id"], stopped[0]["id"])
 PY
 ) || fail=1
+read -r trial hopeless <<<"$trial"
 if [ -n "$trial" ]; then
+    out=$("$cli" why --sim "$tmp/rec.json" "$hopeless" 2>&1)
+    grep -q "That bound already allows .* for the jumps its sweep's other trials made" <<<"$out" ||
+        { echo "FAIL: why $hopeless does not say its bound allowed for the jumps: $out"; fail=1; }
     out=$("$cli" show --sim "$tmp/rec.json" "$trial" 2>&1)
     grep -q "optimistic bound moved .* for the jumps its sweep's other trials made" <<<"$out" ||
         { echo "FAIL: show $trial does not say its bound moved: $out"; fail=1; }

@@ -10,7 +10,9 @@ python3-sklearn. One validation metric per epoch is written in the layout of
 library reads them too. A run whose loss becomes NaN/inf writes that row and stops (a diverged
 trial). Deterministic: fixed seeds, one torch thread. About a minute on one core.
 
-usage: contrib/heldout/make_sweeps.py [OUTDIR]     (default: contrib/heldout/curves)
+usage: contrib/heldout/make_sweeps.py [OUTDIR]           (default: contrib/heldout/curves)
+       contrib/heldout/make_sweeps.py --steps [OUTDIR]   (the step-schedule sweeps; default:
+                                                         contrib/heldout/steps)
 """
 import math
 import os
@@ -65,7 +67,7 @@ def grad_sq(model):
 
 
 def torch_train(model, xt, yt, xv, yv, epochs, lr, wd, batch, seed, metric, loss_fn, opt="sgd", momentum=0.9,
-                step_decay=None):
+                step_decay=None, milestones=None):
     torch.manual_seed(seed)
     xt_t, xv_t = torch.from_numpy(xt), torch.from_numpy(xv)
     yt_t, yv_t = torch.from_numpy(yt), torch.from_numpy(yv)
@@ -74,6 +76,8 @@ def torch_train(model, xt, yt, xv, yv, epochs, lr, wd, batch, seed, metric, loss
     else:
         optim = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum, weight_decay=wd)
     sched = torch.optim.lr_scheduler.StepLR(optim, step_size=step_decay, gamma=0.1) if step_decay else None
+    if milestones:  # ImageNet's schedule: x0.1 at fixed epochs
+        sched = torch.optim.lr_scheduler.MultiStepLR(optim, milestones=milestones, gamma=0.1)
     gen = torch.Generator().manual_seed(seed)
     curve = Curve()
     n = xt_t.shape[0]
@@ -307,14 +311,36 @@ def wine_mlp():
                                                40, 16, ce_loss, cross_entropy, momentum=0.0)
 
 
+def steps_mlp_acc():
+    # ImageNet's schedule on a noisy 8-class problem: SGD+momentum with weight decay, learning rate
+    # x0.1 at epochs 16 and 32 of 48 (ResNet's 30 and 60 of 90). High learning rates sit on a noisy
+    # plateau until the first drop and then jump; low ones learn smoothly and overfit.
+    x, y = datasets.make_classification(n_samples=8000, n_features=40, n_informative=30, n_redundant=5,
+                                        n_classes=8, flip_y=0.1, class_sep=1.5, random_state=7)
+    entries = grid(("lr", "width", "wd"), [(0.02, 128, 5e-4), (0.05, 128, 5e-4), (0.1, 128, 5e-4), (0.2, 128, 5e-4),
+                                           (0.4, 128, 5e-4), (0.05, 256, 1e-3), (0.1, 256, 1e-3), (0.2, 256, 1e-3),
+                                           (0.1, 64, 5e-4), (0.3, 64, 1e-4), (0.01, 256, 0), (0.15, 192, 5e-4)])
+    return "steps_mlp_acc", "max", torch_sweep(class_split(x, y, 3), 300, entries, lambda hp: mlp(40, hp["width"], 8),
+                                               "lr=%(lr)g width=%(width)d wd=%(wd)g milestones=16,32", 48, 64,
+                                               accuracy, cross_entropy, momentum=0.9, milestones=[16, 32])
+
+
+# Sweeps with a step learning-rate schedule (--steps): a separate held-out set for the rules that
+# read jumps in curves (sibling_jumps), kept out of `curves` so its figures stay comparable.
+STEP_APPLICATIONS = [steps_mlp_acc]
+
 APPLICATIONS = [digits_mlp, digits_cnn_loss, digits_gru, diabetes_mlp, breast_cancer_loss, friedman_sgd_r2,
                 classification_sgd_logloss, wine_mlp]
 
 
 def main(argv):
-    outdir = argv[1] if len(argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "curves")
+    apps, default = APPLICATIONS, "curves"
+    if len(argv) > 1 and argv[1] == "--steps":
+        apps, default = STEP_APPLICATIONS, "steps"
+        argv = argv[1:]
+    outdir = argv[1] if len(argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), default)
     summary = []
-    for make in APPLICATIONS:
+    for make in apps:
         app, direction, trials = make()
         d = os.path.join(outdir, app)
         os.makedirs(d, exist_ok=True)
@@ -336,7 +362,7 @@ def main(argv):
         out.write("# application trial epochs final_metric hyperparameters\n")
         for app, k, hp, n, last in summary:
             out.write("%s validation-%d %d %.6g %s\n" % (app, k, n, last, hp))
-    print("make_sweeps: %d trials of %d applications in %s" % (len(summary), len(APPLICATIONS), outdir))
+    print("make_sweeps: %d trials of %d applications in %s" % (len(summary), len(apps), outdir))
     return 0
 
 

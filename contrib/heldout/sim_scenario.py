@@ -1,14 +1,15 @@
 #!/usr/bin/python3
 """The held-out sweeps (contrib/heldout/curves) as a simulator scenario, written into DIR.
 
-    contrib/heldout/sim_scenario.py [--run-hours H] [--gpus-per-trial G] DIR
+    contrib/heldout/sim_scenario.py [--run-hours H] [--gpus-per-trial G] [--curves SRC] DIR
 
 DIR/curves: a copy of the curves whose placements.csv step time makes each application's longest
 trial last an hour (the recorded CPU step times are milliseconds: a trial would end within one
 60 s round). DIR/trace.csv: each application one sweep of all its trials, submitted together,
 one application every 30 minutes. --run-hours H makes the longest trial last H hours (and the gap
 between applications H/2), --gpus-per-trial G asks G GPUs per trial (default 1): a sweep of big
-trials, for rules that weigh a trial's remaining GPU-hours. Run with --sweep-size 16 --variation none (the curves are real
+trials, for rules that weigh a trial's remaining GPU-hours. --curves SRC reads the sweeps from SRC
+instead (contrib/heldout/steps: the step-schedule sweeps of make_sweeps.py --steps). Run with --sweep-size 16 --variation none (the curves are real
 sweeps: no synthetic variation). Stdlib only; deterministic.
 """
 import csv
@@ -23,6 +24,7 @@ GAP_S = 1800    # between two applications' sweeps
 
 def main(argv):
     run_s, gap_s, gpus = RUN_S, GAP_S, 1
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "curves")
     args = argv[1:]
     try:
         while len(args) > 1 and args[0].startswith("--"):
@@ -31,6 +33,10 @@ def main(argv):
                 gap_s = int(run_s / 2)
             elif args[0] == "--gpus-per-trial":
                 gpus = int(args[1])
+            elif args[0] == "--curves":
+                src = args[1]
+                if not os.path.isdir(src):
+                    raise ValueError("--curves %s: no such directory" % src)
             else:
                 raise ValueError("unknown option '%s'" % args[0])
             args = args[2:]
@@ -43,7 +49,6 @@ def main(argv):
         print(__doc__.strip(), file=sys.stderr)
         return 2
     out = args[0]
-    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "curves")
     dst = os.path.join(out, "curves")
     if os.path.exists(dst):
         shutil.rmtree(dst)

@@ -123,7 +123,8 @@ Assessment plateau_trial(const EngineSettings& s) {
 
 // Without sibling_jumps the plateau trial's own fit says it cannot beat its siblings' 0.8: it is
 // hopeless. With it, its optimistic bound allows for the siblings' jump (about 0.7 of metric) it
-// has not met yet: it stays promising, and the assessment says by how much the bound moved.
+// has not met yet: it stays promising, and the assessment says by how much the bound moved. Its
+// utility (its priority against other jobs) still reads its own forecast.
 BOOST_AUTO_TEST_CASE(sibling_jumps_keep_a_trial_before_the_jump_its_siblings_made) {
     EngineSettings off;
     off.calibration_min_audits = 0;
@@ -139,6 +140,7 @@ BOOST_AUTO_TEST_CASE(sibling_jumps_keep_a_trial_before_the_jump_its_siblings_mad
     BOOST_TEST(with.prediction.upper == without.prediction.upper + with.prediction.jump_allowance,
                boost::test_tools::tolerance(1e-9));
     BOOST_TEST(with.prediction.value == without.prediction.value);  // the forecast itself is its own
+    BOOST_TEST(with.utility == without.utility);  // and so is its priority: the bound only saves it
 }
 
 // A trial that made the jump itself gets no allowance for it.

@@ -23,7 +23,7 @@ UtilityInputs utility_inputs(double gain, const StopEvidence& e, std::uint32_t g
     UtilityInputs in;
     in.gain = gain;
     in.group_scale = e.sweep_scale;
-    in.win_probability = e.win_probability;
+    in.win_probability = e.own_win_probability;
     in.dominated_weight = s.dominated_weight;
     in.gpus = std::max<double>(gpus, 1.0);
     in.horizon_s = s.utility_horizon_s;
@@ -130,6 +130,9 @@ StopEvidence Engine::Impl::stop_evidence(const JobView& job, std::size_t j, cons
     e.leader = gs.best_key == job.key;
     e.best_other = e.leader ? gs.second : gs.best;
     e.final_metric = widen_interval(c.final_metric, group_widen(gs));
+    e.own_win_probability =
+        win_probability_heavy(e.final_metric, job.direction, e.best_other, s.interval_level);
+    e.win_probability = e.own_win_probability;
     if (s.sibling_jumps && job.max_steps > 0.0 && e.final_metric.extrapolated) {
         const double allow = gs.siblings.jump_allowance(job.key, e.last_step / job.max_steps, c.own_jumps);
         if (allow > 0.0 && std::isfinite(allow)) {
@@ -139,9 +142,10 @@ StopEvidence Engine::Impl::stop_evidence(const JobView& job, std::size_t j, cons
                 e.final_metric.lower -= allow;
             }
             e.final_metric.jump_allowance = allow;
+            e.win_probability =
+                win_probability_heavy(e.final_metric, job.direction, e.best_other, s.interval_level);
         }
     }
-    e.win_probability = win_probability_heavy(e.final_metric, job.direction, e.best_other, s.interval_level);
     const double own = std::fabs(c.best - c.first);
     e.sweep_scale = gs.hi > gs.lo ? gs.hi - gs.lo : std::max(own, 1e-12);
     if (job.max_steps > 0.0 && c.speed > 0.0 && std::isfinite(c.speed)) {

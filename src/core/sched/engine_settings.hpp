@@ -74,7 +74,8 @@ struct EngineSettings : FitSettings {
     // theirs (a learning-rate drop, a plateau that ended; curve_jumps in curves/sibling_prior.hpp)
     // has its optimistic bound moved by the most one sibling gained in jumps after f, for every
     // rule that reads the chance to beat the sweep's best (hopeless, pause, milestone, expected
-    // gain). No smooth curve model foresees a step; the sweep's own curves show where they are.
+    // gain); its utility (its priority) still reads its own forecast. No smooth curve model
+    // foresees a step; the sweep's own curves show where they are.
     bool sibling_jumps = false;
     // Forecast audit: the engine checks every forecast it makes (of the metric at twice the step
     // a curve has reached) when the curve gets there. Once a sweep has this many checked

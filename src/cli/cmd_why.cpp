@@ -104,6 +104,16 @@ void print_what_would_change(const TrialInfo& t) {
             "    earlier checkpoint with other hyperparameters.\n");
         return;
     }
+    if (a.decision == "pause" && a.reason.find("untried trials wait") != std::string::npos) {
+        std::printf(
+            "    It is paused so that its sweep's trials that have not run yet get GPUs first\n"
+            "    (explore_first_progress), not because it looks unlikely: requeued and held with its\n"
+            "    checkpoint, holding no GPU. It resumes as any paused trial (ExplSched releases its\n"
+            "    hold) when its optimistic utility is at least the GPU price and GPUs are free for it,\n"
+            "    and goes on from its checkpoint; once its pauses (pause_max) are spent it is not paused\n"
+            "    again. Its owner may release it at any time (scontrol release).\n");
+        return;
+    }
     if (a.decision == "pause") {
         std::printf(
             "    It is paused: requeued and held with its checkpoint, holding no GPU. It resumes (ExplSched\n"

@@ -40,6 +40,7 @@ wait_until 20 'comment $pid | grep -q "its sweep.s untried trials wait"' "the pa
 pass "paused trial: $(comment "$pid" | cut -c1-220)"
 why=$("$cli" why "$pid" 2>&1) || fail "explsched why failed: $why"
 echo "$why" | grep -q "its sweep.s untried trials wait" || fail "explsched why does not say why it paused: $why"
+echo "$why" | grep -q "not because it looks unlikely" || fail "explsched why explains an explore-first pause as any pause: $why"
 wait_until 30 '[ "$(squeue -h -j ${job}_2,${job}_3 -t RUNNING,COMPLETING -o %i 2>/dev/null | wc -l)" -ge 1 ] || [ -s acks.2 ] || [ -s acks.3 ]' \
     "an untried task to start on the freed GPU"
 pass "an untried task started"

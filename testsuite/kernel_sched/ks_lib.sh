@@ -9,9 +9,14 @@ chmod 755 "$KS_TMP"
 mkdir -p "$KS_TMP/gpu0"
 KS_SOCK=$KS_TMP/gpu0/kerneld.sock
 KS_PIDS=""
+KS_PIDFILES=""
 ks_cleanup() {
     for p in $KS_PIDS; do kill -9 "$p" 2>/dev/null || true; done
-    if [ -f "$KS_TMP/kerneld.pid" ]; then kill -9 "$(cat "$KS_TMP/kerneld.pid")" 2>/dev/null || true; fi
+    # every pid file a daemon was started with (a test may name its own, as KS_PIDFILE=... on the
+    # call, which leaves no trace here otherwise): kerneld may have left the pid it was started as
+    for f in "$KS_TMP/kerneld.pid" $KS_PIDFILES; do
+        if [ -f "$f" ]; then kill -9 "$(cat "$f")" 2>/dev/null || true; fi
+    done
     if [ "${KS_KEEP:-0}" = 1 ]; then echo "kept $KS_TMP"; else rm -rf "$KS_TMP"; fi
 }
 trap ks_cleanup EXIT
@@ -28,6 +33,7 @@ ks_fail() {
 # (these tests run it as root with --user root; the hostile tests use a dedicated user).
 ks_start_daemon() {
     KS_PIDFILE=${KS_PIDFILE:-$KS_TMP/kerneld.pid}
+    KS_PIDFILES="${KS_PIDFILES:-} $KS_PIDFILE"
     rm -f "$KS_PIDFILE"
     "$KERNELD" --socket "$KS_SOCK" --pid-file "$KS_PIDFILE" --user "${KS_USER:-root}" \
         --stats-file "$KS_TMP/stats.json" "$@" >"$KS_TMP/kerneld.log" 2>&1 &

@@ -26,6 +26,7 @@ StopEvidence evidence(double value, double lower, double upper, double best, dou
     e.final_metric.extrapolated = true;
     e.best_other = best;
     e.win_probability = win;
+    e.own_win_probability = win;
     e.sweep_scale = 0.5;
     return e;
 }
@@ -66,8 +67,18 @@ BOOST_AUTO_TEST_CASE(pause_rule_needs_an_unlikely_trial_below_the_price_past_its
     BOOST_TEST(!pause_rule(e, o, 3e-6, 2e-6, 1000, s).has_value());  // worth its price
     BOOST_TEST(!pause_rule(e, o, 1e-6, 2e-6, 100, s).has_value());   // in its grace
     StopEvidence likely = e;
-    likely.win_probability = 0.4;
+    likely.win_probability = likely.own_win_probability = 0.4;
     BOOST_TEST(!pause_rule(likely, o, 1e-6, 2e-6, 1000, s).has_value());
+    // sibling_jumps: a bound moved for its siblings' later jumps keeps a trial from being stopped,
+    // not from being paused; the pause reads its own chance
+    StopEvidence saved = e;
+    saved.win_probability = 0.4;
+    auto r2 = pause_rule(saved, o, 1e-6, 2e-6, 1000, s);
+    BOOST_REQUIRE(r2.has_value());
+    BOOST_TEST(r2->a == 0.1);
+    StopEvidence own_likely = e;
+    own_likely.own_win_probability = 0.4;
+    BOOST_TEST(!pause_rule(own_likely, o, 1e-6, 2e-6, 1000, s).has_value());
     StopEvidence early = e;
     early.last_step = 300;  // 5 % of its run
     BOOST_TEST(!pause_rule(early, o, 1e-6, 2e-6, 1000, s).has_value());

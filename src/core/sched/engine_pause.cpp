@@ -145,7 +145,7 @@ void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const Clus
             r.c = s.explore_first_progress;
             pause_reason[j] = r;
             // least likely first; a trial without a forecast as a coin flip
-            const double chance = usable(c) ? stop_evidence(job, j, *c).win_probability : 0.5;
+            const double chance = usable(c) ? stop_evidence(job, j, *c).own_win_probability : 0.5;
             unlikely.push_back(PauseCandidate{j, job.gpus, -chance});
             continue;
         }
@@ -181,7 +181,7 @@ void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const Clus
         const double running_s = job.start_time > 0.0 ? cluster.now - job.start_time : kInf;
         if (auto r = pause_rule(e, o, a.utility, a.price, running_s, s)) {
             pause_reason[j] = *r;
-            unlikely.push_back(PauseCandidate{j, job.gpus, -e.win_probability});
+            unlikely.push_back(PauseCandidate{j, job.gpus, -e.own_win_probability});
         }
     }
     const double short_gpus = shortfall(jobs, out, load);

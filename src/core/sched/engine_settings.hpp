@@ -73,8 +73,9 @@ struct EngineSettings : FitSettings {
     // Sibling jumps: a trial at fraction f of its run whose sweep-mates' curves jumped later in
     // theirs (a learning-rate drop, a plateau that ended; curve_jumps in curves/sibling_prior.hpp)
     // has its optimistic bound moved by the most one sibling gained in jumps after f, for every
-    // rule that reads the chance to beat the sweep's best (hopeless, pause, milestone, expected
-    // gain); its utility (its priority) still reads its own forecast. No smooth curve model
+    // stopping rule that reads the chance to beat the sweep's best (hopeless, milestone, expected
+    // gain, and whether a paused trial is stopped for good); its utility (its priority) and the
+    // pause rule still read its own forecast: an unlikely trial is paused, not stopped. No smooth curve model
     // foresees a step; the sweep's own curves show where they are.
     bool sibling_jumps = false;
     // Forecast audit: the engine checks every forecast it makes (of the metric at twice the step

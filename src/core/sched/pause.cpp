@@ -61,12 +61,12 @@ std::optional<Reason> pause_rule(const StopEvidence& e, const PauseOutlook& o, d
     const bool done = e.max_steps > 0.0 && e.last_step >= e.max_steps;
     if (e.leader || done || e.points < s.hopeless_min_points || !e.final_metric.extrapolated ||
         !std::isfinite(e.best_other) || running_s < s.min_run_s || !(utility < price) ||
-        e.last_step < s.pause_min_progress * length || !(e.win_probability < s.pause_probability)) {
+        e.last_step < s.pause_min_progress * length || !(e.own_win_probability < s.pause_probability)) {
         return std::nullopt;
     }
     Reason r;
     r.code = ReasonCode::pause_unlikely;
-    r.a = e.win_probability;
+    r.a = e.own_win_probability;
     r.b = s.pause_probability;
     r.c = utility;
     r.d = price;

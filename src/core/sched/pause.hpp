@@ -37,8 +37,10 @@ PauseOutlook pause_outlook(const StopEvidence& evidence, double current, double 
 // Whether pausing is on and the trial has pauses left.
 bool pause_enabled(std::uint32_t pauses, const EngineSettings& settings);
 
-// A running trial that is not stopped: paused when unlikely (chance < pause_probability), below
-// the price, past its grace and pause_min_progress, not its sweep's leader nor done.
+// A running trial that is not stopped: paused when unlikely (chance < pause_probability, by its
+// own forecast: a bound moved for its siblings' later jumps, sibling_jumps, keeps it from being
+// stopped, not from being paused), below the price, past its grace and pause_min_progress, not its
+// sweep's leader nor done.
 // Reason ReasonCode::pause_unlikely.
 std::optional<Reason> pause_rule(const StopEvidence& evidence, const PauseOutlook& outlook, double utility,
                                  double price, double running_s, const EngineSettings& settings);

@@ -68,8 +68,9 @@ struct StopEvidence {
     // the best metric another trial of the sweep reached (NaN: none)
     double best_other = std::numeric_limits<double>::quiet_NaN();
     double win_probability = 1.0;  // chance to beat best_other
-    // ... before its optimistic bound was moved for its siblings' jumps (what its utility reads:
-    // the allowance keeps a trial from being stopped, it does not raise its priority)
+    // ... before its optimistic bound was moved for its siblings' jumps (what its utility and the
+    // pause rule read: the allowance keeps a trial from being stopped, it neither raises its
+    // priority nor keeps it from being paused)
     double own_win_probability = 1.0;
     double sweep_scale = 1.0;  // the sweep's observed metric range (> 0)
     bool leader = false;       // the trial holds its sweep's best metric

@@ -10,7 +10,9 @@ command -v useradd >/dev/null && command -v setpriv >/dev/null || { echo "SKIP: 
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root to create test users"; exit 77; }
 users="esh_kd$$ esh_a$$ esh_v$$"
 for u in $users; do useradd -M -N -s /usr/sbin/nologin "$u" || { echo "SKIP: useradd $u failed"; exit 77; }; done
-trap 'for u in $users; do userdel "$u" 2>/dev/null; done; ks_cleanup' EXIT
+# cleanup first: userdel fails while kerneld still runs as its user, and under set -e a failing
+# command ends the trap (it once left kerneld running after an early failure)
+trap 'ks_cleanup; for u in $users; do pkill -KILL -u "$u" 2>/dev/null || true; userdel "$u" 2>/dev/null || true; done' EXIT
 as() { u=$1; shift; setpriv --reuid="$u" --regid="$(id -g "$u")" --clear-groups "$@"; }
 chown "esh_kd$$" "$KS_TMP/gpu0"
 KS_USER=esh_kd$$ KS_PIDFILE=$KS_TMP/gpu0/kerneld.pid ks_start_daemon --verbose

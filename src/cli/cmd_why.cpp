@@ -149,9 +149,9 @@ void print_what_would_change(const TrialInfo& t) {
             100.0 * defaults.hopeless_probability);
         if (p.jump_allowance > 0.0) {
             std::printf(
-                "    That bound already allows %g for the jumps its sweep's other trials made later in "
-                "their\n"
-                "    runs (sibling_jumps): even a jump like theirs would not take it past the best.\n",
+                "    That bound already allows %g for the jumps its sweep's other trials made\n"
+                "    later in their runs (sibling_jumps): even a jump like theirs would not take it\n"
+                "    past the best.\n",
                 p.jump_allowance);
         }
         return;

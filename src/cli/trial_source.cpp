@@ -10,6 +10,7 @@
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <string>
 
 #include "cli/daemon_curve.hpp"
 #include "core/base/strings.hpp"
@@ -68,6 +69,18 @@ double number_or_nan(const nlohmann::json& j, const char* key) {
     return it != j.end() && it->is_number() ? it->get<double>() : NAN;
 }
 
+// A record's fields as the types they should be; a field of another type (a hand-edited or
+// foreign file) reads as absent rather than ending the command.
+std::string string_or_empty(const nlohmann::json& j, const char* key) {
+    const auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+bool bool_or_false(const nlohmann::json& j, const char* key) {
+    const auto it = j.find(key);
+    return it != j.end() && it->is_boolean() && it->get<bool>();
+}
+
 std::optional<AssessmentView> assessment_from_json(const nlohmann::json& record) {
     const auto it = record.find("assessment");
     if (it == record.end() || !it->is_object()) return std::nullopt;
@@ -76,18 +89,22 @@ std::optional<AssessmentView> assessment_from_json(const nlohmann::json& record)
     v.priority = a.value("priority", 0u);
     v.utility = number_or_nan(a, "utility");
     v.price = number_or_nan(a, "price");
-    v.state = a.value("state", "");
-    v.decision = a.value("decision", "");
-    v.reason = a.value("reason", "");
+    v.state = string_or_empty(a, "state");
+    v.decision = string_or_empty(a, "decision");
+    v.reason = string_or_empty(a, "reason");
     if (const auto p = a.find("prediction"); p != a.end() && p->is_object()) {
         v.prediction.value = number_or_nan(*p, "value");
         v.prediction.lower = number_or_nan(*p, "lower");
         v.prediction.upper = number_or_nan(*p, "upper");
         v.prediction.horizon = number_or_nan(*p, "horizon");
-        v.prediction.extrapolated = p->value("extrapolated", false);
-        v.prediction.observed = p->value("observed", std::size_t{0});
-        v.prediction.widened = std::max(1.0, p->value("widened", 1.0));
-        v.prediction.jump_allowance = std::max(0.0, p->value("jump", 0.0));
+        v.prediction.extrapolated = bool_or_false(*p, "extrapolated");
+        const double observed = number_or_nan(*p, "observed");
+        v.prediction.observed =
+            observed >= 0.0 && observed < 1e15 ? static_cast<std::size_t>(observed) : std::size_t{0};
+        const double widened = number_or_nan(*p, "widened");
+        v.prediction.widened = std::isfinite(widened) ? std::max(1.0, widened) : 1.0;
+        const double jump = number_or_nan(*p, "jump");
+        v.prediction.jump_allowance = std::isfinite(jump) && jump > 0.0 ? jump : 0.0;
     }
     return v;
 }

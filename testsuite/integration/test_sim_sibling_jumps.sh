@@ -76,6 +76,19 @@ if [ -n "$trial" ]; then
         { echo "FAIL: show $trial does not say its bound moved: $out"; fail=1; }
     out=$("$cli" show --sim "$tmp/default-rec.json" "$trial" 2>&1)
     grep -q "optimistic bound moved" <<<"$out" && { echo "FAIL: show $trial (defaults) has a jump allowance"; fail=1; }
+    # a hand-edited record with fields of the wrong type is shown without them, not refused
+    /usr/bin/python3 - "$tmp/rec.json" "$trial" "$tmp/edited.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for t in d["results"][0]["trials"]:
+    if str(t["id"]) == sys.argv[2]:
+        t["assessment"]["prediction"].update(jump="x", widened=[1], observed="many", extrapolated="yes")
+        t["assessment"]["state"] = 5
+json.dump(d, open(sys.argv[3], "w"))
+PY
+    out=$("$cli" show --sim "$tmp/edited.json" "$trial" 2>&1) || { echo "FAIL: show of an edited record failed: $out"; fail=1; }
+    grep -q "prediction:" <<<"$out" || { echo "FAIL: show of an edited record printed no prediction: $out"; fail=1; }
+    grep -q "optimistic bound moved" <<<"$out" && { echo "FAIL: a jump of \"x\" was shown as one"; fail=1; }
 fi
 [ $fail = 0 ] || exit 1
 echo "ok: sibling_jumps keeps the ImageNet sweep's best past its learning-rate drop, and says so"

@@ -18,9 +18,6 @@
 
 namespace explsched {
 
-// One sibling's curve, as the sweep keeps it (at most kSiblingCurvePoints points, see
-// thin_curve): `length` is the step its run ends at (max_steps; for an ended sibling its last
-// step); `ended` when it will not go further.
 // A jump in a curve: at `fraction` of its run its metric moved the right way by `gain` (metric
 // units) within a few points, far beyond its point-to-point noise before: a learning-rate drop, a
 // plateau that ended (curve_jumps).
@@ -29,6 +26,9 @@ struct CurveJump {
     double gain = 0.0;
 };
 
+// One sibling's curve, as the sweep keeps it (at most kSiblingCurvePoints points, see
+// thin_curve): `length` is the step its run ends at (max_steps; for an ended sibling its last
+// step); `ended` when it will not go further.
 struct SiblingCurve {
     std::vector<double> steps;
     std::vector<double> metrics;
@@ -58,10 +58,10 @@ void curve_jumps(const std::vector<double>& steps, const std::vector<double>& me
 
 // What one sibling gained in the jumps a trial that made `own_jumps` jumps of its own so far, at
 // `fraction` of its run, has yet to meet: its jumps after its first `own_jumps` (the trial passed
-// those), as far as they came before fraction / kJumpStretch of its run. Trials line up by their
-// jumps, not by the fraction of their runs: a slower learner (a smaller learning rate) meets the
-// same drop later in its run; kJumpStretch bounds how much later (a trial that never jumps is
-// judged on its own curve from then on). A trial's optimistic bound allows for the most any
+// those) whose fraction of the sibling's run, times kJumpStretch, the trial has not passed yet.
+// Trials line up by their jumps, not by the fraction of their runs: a slower learner (a smaller
+// learning rate) meets the same drop later in its run; kJumpStretch bounds how much later (a trial
+// that never jumps is judged on its own curve from then on). A trial's optimistic bound allows for the most any
 // sibling gains so (SiblingStore::jump_allowance; sibling_jumps).
 constexpr double kJumpStretch = 1.5;
 double jump_gain_beyond(const SiblingCurve& sibling, double fraction, std::size_t own_jumps);

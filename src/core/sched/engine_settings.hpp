@@ -75,8 +75,8 @@ struct EngineSettings : FitSettings {
     // has its optimistic bound moved by the most one sibling gained in jumps after f, for every
     // stopping rule that reads the chance to beat the sweep's best (hopeless, milestone, expected
     // gain, and whether a paused trial is stopped for good); its utility (its priority) and the
-    // pause rule still read its own forecast: an unlikely trial is paused, not stopped. No smooth curve model
-    // foresees a step; the sweep's own curves show where they are.
+    // pause rule still read its own forecast: an unlikely trial is paused, not stopped. No smooth
+    // curve model foresees a step; the sweep's own curves show where they are.
     bool sibling_jumps = false;
     // Forecast audit: the engine checks every forecast it makes (of the metric at twice the step
     // a curve has reached) when the curve gets there. Once a sweep has this many checked

@@ -61,8 +61,8 @@ void curve_jumps(const std::vector<double>& steps, const std::vector<double>& me
 // those) whose fraction of the sibling's run, times kJumpStretch, the trial has not passed yet.
 // Trials line up by their jumps, not by the fraction of their runs: a slower learner (a smaller
 // learning rate) meets the same drop later in its run; kJumpStretch bounds how much later (a trial
-// that never jumps is judged on its own curve from then on). A trial's optimistic bound allows for the most any
-// sibling gains so (SiblingStore::jump_allowance; sibling_jumps).
+// that never jumps is judged on its own curve from then on). A trial's optimistic bound allows
+// for the most any sibling gains so (SiblingStore::jump_allowance; sibling_jumps).
 constexpr double kJumpStretch = 1.5;
 double jump_gain_beyond(const SiblingCurve& sibling, double fraction, std::size_t own_jumps);
 

@@ -21,7 +21,6 @@ chmod o+x "$CLUSTER_DIR" "$CLUSTER_DIR/munge" 2>/dev/null
 chmod o+r "$SLURM_CONF" "$CLUSTER_DIR"/*.conf 2>/dev/null
 work=$CLUSTER_DIR/tmp # mode 1777
 trial="/usr/bin/python3 $top_srcdir/testsuite/integration/synthetic_trial.py"
-comment() { scontrol show job "$1" | sed -n 's/^ *SystemComment=//p'; }
 
 # run_as USER SWEEP NAME STEPS TRIAL-ARGS...: one trial of USER's sweep SWEEP (hopeless: marked only)
 run_as() {

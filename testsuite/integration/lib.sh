@@ -120,6 +120,23 @@ new_net_table() {
 }
 
 # The placement tests' views of a job: its SystemComment, required nodes and priority.
+# The simulator tests on the Pollux workload: sets sim, cli and data, or skips.
+require_sim_pollux() {
+    sim=$top_builddir/src/sim/explsched-sim
+    cli=$top_builddir/src/cli/explsched
+    data=$top_srcdir/../shared/data
+    { [ -x "$sim" ] && [ -x "$cli" ]; } || skip "explsched-sim or explsched not built"
+    [ -r "$data/traces/pollux-workloads/workload-1.csv" ] || skip "../shared/data is missing"
+}
+
+# sim_pollux SEED ARGS...: explsched alone on the Pollux workload (64 GPUs), JSON summary
+sim_pollux() {
+    local seed=$1
+    shift
+    "$sim" --trace "$data/traces/pollux-workloads/workload-1.csv" --curves "$data/curves" --gpus 64 \
+        --seeds "$seed" --policies explsched --json --quiet "$@"
+}
+
 comment() { scontrol show job "$1" | sed -n 's/^ *SystemComment=//p' | sed 's/ *$//'; }
 req_nodes() { job_field "$1" ReqNodeList; }
 prio() { job_field "$1" Priority; }

@@ -8,19 +8,12 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 
-sim=$top_builddir/src/sim/explsched-sim
-cli=$top_builddir/src/cli/explsched
-data=$top_srcdir/../shared/data
-{ [ -x "$sim" ] && [ -x "$cli" ]; } || skip "explsched-sim or explsched not built"
-[ -r "$data/traces/pollux-workloads/workload-1.csv" ] || skip "../shared/data is missing"
+require_sim_pollux
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
 
-pollux() {
-    "$sim" --trace "$data/traces/pollux-workloads/workload-1.csv" --curves "$data/curves" --gpus 64 \
-        --seeds 1 --policies explsched --json --quiet "$@"
-}
+pollux() { sim_pollux 1 "$@"; }
 
 out=$(pollux --params sibling_jumps=perhaps 2>&1) && { echo "FAIL: sibling_jumps=perhaps accepted"; fail=1; }
 grep -q "setting 'sibling_jumps'" <<<"$out" || { echo "FAIL: sibling_jumps=perhaps: $out"; fail=1; }

@@ -191,6 +191,7 @@ void Engine::Impl::join_group(const JobView& job, std::size_t j, TrialCache& c, 
         ++active_groups;
     }
     if (gs.application.empty()) gs.application = engine_detail::application_key(job);
+    gs.siblings.find_jumps = settings.sibling_jumps;
     group_of[j] = g->second;
     c.group = g->second;
     gs.members.push_back(j);

@@ -96,6 +96,7 @@ constexpr std::size_t kMaxSiblingCurves = 16;
 struct SiblingStore {
     std::vector<TrialKey> keys;
     std::vector<SiblingCurve> curves;
+    bool find_jumps = false;  // curve_jumps of each kept curve (sibling_jumps; set every round)
 
     // Offers a member's curve: `length` the step its run ends at (max_steps; 0: unknown, not
     // kept), `ended` when it left the queue.

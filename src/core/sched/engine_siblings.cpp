@@ -54,7 +54,11 @@ void SiblingStore::offer(const TrialKey& key, const CurvePredictor& p, double le
     thin_curve(p.steps(), p.metrics(), kSiblingCurvePoints, kept.steps, kept.metrics);
     kept.length = length;
     kept.ended = ended;
-    curve_jumps(kept.steps, kept.metrics, p.direction(), length, kept.jumps);
+    if (find_jumps) {
+        curve_jumps(kept.steps, kept.metrics, p.direction(), length, kept.jumps);
+    } else {
+        kept.jumps.clear();
+    }
 }
 
 void SiblingStore::others(const TrialKey& self, std::vector<const SiblingCurve*>& out) const {

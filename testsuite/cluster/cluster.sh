@@ -74,16 +74,39 @@ _cluster_release_ports() {
     return 0
 }
 
+# The window clusters take ports from, as "FIRST BLOCKS" (blocks of 100 ports): EXPLSCHED_PORT_FIRST
+# and EXPLSCHED_PORT_BLOCKS, or else ports outside the kernel's ephemeral range
+# (net.ipv4.ip_local_port_range): an outgoing connection may take any port in that range at any
+# time, and CI once saw slurmctld fail to bind port 57000 ("Address already in use") that way.
+_cluster_port_window() {
+    if [ -n "${EXPLSCHED_PORT_FIRST:-}" ]; then
+        echo "$EXPLSCHED_PORT_FIRST ${EXPLSCHED_PORT_BLOCKS:-100}"
+        return 0
+    fi
+    local lo=32768 hi=60999
+    read -r lo hi <"${EXPLSCHED_EPHEMERAL_PORTS_FILE:-/proc/sys/net/ipv4/ip_local_port_range}" 2>/dev/null || true
+    [[ $lo =~ ^[0-9]+$ && $hi =~ ^[0-9]+$ ]] || { lo=32768; hi=60999; }
+    if [ $(( (lo - 10000) / 100 )) -ge 20 ]; then
+        echo "10000 $(( (lo - 10000) / 100 ))"
+    elif [ $(( (65500 - hi - 100) / 100 )) -ge 20 ]; then
+        echo "$(( (hi / 100 + 1) * 100 )) $(( (65500 - (hi / 100 + 1) * 100) / 100 ))"
+    else
+        echo "20000 400"  # no room outside the ephemeral range: fall back, and hope
+    fi
+}
+
 # A range of COUNT+1 TCP ports nobody listens on and no other cluster has reserved, from a random
 # base (TIME_WAIT sockets of the last cluster may linger), reserved for DIR.
 _cluster_free_port_base() {
-    local count=$1 dir=$2 base busy i used blocks b got
+    local count=$1 dir=$2 base busy i used blocks b got first nblocks
     mkdir -p "$EXPLSCHED_PORT_LOCKS" && chmod 1777 "$EXPLSCHED_PORT_LOCKS" 2>/dev/null
     blocks=$(( count / 100 + 1 ))
+    read -r first nblocks < <(_cluster_port_window)
+    [ "$nblocks" -ge "$blocks" ] || return 1
     # the local ports in use, as " 4E21 4E22 ... " (read once: a large cluster asks for 130 ports)
     used=" $(awk 'FNR > 1 { split($2, a, ":"); printf "%s ", toupper(a[2]) }' /proc/net/tcp /proc/net/tcp6 2>/dev/null) "
     for _ in $(seq 1 50); do
-        base=$(( ${EXPLSCHED_PORT_FIRST:-20000} + (RANDOM % (${EXPLSCHED_PORT_BLOCKS:-400} - blocks + 1)) * 100 ))
+        base=$(( first + (RANDOM % (nblocks - blocks + 1)) * 100 ))
         busy=0
         for ((i = 0; i <= count; i++)); do
             case $used in *" $(printf '%04X' $((base + i))) "*) busy=1; break ;; esac

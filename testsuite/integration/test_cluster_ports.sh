@@ -11,6 +11,21 @@ export EXPLSCHED_PORT_LOCKS=$work/locks EXPLSCHED_PORT_BLOCKS=3
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
 
+# Without EXPLSCHED_PORT_FIRST, clusters take ports outside the kernel's ephemeral range, which any
+# outgoing connection may take (CI: slurmctld could not bind port 57000).
+window() { (unset EXPLSCHED_PORT_FIRST EXPLSCHED_PORT_BLOCKS; EXPLSCHED_EPHEMERAL_PORTS_FILE=$1 _cluster_port_window); }
+printf '32768\t60999\n' >"$work/range"
+[ "$(window "$work/range")" = "10000 227" ] || bad "window for ephemeral 32768-60999: '$(window "$work/range")', want '10000 227'"
+printf '1024 60999\n' >"$work/range"
+[ "$(window "$work/range")" = "61000 45" ] || bad "window for ephemeral 1024-60999: '$(window "$work/range")', want '61000 45'"
+read -r lo hi </proc/sys/net/ipv4/ip_local_port_range
+read -r wfirst wblocks < <(window /proc/sys/net/ipv4/ip_local_port_range)
+if [ $((wfirst + wblocks * 100)) -le "$lo" ] || [ "$wfirst" -gt "$hi" ]; then
+    echo "ok: this host's ephemeral ports $lo-$hi; clusters take $wblocks blocks from $wfirst"
+else
+    bad "window $wfirst+$wblocks blocks overlaps this host's ephemeral ports $lo-$hi"
+fi
+
 # A range of three blocks nobody listens on (the check also reads /proc/net/tcp).
 used=" $(awk 'FNR > 1 { split($2, a, ":"); printf "%s ", toupper(a[2]) }' /proc/net/tcp /proc/net/tcp6 2>/dev/null) "
 first=""

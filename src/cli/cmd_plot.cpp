@@ -183,8 +183,11 @@ int cmd_plot(int argc, char** argv) {
                 return 1;
             }
             bool found = false;
-            for (const auto& record : (*run)->at("trials")) {
-                if (record.value("sweep", "") == group) {
+            const auto trials = (*run)->find("trials");
+            for (const auto& record :
+                 trials != (*run)->end() && trials->is_array() ? *trials : nlohmann::json::array()) {
+                const auto sweep = record.is_object() ? record.find("sweep") : record.end();
+                if (sweep != record.end() && sweep->is_string() && *sweep == group) {
                     first = trial_from_record(record, **run, options->sim);
                     found = true;
                     break;

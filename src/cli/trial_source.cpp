@@ -76,6 +76,13 @@ std::string string_or_empty(const nlohmann::json& j, const char* key) {
     return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+// A whole number in [0, limit] under KEY, else FALLBACK.
+std::uint64_t count_or(const nlohmann::json& j, const char* key, std::uint64_t fallback,
+                       double limit = 4294967295.0) {
+    const double v = number_or_nan(j, key);
+    return v >= 0.0 && v <= limit ? static_cast<std::uint64_t>(v) : fallback;
+}
+
 bool bool_or_false(const nlohmann::json& j, const char* key) {
     const auto it = j.find(key);
     return it != j.end() && it->is_boolean() && it->get<bool>();
@@ -86,7 +93,7 @@ std::optional<AssessmentView> assessment_from_json(const nlohmann::json& record)
     if (it == record.end() || !it->is_object()) return std::nullopt;
     const nlohmann::json& a = *it;
     AssessmentView v;
-    v.priority = a.value("priority", 0u);
+    v.priority = static_cast<std::uint32_t>(count_or(a, "priority", 0));
     v.utility = number_or_nan(a, "utility");
     v.price = number_or_nan(a, "price");
     v.state = string_or_empty(a, "state");
@@ -109,13 +116,27 @@ std::optional<AssessmentView> assessment_from_json(const nlohmann::json& record)
     return v;
 }
 
+// The array under KEY, or an empty one when the record has none or something else there.
+const nlohmann::json& array_or_empty(const nlohmann::json& record, const char* key) {
+    static const nlohmann::json empty = nlohmann::json::array();
+    const auto it = record.find(key);
+    return it != record.end() && it->is_array() ? *it : empty;
+}
+
+// A [step, metric, wall_time] row; rows whose step is not a number are skipped.
+bool row_step_metric(const nlohmann::json& row, double& step, double& metric) {
+    if (!row.is_array() || row.empty() || !row[0].is_number()) return false;
+    step = row[0].get<double>();
+    metric = row.size() > 1 && row[1].is_number() ? row[1].get<double>() : NAN;
+    return true;
+}
+
 std::vector<CurvePoint> points_from_json(const nlohmann::json& record) {
     std::vector<CurvePoint> points;
-    for (const auto& row : record.value("points", nlohmann::json::array())) {
+    for (const auto& row : array_or_empty(record, "points")) {
         CurvePoint p;
-        p.step = row.at(0).get<double>();
-        p.metric = row.at(1).is_number() ? row.at(1).get<double>() : NAN;
-        p.wall_time = row.size() > 2 && row.at(2).is_number() ? row.at(2).get<double>() : NAN;
+        if (!row_step_metric(row, p.step, p.metric)) continue;
+        p.wall_time = row.size() > 2 && row[2].is_number() ? row[2].get<double>() : NAN;
         points.push_back(p);
     }
     return points;
@@ -123,17 +144,20 @@ std::vector<CurvePoint> points_from_json(const nlohmann::json& record) {
 
 std::vector<TrialMark> marks_from_json(const nlohmann::json& record) {
     std::vector<TrialMark> marks;
-    for (const auto& m : record.value("marks", nlohmann::json::array())) {
-        marks.push_back(
-            {m.value("time", 0.0), m.value("step", 0.0), m.value("what", ""), m.value("note", "")});
+    for (const auto& m : array_or_empty(record, "marks")) {
+        if (!m.is_object()) continue;
+        const double time = number_or_nan(m, "time"), step = number_or_nan(m, "step");
+        marks.push_back({std::isfinite(time) ? time : 0.0, std::isfinite(step) ? step : 0.0,
+                         string_or_empty(m, "what"), string_or_empty(m, "note")});
     }
     return marks;
 }
 
 std::vector<std::pair<double, double>> truth_from_json(const nlohmann::json& record) {
     std::vector<std::pair<double, double>> truth;
-    for (const auto& row : record.value("curve", nlohmann::json::array())) {
-        truth.emplace_back(row.at(0).get<double>(), row.at(1).is_number() ? row.at(1).get<double>() : NAN);
+    for (const auto& row : array_or_empty(record, "curve")) {
+        double step = 0.0, metric = NAN;
+        if (row_step_metric(row, step, metric)) truth.emplace_back(step, metric);
     }
     return truth;
 }
@@ -438,8 +462,8 @@ Result<const nlohmann::json*> find_run(const nlohmann::json& result, const std::
     }
     std::string runs;
     for (const auto& run : *it) {
-        const std::string p = run.value("policy", "");
-        const std::uint64_t s = run.value("seed", std::uint64_t{0});
+        const std::string p = string_or_empty(run, "policy");
+        const std::uint64_t s = count_or(run, "seed", 0, 1.8e19);
         runs += (runs.empty() ? "" : ", ") + p + "/" + std::to_string(s);
         if (p == policy && (!have_seed || s == seed)) return &run;
     }
@@ -451,22 +475,25 @@ Result<const nlohmann::json*> find_run(const nlohmann::json& result, const std::
 TrialInfo trial_from_record(const nlohmann::json& record, const nlohmann::json& run,
                             const std::string& source) {
     TrialInfo t;
-    t.name = std::to_string(record.value("id", 0u));
+    t.name = std::to_string(count_or(record, "id", 0));
     t.source = source;
-    t.group = record.value("sweep", "");
-    t.state_text = record.value("status", "");
-    t.direction = record.value("direction", "max") == "min" ? Direction::minimize : Direction::maximize;
-    t.max_steps = record.value("max_step", 0.0);
-    t.gpus = record.value("gpus", 1u);
+    t.group = string_or_empty(record, "sweep");
+    t.state_text = string_or_empty(record, "status");
+    t.direction = string_or_empty(record, "direction") == "min" ? Direction::minimize : Direction::maximize;
+    const double max_step = number_or_nan(record, "max_step");
+    t.max_steps = std::isfinite(max_step) && max_step > 0.0 ? max_step : 0.0;
+    t.gpus = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, count_or(record, "gpus", 1, 1e6)));
     t.points = points_from_json(record);
     t.truth = truth_from_json(record);
     t.assessment = assessment_from_json(record);
     t.marks = marks_from_json(record);
-    for (const auto& other : run.at("trials")) {
-        if (other.value("sweep", "") != t.group || other.value("id", 0u) == record.value("id", 0u)) continue;
+    for (const auto& other : array_or_empty(run, "trials")) {
+        if (string_or_empty(other, "sweep") != t.group ||
+            count_or(other, "id", 0) == count_or(record, "id", 0))
+            continue;
         Sibling s;
-        s.name = std::to_string(other.value("id", 0u));
-        s.state_text = other.value("status", "");
+        s.name = std::to_string(count_or(other, "id", 0));
+        s.state_text = string_or_empty(other, "status");
         s.points = points_from_json(other);
         s.truth = truth_from_json(other);
         s.assessment = assessment_from_json(other);
@@ -484,11 +511,11 @@ Result<TrialInfo> load_trial(const std::string& job, const SourceOptions& option
         if (!result) return result.error();
         auto run = find_run(*result, options.policy, options.seed, options.have_seed);
         if (!run) return run.error();
-        for (const auto& record : (*run)->at("trials")) {
-            if (std::to_string(record.value("id", 0u)) == job || record.value("name", "") == job) {
-                const std::string source = "sim " + options.sim + " (" + (*run)->value("policy", "") +
-                                           ", seed " +
-                                           std::to_string((*run)->value("seed", std::uint64_t{0})) + ")";
+        for (const auto& record : array_or_empty(**run, "trials")) {
+            if (std::to_string(count_or(record, "id", 0)) == job || string_or_empty(record, "name") == job) {
+                const std::string source = "sim " + options.sim + " (" + string_or_empty(**run, "policy") +
+                                           ", seed " + std::to_string(count_or(**run, "seed", 0, 1.8e19)) +
+                                           ")";
                 return trial_from_record(record, **run, source);
             }
         }

@@ -77,11 +77,21 @@ for t in d["results"][0]["trials"]:
     if str(t["id"]) == sys.argv[2]:
         t["assessment"]["prediction"].update(jump="x", widened=[1], observed="many", extrapolated="yes")
         t["assessment"]["state"] = 5
+        t["assessment"]["priority"] = "high"
+        t["points"].insert(1, ["a", 1])
+        t["points"].append("row")
+        t.update(marks=[5, {"time": "x", "what": 3}], curve="nope", gpus="4", max_step="big", status=7)
+    else:
+        t.update(id="x", sweep=9, points={"a": 1})
 json.dump(d, open(sys.argv[3], "w"))
 PY
     out=$("$cli" show --sim "$tmp/edited.json" "$trial" 2>&1) || { echo "FAIL: show of an edited record failed: $out"; fail=1; }
     grep -q "prediction:" <<<"$out" || { echo "FAIL: show of an edited record printed no prediction: $out"; fail=1; }
     grep -q "optimistic bound moved" <<<"$out" && { echo "FAIL: a jump of \"x\" was shown as one"; fail=1; }
+    sweep=$(/usr/bin/python3 -c 'import json, sys
+print(next(t["sweep"] for t in json.load(open(sys.argv[1]))["results"][0]["trials"] if str(t["id"]) == sys.argv[2]))' "$tmp/edited.json" "$trial")
+    out=$("$cli" plot --sim "$tmp/edited.json" --group "$sweep" -o "$tmp/edited.svg" 2>&1) && [ -s "$tmp/edited.svg" ] ||
+        { echo "FAIL: plot --group $sweep of an edited record: $out"; fail=1; }
 fi
 [ $fail = 0 ] || exit 1
 echo "ok: sibling_jumps keeps the ImageNet sweep's best past its learning-rate drop, and says so"

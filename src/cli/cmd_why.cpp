@@ -197,6 +197,17 @@ void print_what_would_change(const TrialInfo& t) {
         } else {
             std::printf(" since even an idle cluster prices GPUs above it.\n");
         }
+        if (a.utility > 0.0) {
+            std::printf("    A waiting trial takes its GPUs with a utility above %.3g (%.0f%% more)",
+                        (1.0 + defaults.preempt_margin) * a.utility, 100.0 * defaults.preempt_margin);
+            if (a.priority > 0) {
+                std::printf(
+                    ";\n    one without a forecast yet with a priority above %.0f (%.0f%% more than its %u)",
+                    std::floor((1.0 + defaults.preempt_rank_margin) * a.priority),
+                    100.0 * defaults.preempt_rank_margin, a.priority);
+            }
+            std::printf(".\n");
+        }
     }
 }
 

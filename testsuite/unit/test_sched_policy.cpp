@@ -226,6 +226,37 @@ BOOST_AUTO_TEST_CASE(without_utility_rank_decides) {
     BOOST_TEST(!preempt_verdict(plain, trial(2, 1e-6, Decision::preemptable, 600), s).allowed);
 }
 
+// A trial without a forecast (utility 0) preempts a running trial that has one only with a
+// priority above (1 + preempt_rank_margin) x its own; a non-exploratory job, and a preemptee
+// without a forecast, still by rank alone.
+BOOST_AUTO_TEST_CASE(a_trial_without_a_forecast_needs_the_rank_margin) {
+    EngineSettings s;
+    BOOST_TEST(s.preempt_rank_margin == 1.0);
+    const Assessment newcomer = trial(1, 0.0, Decision::run, 60000);
+    const Assessment near_price = trial(2, 1e-6, Decision::preemptable, 45000);
+    const Assessment far_below = trial(3, 1e-8, Decision::preemptable, 20000);
+    auto kept = preempt_verdict(newcomer, near_price, s);
+    BOOST_TEST(!kept.allowed);
+    BOOST_TEST(contains(kept.reason, "does not exceed (1 + rank margin 1) x job 2's 45000"));
+    auto taken = preempt_verdict(newcomer, far_below, s);
+    BOOST_TEST(taken.allowed);
+    BOOST_TEST(contains(taken.reason, "outranks it by more than rank margin 1 (60000 > 40000)"));
+    BOOST_TEST(!preempt_verdict(trial(1, 0.0, Decision::run, 40000), far_below, s).allowed);  // not above
+    // an unforecast preemptee: rank alone
+    BOOST_TEST(preempt_verdict(newcomer, trial(4, 0.0, Decision::preemptable, 59999), s).allowed);
+    // a non-exploratory job: rank alone
+    Assessment plain = trial(5, 0.0, Decision::run, 45001);
+    plain.exploratory = false;
+    BOOST_TEST(preempt_verdict(plain, near_price, s).allowed);
+    // margin 0: rank alone, as before the setting
+    s.preempt_rank_margin = 0.0;
+    BOOST_TEST(preempt_verdict(newcomer, near_price, s).allowed);
+    BOOST_TEST(!preempt_verdict(trial(1, 0.0, Decision::run, 45000), near_price, s).allowed);
+    // a trial with a forecast still compares utilities (preempt_margin), not ranks
+    s.preempt_rank_margin = 1.0;
+    BOOST_TEST(preempt_verdict(trial(6, 2e-6, Decision::run, 1), near_price, s).allowed);
+}
+
 BOOST_AUTO_TEST_CASE(hopeless_rule_stops_a_trial_that_cannot_win) {
     EngineSettings s;  // hopeless_probability 0.02, 8 points, 35 % of the run
     const auto reason = hopeless_rule(behind_trial(), s);

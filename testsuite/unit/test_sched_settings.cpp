@@ -23,7 +23,11 @@ BOOST_AUTO_TEST_CASE(comma_separated_priority_parameters) {
     auto s = parse_settings("preempt_margin=0.4, grace_time=2m,hopeless_action=cancel,,mps=yes", ",");
     BOOST_REQUIRE_MESSAGE(s.ok(), (s.ok() ? "" : s.error().message));
     BOOST_TEST(s->engine.preempt_margin == 0.4);
+    BOOST_TEST(s->engine.preempt_rank_margin == 1.0);  // the default
     BOOST_TEST(s->grace_time == 120u);
+    auto r = parse_settings("preempt_rank_margin=0", ",");
+    BOOST_REQUIRE(r.ok());
+    BOOST_TEST(r->engine.preempt_rank_margin == 0.0);
     BOOST_TEST((s->engine.hopeless_action == HopelessAction::terminate));
     BOOST_TEST(s->mps);
 }
@@ -158,6 +162,8 @@ BOOST_AUTO_TEST_CASE(bad_values_name_key_and_value) {
         {"preempt_margin=abc", "setting 'preempt_margin': 'abc' is not a finite number"},
         {"preempt_margin=nan", "'nan' is not a finite number"},
         {"preempt_margin=-1", "out of range"},
+        {"preempt_rank_margin=-0.5", "out of range"},
+        {"preempt_rank_margin=twice", "setting 'preempt_rank_margin': 'twice' is not a finite number"},
         {"report_port=0", "setting 'report_port': 0 is out of range [1, 65535]"},
         {"report_port=70000", "out of range"},
         {"report_port=12x", "'12x' is not a non-negative integer"},

@@ -63,6 +63,7 @@ Status validate(const EngineSettings& s) {
         in_range("price_smoothing", s.price_smoothing, 0.0, 1.0, true),
         in_range("price_min_ratio", s.price_min_ratio, 1.0, 1e12, true),
         in_range("preempt_margin", s.preempt_margin, 0.0, 100.0),
+        in_range("preempt_rank_margin", s.preempt_rank_margin, 0.0, 100.0),
         in_range("throughput_hint_factor", s.throughput_hint_factor, 0.0, 1000.0),
         in_range("forecast_miss_allowance", s.forecast_miss_allowance, 0.0, 1.0),
         in_range("min_run_s", s.min_run_s, 0.0, inf),

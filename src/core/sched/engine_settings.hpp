@@ -48,7 +48,12 @@ struct EngineSettings : FitSettings {
     double price_min_ratio = 4.0;        // U/L kept at least this wide so the price can rise
 
     // --- decisions ---
-    double preempt_margin = 0.25;         // preemptor needs utility > (1 + margin) x preemptee's
+    double preempt_margin = 0.25;  // preemptor needs utility > (1 + margin) x preemptee's
+    // A trial without a forecast yet (no utility to compare) preempts a trial that has one only
+    // with a Slurm priority above (1 + this) x the running trial's: under overload every running
+    // trial sits below the price, and rank alone let each new trial preempt the sweeps' leaders
+    // (Philly: 11,526 preemptions, time to best 40 h; with 1: 6,436 and 31 h).
+    double preempt_rank_margin = 1.0;
     bool preempt_nonexploratory = false;  // may exploratory jobs preempt non-exploratory ones
     // May a job preempt another user's job at all? Utilities come from curves each user reports
     // about their own jobs; a site that does not want one user's reports to cost another user

@@ -378,7 +378,24 @@ PreemptVerdict preempt_verdict(const Assessment& preemptor, const Assessment& pr
                                   num(preemptee.utility));
     }
     // No utility to compare (a non-exploratory job, or a trial without a prediction yet): the
-    // preemptee is already below the price, so rank decides.
+    // preemptee is already below the price, so rank decides. A trial without a prediction needs
+    // preempt_rank_margin more than a preemptee that has one, which is near or just below the
+    // price under overload (no rank margin: each new trial preempted the sweeps' leaders).
+    if (preemptor.exploratory && preemptee.utility > 0.0) {
+        const double needed = (1.0 + settings.preempt_rank_margin) * static_cast<double>(preemptee.priority);
+        if (static_cast<double>(preemptor.priority) > needed) {
+            return verdict(true, who +
+                                     " is below the GPU price and the preemptor, without a forecast yet, "
+                                     "outranks it by more than rank margin " +
+                                     num(settings.preempt_rank_margin) + " (" +
+                                     std::to_string(preemptor.priority) + " > " +
+                                     std::to_string(static_cast<std::uint64_t>(needed)) + ")");
+        }
+        return verdict(false, "priority " + std::to_string(preemptor.priority) +
+                                  " of a trial without a forecast does not exceed (1 + rank margin " +
+                                  num(settings.preempt_rank_margin) + ") x " + who + "'s " +
+                                  std::to_string(preemptee.priority));
+    }
     if (preemptor.priority > preemptee.priority) {
         return verdict(true, who + " is below the GPU price and the preemptor outranks it (" +
                                  std::to_string(preemptor.priority) + " > " +

@@ -80,11 +80,11 @@ cluster_restart_slurmctld "$CLUSTER_DIR" || fail "slurmctld did not restart"
 [ -f "$state" ] || fail "no learned state $state after the restart"
 [ "$(stat -c %a "$state")" = 600 ] || fail "$state has mode $(stat -c %a "$state"), not 600"
 after_restart() { tail -n +"$((lines + 1))" "$log"; }
-wait_until 10 "after_restart | grep -q 'placement: $state: loaded the learned table: 0 types beyond net_table, 1 pairs learned'" \
+wait_until 30 "after_restart | grep -q 'placement: $state: loaded the learned table: 0 types beyond net_table, 1 pairs learned'" \
     "slurmctld to load the learned table"
 pass "restart: $(after_restart | grep -o 'placement: .*: loaded the learned table.*' | head -1)"
 probe2=$(submit -N 2 --gres=gpu:2 -J Victim --begin=now+3600 --wrap 'sleep 60')
-wait_until 10 '[ "$(req_nodes $probe2)" = "n5,n6" ]' "the new probe $probe2 on n5,n6 (ReqNodeList=\$(req_nodes $probe2))"
+wait_until 30 '[ "$(req_nodes $probe2)" = "n5,n6" ]' "the new probe $probe2 on n5,n6 (ReqNodeList=\$(req_nodes $probe2))"
 after_restart | grep -q "placement: learned JobId" && fail "learned from reports after the restart: $(after_restart | grep 'placement: learned JobId')"
 pass "after the restart a new Victim job is placed away from Bully without new reports: $(comment $probe2)"
 
@@ -94,10 +94,10 @@ _cluster_kill_pidfile "$CLUSTER_DIR/run/slurmctld.pid"
 printf '{"format": "explsched-net-learned", "version": 1, "prior": {"fingerprint"' >"$state"
 lines=$(wc -l <"$log")
 cluster_restart_slurmctld "$CLUSTER_DIR" || fail "slurmctld did not restart"
-wait_until 10 "after_restart | grep -q 'error: .*placement: $state: not valid JSON (truncated or garbage) (starting from the loaded table)'" \
+wait_until 30 "after_restart | grep -q 'error: .*placement: $state: not valid JSON (truncated or garbage) (starting from the loaded table)'" \
     "the error about the damaged state file"
 [ -f "$state.bad" ] || fail "the damaged state file was not set aside as $state.bad"
 grep -q '"fingerprint"$' "$state.bad" || fail "$state.bad is not the damaged file"
-wait_until 10 '[ "$(req_nodes $probe2)" = n1,n2 ]' "the probe back on n1,n2 from the loaded table (ReqNodeList=\$(req_nodes $probe2))"
+wait_until 30 '[ "$(req_nodes $probe2)" = n1,n2 ]' "the probe back on n1,n2 from the loaded table (ReqNodeList=\$(req_nodes $probe2))"
 pass "damaged state: '$(after_restart | grep -o 'placement: .*(starting from the loaded table)' | head -1)', set aside as .bad; probe placed on $(req_nodes $probe2)"
 scancel "$bully1" "$bully2" "$victim" "$probe2"

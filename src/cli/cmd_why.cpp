@@ -95,8 +95,8 @@ void print_ranking(const TrialInfo& t) {
 
 void print_what_would_change(const TrialInfo& t) {
     const AssessmentView& a = *t.assessment;
-    const EngineSettings defaults;
-    std::printf("  What would change it:\n");
+    const EngineSettings& defaults = t.settings;
+    std::printf("  What would change it (under %s):\n", t.settings_from.c_str());
     const Prediction& p = a.prediction;
     if (a.reason.find("diverged") != std::string::npos) {
         std::printf(

@@ -11,6 +11,8 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "cli/daemon_curve.hpp"
 #include "core/base/strings.hpp"
@@ -177,6 +179,58 @@ Result<std::vector<CurvePoint>> read_points(const std::string& path, const Sourc
     return points;
 }
 
+// The engine settings slurmctld runs with, from `scontrol show config`: PrioritySiteFactorParameters
+// under site_factor/explsched, PriorityParameters under priority/explsched. The label names the key.
+Result<std::pair<EngineSettings, std::string>> slurm_engine_settings() {
+    std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen("scontrol show config 2>/dev/null", "r"), ::pclose);
+    if (!pipe) return make_error("cannot run scontrol: " + std::string(std::strerror(errno)));
+    std::string priority_type, site_plugin, priority_params, site_params;
+    char line[8192];
+    while (std::fgets(line, sizeof line, pipe.get()) != nullptr) {
+        const std::string_view l = trim(line);
+        const auto eq = l.find('=');
+        if (eq == std::string_view::npos) continue;
+        const std::string key(trim(l.substr(0, eq)));
+        std::string value(trim(l.substr(eq + 1)));
+        if (value == "(null)") value.clear();
+        if (key == "PriorityType")
+            priority_type = value;
+        else if (key == "PrioritySiteFactorPlugin")
+            site_plugin = value;
+        else if (key == "PriorityParameters")
+            priority_params = value;
+        else if (key == "PrioritySiteFactorParameters")
+            site_params = value;
+    }
+    const int status = ::pclose(pipe.release());
+    if (status != 0 && priority_type.empty()) return make_error("scontrol show config failed");
+    std::string key, text;
+    if (site_plugin == "site_factor/explsched") {
+        key = "PrioritySiteFactorParameters";
+        text = site_params;
+    } else if (priority_type == "priority/explsched") {
+        key = "PriorityParameters";
+        text = priority_params;
+    } else {
+        return make_error("ExplSched is not this cluster's priority or site factor plugin");
+    }
+    auto parsed = parse_settings(text, ",");
+    if (!parsed) return make_error(key + ": " + parsed.error().message);
+    if (auto ok = validate(parsed->engine); !ok) return make_error(key + ": " + ok.error().message);
+    return std::make_pair(parsed->engine, "the site's " + key);
+}
+
+// --params over what the source gave (checked by parse_source_options).
+void apply_params(TrialInfo& t, const SourceOptions& options) {
+    if (options.params.empty()) return;
+    Settings base;
+    base.engine = t.settings;
+    if (auto parsed = parse_settings(options.params, ",", base)) {
+        t.settings = parsed->engine;
+        t.settings_from += " with --params " + options.params;
+    }
+}
+
 Result<TrialInfo> load_offline(const SourceOptions& options) {
     auto points = read_points(options.curve, options);
     if (!points) return points.error();
@@ -196,6 +250,7 @@ Result<TrialInfo> load_offline(const SourceOptions& options) {
     t.max_steps = options.max_steps;
     t.gpus = options.gpus;
     t.load = options.load;
+    apply_params(t, options);
     std::vector<std::vector<CurvePoint>> sibling_points;
     for (const std::string& path : options.siblings) {
         auto sp = read_points(path, options);
@@ -204,7 +259,7 @@ Result<TrialInfo> load_offline(const SourceOptions& options) {
     }
     // One engine round: the trial and its siblings, running, past their grace period, at the
     // given load. With no sibling the trial is its own group (so it is valued and priced).
-    auto engine = Engine::create(EngineSettings{});
+    auto engine = Engine::create(t.settings);
     if (!engine) return engine.error();
     std::vector<JobView> jobs;
     const auto make_view = [&](std::uint32_t id, const std::vector<CurvePoint>& pts) {
@@ -328,6 +383,12 @@ Result<TrialInfo> load_live(const std::string& job, const SourceOptions& options
     const auto direction = parse_direction(options.direction);  // checked by parse_source_options
     t.direction = options.direction.empty() || !direction ? infer_direction(t.points) : *direction;
     t.max_steps = options.max_steps;
+    if (auto site = slurm_engine_settings()) {
+        std::tie(t.settings, t.settings_from) = std::move(site).value();
+    } else {
+        t.settings_from = "the engine's defaults (the site's are unknown: " + site.error().message + ")";
+    }
+    apply_params(t, options);
     auto sc = scontrol_show_job(job);
     if (sc) {
         t.state_text = sc->state;
@@ -379,7 +440,8 @@ const char* source_options_help() {
            "64)\n"
            "    --metric-column NAME  metric column (default metric)\n"
            "  --sim RESULT.json       a trial of `explsched-sim --output` (JOBID = simulated job id)\n"
-           "    --policy NAME --seed S  which run (default explsched, the first seed)\n";
+           "    --policy NAME --seed S  which run (default explsched, the first seed)\n"
+           "  --params 'k=v,...'      engine settings to judge by, over the site's or the run's (what if)\n";
 }
 
 Result<SourceOptions> parse_source_options(std::vector<std::string>& args) {
@@ -388,9 +450,9 @@ Result<SourceOptions> parse_source_options(std::vector<std::string>& args) {
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
         static const char* const kWithValue[] = {
-            "--curve", "--sibling", "--metric-column",   "--direction", "--max-steps",
-            "--gpus",  "--load",    "--total-gpus",      "--sim",       "--policy",
-            "--seed",  "--db",      "--steps-per-second"};
+            "--curve", "--sibling", "--metric-column",    "--direction", "--max-steps",
+            "--gpus",  "--load",    "--total-gpus",       "--sim",       "--policy",
+            "--seed",  "--db",      "--steps-per-second", "--params"};
         bool known = false;
         for (const char* k : kWithValue) known = known || a == k;
         if (!known) {
@@ -434,8 +496,14 @@ Result<SourceOptions> parse_source_options(std::vector<std::string>& args) {
             if (!n) return make_error("--seed: '" + v + "' is not a seed");
             o.seed = *n;
             o.have_seed = true;
-        } else if (a == "--db")
+        } else if (a == "--db") {
             o.db = v;
+        } else if (a == "--params") {
+            auto parsed = parse_settings(v, ",");
+            if (!parsed) return make_error("--params: " + parsed.error().message);
+            if (auto ok = validate(parsed->engine); !ok) return make_error("--params: " + ok.error().message);
+            o.params = v;
+        }
     }
     if (!o.curve.empty() && !o.sim.empty()) return make_error("give --curve or --sim, not both");
     args = std::move(rest);
@@ -516,7 +584,23 @@ Result<TrialInfo> load_trial(const std::string& job, const SourceOptions& option
                 const std::string source = "sim " + options.sim + " (" + string_or_empty(**run, "policy") +
                                            ", seed " + std::to_string(count_or(**run, "seed", 0, 1.8e19)) +
                                            ")";
-                return trial_from_record(record, **run, source);
+                TrialInfo t = trial_from_record(record, **run, source);
+                // the run's --params (its min_run_s: --min-run wins over a min_run in them)
+                static const nlohmann::json no_config = nlohmann::json::object();
+                const auto c = result->find("config");
+                const nlohmann::json& config = c != result->end() && c->is_object() ? *c : no_config;
+                const std::string params = string_or_empty(config, "params");
+                if (auto parsed = parse_settings(params, ",")) {
+                    t.settings = parsed->engine;
+                    if (!params.empty()) t.settings_from = "the run's --params " + params;
+                } else {
+                    t.settings_from = "the engine's defaults (the run's --params are unreadable: " +
+                                      parsed.error().message + ")";
+                }
+                const double min_run = number_or_nan(config, "min_run_s");
+                if (std::isfinite(min_run) && min_run >= 0.0) t.settings.min_run_s = min_run;
+                apply_params(t, options);
+                return t;
             }
         }
         return make_error("job " + job + ": not in " + options.sim);

@@ -70,6 +70,10 @@ struct TrialInfo {
     double price_lower = 0.0, price_upper = 0.0;   // the price function's L and U (0 unknown)
     std::vector<TrialMark> marks;
     std::vector<Sibling> siblings;  // other trials of its sweep
+    // The engine settings the trial was judged under, and where they came from: the site's
+    // slurm.conf line (live), the run's --params (sim), --params or the defaults (offline).
+    EngineSettings settings;
+    std::string settings_from = "the engine's defaults";
 };
 
 // Options shared by show, why and plot. Parses and removes the options it knows from argv-style
@@ -88,7 +92,8 @@ struct SourceOptions {
     std::string policy = "explsched";  // --policy (with --sim)
     std::uint64_t seed = 0;            // --seed (with --sim)
     bool have_seed = false;
-    std::string db;  // --db (live): report store path
+    std::string db;      // --db (live): report store path
+    std::string params;  // --params 'k=v,...': engine settings over the source's (what if)
 };
 
 Result<SourceOptions> parse_source_options(std::vector<std::string>& args);

@@ -33,8 +33,22 @@ sleep 30
 grep -q "job $t2 may preempt job $t1" "$CLUSTER_DIR/log/slurmctld.log" && fail "preemption of $t1 by $t2 logged"
 pass "newcomer $t2 (priority $p2) waits: $t1 ($p1) keeps its GPU under preempt_rank_margin=1"
 why_says "$t1" "one without a forecast yet with a priority above $((2 * p1)) (100% more than its $p1)"
+why_says "$t1" "under the site's PriorityParameters"
 
-sed -i 's/^PriorityParameters=.*/&,preempt_rank_margin=0/' "$SLURM_CONF"
+# explsched why reads the site's margin, not the engine's default: 1.5 still keeps the newcomer out
+sed -i 's/^PriorityParameters=.*/&,preempt_rank_margin=1.5/' "$SLURM_CONF"
+scontrol reconfigure || fail "scontrol reconfigure failed"
+why_says "$t1" "one without a forecast yet with a priority above $((5 * p1 / 2)) (150% more than its $p1)"
+why_says_params() { "$top_builddir/src/cli/explsched" why "$t1" --params preempt_rank_margin=3 2>&1; }
+grep -qF "priority above $((4 * p1)) (300% more than its $p1)" <<<"$(why_says_params)" ||
+    fail "explsched why --params preempt_rank_margin=3 does not judge by it: $(why_says_params)"
+out=$("$top_builddir/src/cli/explsched" why "$t1" --params preempt_rank_margin=-1 2>&1) &&
+    fail "explsched why took --params preempt_rank_margin=-1"
+grep -q "preempt_rank_margin" <<<"$out" || fail "a bad --params is refused without naming the key: $out"
+pass "explsched why judges by the site's margin (1.5) and by --params (3); refuses a bad one"
+[ "$(job_state "$t2")" = PENDING ] || fail "newcomer $t2 is $(job_state "$t2") under margin 1.5, want PENDING"
+
+sed -i 's/,preempt_rank_margin=1\.5$/,preempt_rank_margin=0/' "$SLURM_CONF"
 grep -q "^PriorityParameters=.*preempt_rank_margin=0" "$SLURM_CONF" || fail "could not set preempt_rank_margin=0"
 scontrol reconfigure || fail "scontrol reconfigure failed"
 wait_until 60 '[ "$(job_field $t1 Restarts)" -ge 1 ]' "trial $t1 to be preempted by rank alone"

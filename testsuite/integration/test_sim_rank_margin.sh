@@ -64,6 +64,24 @@ if [ -n "$trial" ]; then
     out=$("$cli" why --sim "$tmp/rec.json" "$trial" 2>&1)
     want="one without a forecast yet with a priority above $((2 * priority)) (100% more than its $priority)"
     grep -qF "$want" <<<"$out" || { echo "FAIL: why $trial does not say '$want': $out"; fail=1; }
+    # why judges by the run's own --params (here edited to margin 2), and --params over them
+    /usr/bin/python3 - "$tmp/rec.json" "$tmp/rec2.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["config"]["params"] = "preempt_rank_margin=2"
+json.dump(r, open(sys.argv[2], "w"))
+PY
+    out=$("$cli" why --sim "$tmp/rec2.json" "$trial" 2>&1)
+    for want in "priority above $((3 * priority)) (200% more than its $priority)" \
+        "under the run's --params preempt_rank_margin=2"; do
+        grep -qF "$want" <<<"$out" || { echo "FAIL: why (run's margin 2) does not say '$want': $out"; fail=1; }
+    done
+    out=$("$cli" why --sim "$tmp/rec2.json" "$trial" --params preempt_rank_margin=0.5 2>&1)
+    want="priority above $((3 * priority / 2)) (50% more than its $priority)"
+    grep -qF "$want" <<<"$out" || { echo "FAIL: why --params margin 0.5 does not say '$want': $out"; fail=1; }
+    out=$("$cli" why --sim "$tmp/rec2.json" "$trial" --params preempt_rank_margin=lots 2>&1) &&
+        { echo "FAIL: why took --params preempt_rank_margin=lots"; fail=1; }
+    grep -q "preempt_rank_margin" <<<"$out" || { echo "FAIL: bad --params refused without the key: $out"; fail=1; }
 fi
 [ $fail = 0 ] || exit 1
 echo "ok: preempt_rank_margin cuts preemptions and the time to best under overload, and says so"

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -179,45 +180,76 @@ Result<std::vector<CurvePoint>> read_points(const std::string& path, const Sourc
     return points;
 }
 
-// The engine settings slurmctld runs with, from `scontrol show config`: PrioritySiteFactorParameters
-// under site_factor/explsched, PriorityParameters under priority/explsched. The label names the key.
-Result<std::pair<EngineSettings, std::string>> slurm_engine_settings() {
-    std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen("scontrol show config 2>/dev/null", "r"), ::pclose);
-    if (!pipe) return make_error("cannot run scontrol: " + std::string(std::strerror(errno)));
-    std::string priority_type, site_plugin, priority_params, site_params;
+// "Key = Value" / "Key=Value" lines: the value of each of `keys` (matched without case; the last
+// line wins), "(null)" read as empty. Comments ('#' to the end of a line) are skipped.
+void read_key_values(FILE* in, std::vector<std::pair<std::string, std::string>>& keys) {
     char line[8192];
-    while (std::fgets(line, sizeof line, pipe.get()) != nullptr) {
-        const std::string_view l = trim(line);
+    while (std::fgets(line, sizeof line, in) != nullptr) {
+        std::string_view l = line;
+        if (const auto hash = l.find('#'); hash != std::string_view::npos) l = l.substr(0, hash);
+        l = trim(l);
         const auto eq = l.find('=');
         if (eq == std::string_view::npos) continue;
-        const std::string key(trim(l.substr(0, eq)));
+        const std::string_view key = trim(l.substr(0, eq));
         std::string value(trim(l.substr(eq + 1)));
         if (value == "(null)") value.clear();
-        if (key == "PriorityType")
-            priority_type = value;
-        else if (key == "PrioritySiteFactorPlugin")
-            site_plugin = value;
-        else if (key == "PriorityParameters")
-            priority_params = value;
-        else if (key == "PrioritySiteFactorParameters")
-            site_params = value;
+        for (auto& [name, v] : keys) {
+            if (key.size() == name.size() &&
+                std::equal(key.begin(), key.end(), name.begin(), [](char a, char b) {
+                    return std::tolower(static_cast<unsigned char>(a)) ==
+                           std::tolower(static_cast<unsigned char>(b));
+                }))
+                v = value;
+        }
     }
-    const int status = ::pclose(pipe.release());
-    if (status != 0 && priority_type.empty()) return make_error("scontrol show config failed");
+}
+
+// The engine settings slurmctld runs with: PrioritySiteFactorParameters under
+// site_factor/explsched, PriorityParameters under priority/explsched, from `scontrol show
+// config`. Slurm 22.05's slurmctld reports the site factor plugin and its parameters as (null),
+// so where it names no site factor plugin they are read from the slurm.conf it names
+// (SLURM_CONF). The label names the key.
+Result<std::pair<EngineSettings, std::string>> slurm_engine_settings() {
+    enum { type, site_plugin, priority_params, site_params, conf };
+    std::vector<std::pair<std::string, std::string>> keys = {{"PriorityType", ""},
+                                                             {"PrioritySiteFactorPlugin", ""},
+                                                             {"PriorityParameters", ""},
+                                                             {"PrioritySiteFactorParameters", ""},
+                                                             {"SLURM_CONF", ""}};
+    {
+        std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen("scontrol show config 2>/dev/null", "r"),
+                                                   ::pclose);
+        if (!pipe) return make_error("cannot run scontrol: " + std::string(std::strerror(errno)));
+        read_key_values(pipe.get(), keys);
+    }
+    if (keys[type].second.empty()) return make_error("scontrol show config gave no PriorityType");
+    std::string from = "";
+    if (keys[site_plugin].second.empty() && !keys[conf].second.empty()) {
+        std::vector<std::pair<std::string, std::string>> file_keys = {{"PrioritySiteFactorPlugin", ""},
+                                                                      {"PrioritySiteFactorParameters", ""}};
+        std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(keys[conf].second.c_str(), "re"), std::fclose);
+        if (file) {
+            read_key_values(file.get(), file_keys);
+            keys[site_plugin].second = file_keys[0].second;
+            keys[site_params].second = file_keys[1].second;
+            from = " (" + keys[conf].second + ")";
+        }
+    }
     std::string key, text;
-    if (site_plugin == "site_factor/explsched") {
+    if (keys[site_plugin].second == "site_factor/explsched") {
         key = "PrioritySiteFactorParameters";
-        text = site_params;
-    } else if (priority_type == "priority/explsched") {
+        text = keys[site_params].second;
+    } else if (keys[type].second == "priority/explsched") {
         key = "PriorityParameters";
-        text = priority_params;
+        text = keys[priority_params].second;
+        from.clear();
     } else {
         return make_error("ExplSched is not this cluster's priority or site factor plugin");
     }
     auto parsed = parse_settings(text, ",");
     if (!parsed) return make_error(key + ": " + parsed.error().message);
     if (auto ok = validate(parsed->engine); !ok) return make_error(key + ": " + ok.error().message);
-    return std::make_pair(parsed->engine, "the site's " + key);
+    return std::make_pair(parsed->engine, "the site's " + key + from);
 }
 
 // --params over what the source gave (checked by parse_source_options).

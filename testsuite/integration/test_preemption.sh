@@ -2,14 +2,15 @@
 # Preemption: a promising pending trial requeues the running trial of lowest utility per GPU (its
 # utility below the GPU price, and the preemptor's above it by the margin). The preempted trial
 # gets SIGTERM, checkpoints within the grace time, is requeued, and later resumes from its
-# checkpoint. A non-exploratory job is never preempted by a trial.
+# checkpoint. A non-exploratory job is never preempted by a trial. explsched why reads the site's
+# settings line (PriorityParameters, or PrioritySiteFactorParameters in the _site variant).
 set -u
 . "$(dirname "$0")/lib.sh"
 require_cluster
 [ -x "$top_builddir/src/daemon/explschedd" ] || skip "explschedd not built"
 [ -x /usr/bin/python3 ] || skip "/usr/bin/python3 missing"
 start_cluster --nodes 1 --gpus 1 --explschedd \
-    --params rerank_period=1,min_run=0,grace_time=5,preempt_margin=0.25
+    --params rerank_period=1,min_run=0,grace_time=5,preempt_margin=0.25,preempt_rank_margin=0.5
 trial="/usr/bin/python3 $top_srcdir/testsuite/integration/synthetic_trial.py"
 
 # A non-exploratory job first: nothing may preempt it.
@@ -26,6 +27,11 @@ pass "the non-exploratory job ran to completion; the trial waited for it"
 wait_until 30 'scontrol show job $t1 | grep -q "SystemComment=.*decision=preemptable"' \
     "the flat trial to be assessed preemptable (utility below the price)"
 pass "running trial $t1: $(scontrol show job $t1 | sed -n 's/^ *SystemComment=//p')"
+# explsched why judges by the site's line (the rank margin 0.5 is not the default 1)
+key=PriorityParameters
+[ "${EXPLSCHED_TEST_SITE_FACTOR:-0}" = 1 ] && key=PrioritySiteFactorParameters
+why_says "$t1" "under the site's $key"
+why_says "$t1" "one without a forecast yet with a priority above [0-9]* (50% more than its"
 
 # A trial of another sweep with a steep curve (as if it had run before): it should take the GPU.
 t2=$(submit --gres=gpu:1 --explore=steep --explore-max-steps=3000 -o t2.out --wrap 'sleep 6')

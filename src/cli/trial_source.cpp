@@ -244,7 +244,10 @@ Result<std::pair<EngineSettings, std::string>> slurm_engine_settings() {
         text = keys[priority_params].second;
         from.clear();
     } else {
-        return make_error("ExplSched is not this cluster's priority or site factor plugin");
+        return make_error("ExplSched is not this cluster's priority or site factor plugin (PriorityType " +
+                          keys[type].second + ", no PrioritySiteFactorPlugin=site_factor/explsched" +
+                          (from.empty() ? std::string() : " in" + from + "; Include files are not read") +
+                          ")");
     }
     auto parsed = parse_settings(text, ",");
     if (!parsed) return make_error(key + ": " + parsed.error().message);

@@ -378,11 +378,53 @@ Result<ScontrolJob> scontrol_show_job(const std::string& job) {
     return out;
 }
 
-Result<TrialInfo> load_live(const std::string& job, const SourceOptions& options) {
-    const auto id = parse_uint64(job);
-    if (!id || *id == 0 || *id > 0xffffffffULL) {
-        return make_error("job '" + job + "': not a job id (for an array task give the task's own job id)");
+bool all_digits(std::string_view s) {
+    return !s.empty() && s.size() <= 10 &&
+           std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// A job id, or an array task as ARRAYID_INDEX (what squeue and sacct print): that task's own job
+// id, from `scontrol show job` (only digits and one '_' reach the shell). A task that has not
+// started has no record of its own yet (scontrol shows the array's pending remainder).
+Result<std::uint32_t> live_job_id(const std::string& job) {
+    const auto bad = [&] {
+        return make_error("job '" + job + "': not a job id or an array task (ARRAYID_INDEX, e.g. 1234_7)");
+    };
+    if (all_digits(job)) {
+        const auto id = parse_uint64(job);
+        if (!id || *id == 0 || *id > 0xffffffffULL) return bad();
+        return static_cast<std::uint32_t>(*id);
     }
+    const auto us = job.find('_');
+    if (us == std::string::npos || !all_digits(std::string_view(job).substr(0, us)) ||
+        !all_digits(std::string_view(job).substr(us + 1)))
+        return bad();
+    const std::string command = "scontrol show job -o " + job + " 2>&1";
+    std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(command.c_str(), "r"), ::pclose);
+    if (!pipe) return make_error("scontrol: cannot run: " + std::string(std::strerror(errno)));
+    std::string text;
+    char buffer[4096];
+    while (std::fgets(buffer, sizeof buffer, pipe.get()) != nullptr && text.size() < (1u << 20))
+        text += buffer;
+    if (::pclose(pipe.release()) != 0)
+        return make_error("scontrol show job " + job + ": " + std::string(trim(text)));
+    const std::string_view index = std::string_view(job).substr(us + 1);
+    for (auto line : split(text, "\n")) {
+        std::optional<std::uint64_t> id;
+        bool this_task = false;
+        for (auto field : split(trim(line), " ")) {
+            if (field.rfind("JobId=", 0) == 0) id = parse_uint64(field.substr(6));
+            if (field.rfind("ArrayTaskId=", 0) == 0) this_task = field.substr(12) == index;
+        }
+        if (this_task && id && *id > 0 && *id <= 0xffffffffULL) return static_cast<std::uint32_t>(*id);
+    }
+    return make_error("array task " + job + " has not started: it has no job of its own yet");
+}
+
+Result<TrialInfo> load_live(const std::string& job_arg, const SourceOptions& options) {
+    const auto id = live_job_id(job_arg);
+    if (!id) return id.error();
+    const std::string job = std::to_string(*id);
     std::string db = options.db;
     std::string no_store;  // why there is no curve to read (the ranking line may still be there)
     if (db.empty()) {
@@ -411,7 +453,7 @@ Result<TrialInfo> load_live(const std::string& job, const SourceOptions& options
         source = "live (SystemComment only; no curve: " + no_store + ")";
     }
     TrialInfo t;
-    t.name = job;
+    t.name = job_arg == job ? job : job_arg + " (job " + job + ")";
     t.source = source;
     const double t0 = rows.empty() ? 0.0 : rows.front().client_time;
     for (const StoredReport& r : rows) t.points.push_back(curve_point(r, ReportClock::client, t0));
@@ -463,7 +505,8 @@ Result<TrialInfo> load_live(const std::string& job, const SourceOptions& options
 
 const char* source_options_help() {
     return "Where the trial comes from (default: the live cluster):\n"
-           "  JOBID                   live: curve from the report store, assessment from slurmctld\n"
+           "  JOBID                   live: curve from the report store, assessment from slurmctld;\n"
+           "                          a job id, or an array task as ARRAYID_INDEX (1234_7)\n"
            "    --db PATH             report store (default: report_db of $EXPLSCHED_CONF or "
            "/etc/slurm/explschedd.conf)\n"
            "  --curve FILE            offline: a curve CSV, assessed by the engine as one round\n"

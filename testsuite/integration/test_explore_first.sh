@@ -3,8 +3,9 @@
 # of four nearly equal trials on two GPUs: once past 10 % of its run, the running trial that does
 # not lead the sweep is paused (requeued and held with its checkpoint) because the sweep's untried
 # tasks wait; an untried task starts on its GPU; the paused trial is resumed later, continues from
-# its checkpoint, and every task completes. SystemComment, slurmctld's log and `explsched why` say
-# so. Without the setting (first sweep's control, a plain cluster) nothing is paused.
+# its checkpoint, and every task completes. SystemComment, slurmctld's log and `explsched why`
+# (by job id and by ARRAYID_INDEX) say so. Without the setting (first sweep's control, a plain
+# cluster) nothing is paused.
 #
 # Settings: hopeless_probability=0 (nothing is stopped), min_run=0, pause_probability=0.2 (the
 # default: pauses on); the trials are near ties, so no trial's chance falls below 0.2 and the
@@ -41,6 +42,13 @@ pass "paused trial: $(comment "$pid" | cut -c1-220)"
 why=$("$cli" why "$pid" 2>&1) || fail "explsched why failed: $why"
 echo "$why" | grep -q "its sweep.s untried trials wait" || fail "explsched why does not say why it paused: $why"
 echo "$why" | grep -q "not because it looks unlikely" || fail "explsched why explains an explore-first pause as any pause: $why"
+# the same by its array name, as squeue prints it; an index the array does not have is refused
+why=$("$cli" why "${job}_$task" 2>&1) || fail "explsched why ${job}_$task failed: $why"
+echo "$why" | grep -q "^job ${job}_$task (job $pid) " || fail "explsched why ${job}_$task does not name task and job: $why"
+echo "$why" | grep -q "its sweep.s untried trials wait" || fail "explsched why ${job}_$task does not say why it paused: $why"
+out=$("$cli" why "${job}_99" 2>&1) && fail "explsched why ${job}_99 (no such task) succeeded: $out"
+echo "$out" | grep -q "${job}_99" || fail "explsched why ${job}_99 fails without naming it: $out"
+pass "explsched why ${job}_$task = why $pid; ${job}_99: $out"
 wait_until 30 '[ "$(squeue -h -j ${job}_2,${job}_3 -t RUNNING,COMPLETING -o %i 2>/dev/null | wc -l)" -ge 1 ] || [ -s acks.2 ] || [ -s acks.3 ]' \
     "an untried task to start on the freed GPU"
 pass "an untried task started"

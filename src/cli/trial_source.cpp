@@ -204,11 +204,11 @@ void read_key_values(FILE* in, std::vector<std::pair<std::string, std::string>>&
     }
 }
 
-// The engine settings slurmctld runs with: PrioritySiteFactorParameters under
-// site_factor/explsched, PriorityParameters under priority/explsched, from `scontrol show
-// config`. Slurm 22.05's slurmctld reports the site factor plugin and its parameters as (null),
-// so where it names no site factor plugin they are read from the slurm.conf it names
-// (SLURM_CONF). The label names the key.
+// The engine settings slurmctld runs with, from `scontrol show config`: PriorityParameters under
+// priority/explsched; under priority/multifactor with site_factor/explsched,
+// PrioritySiteFactorParameters. Slurm 22.05 and 24.11 report the site factor plugin and its
+// parameters as (null) there, so where slurmctld names none they are read from the slurm.conf it
+// names (SLURM_CONF; Include files are not followed). The label names the key.
 Result<std::pair<EngineSettings, std::string>> slurm_engine_settings() {
     enum { type, site_plugin, priority_params, site_params, conf };
     std::vector<std::pair<std::string, std::string>> keys = {{"PriorityType", ""},
@@ -222,37 +222,36 @@ Result<std::pair<EngineSettings, std::string>> slurm_engine_settings() {
         if (!pipe) return make_error("cannot run scontrol: " + std::string(std::strerror(errno)));
         read_key_values(pipe.get(), keys);
     }
-    if (keys[type].second.empty()) return make_error("scontrol show config gave no PriorityType");
-    std::string from = "";
+    const std::string& priority_type = keys[type].second;
+    if (priority_type.empty()) return make_error("scontrol show config gave no PriorityType");
+    const auto parse = [](const std::string& key, const std::string& text,
+                          const std::string& from) -> Result<std::pair<EngineSettings, std::string>> {
+        auto parsed = parse_settings(text, ",");
+        if (!parsed) return make_error(key + ": " + parsed.error().message);
+        if (auto ok = validate(parsed->engine); !ok) return make_error(key + ": " + ok.error().message);
+        return std::make_pair(parsed->engine, "the site's " + key + from);
+    };
+    if (priority_type == "priority/explsched")
+        return parse("PriorityParameters", keys[priority_params].second, "");
+    std::string from;
     if (keys[site_plugin].second.empty() && !keys[conf].second.empty()) {
         std::vector<std::pair<std::string, std::string>> file_keys = {{"PrioritySiteFactorPlugin", ""},
                                                                       {"PrioritySiteFactorParameters", ""}};
         std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(keys[conf].second.c_str(), "re"), std::fclose);
-        if (file) {
-            read_key_values(file.get(), file_keys);
-            keys[site_plugin].second = file_keys[0].second;
-            keys[site_params].second = file_keys[1].second;
-            from = " (" + keys[conf].second + ")";
-        }
+        if (!file)
+            return make_error("cannot read " + keys[conf].second +
+                              " for PrioritySiteFactorParameters: " + std::strerror(errno));
+        read_key_values(file.get(), file_keys);
+        keys[site_plugin].second = file_keys[0].second;
+        keys[site_params].second = file_keys[1].second;
+        from = " (" + keys[conf].second + ")";
     }
-    std::string key, text;
-    if (keys[site_plugin].second == "site_factor/explsched") {
-        key = "PrioritySiteFactorParameters";
-        text = keys[site_params].second;
-    } else if (keys[type].second == "priority/explsched") {
-        key = "PriorityParameters";
-        text = keys[priority_params].second;
-        from.clear();
-    } else {
-        return make_error("ExplSched is not this cluster's priority or site factor plugin (PriorityType " +
-                          keys[type].second + ", no PrioritySiteFactorPlugin=site_factor/explsched" +
-                          (from.empty() ? std::string() : " in" + from + "; Include files are not read") +
-                          ")");
-    }
-    auto parsed = parse_settings(text, ",");
-    if (!parsed) return make_error(key + ": " + parsed.error().message);
-    if (auto ok = validate(parsed->engine); !ok) return make_error(key + ": " + ok.error().message);
-    return std::make_pair(parsed->engine, "the site's " + key + from);
+    if (keys[site_plugin].second == "site_factor/explsched")
+        return parse("PrioritySiteFactorParameters", keys[site_params].second, from);
+    return make_error(
+        "ExplSched is not this cluster's priority or site factor plugin (PriorityType " + priority_type +
+        ", no PrioritySiteFactorPlugin=site_factor/explsched" +
+        (from.empty() ? std::string() : " in " + keys[conf].second + "; Include files are not read") + ")");
 }
 
 // --params over what the source gave (checked by parse_source_options).

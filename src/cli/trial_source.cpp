@@ -259,10 +259,14 @@ void apply_params(TrialInfo& t, const SourceOptions& options) {
     if (options.params.empty()) return;
     Settings base;
     base.engine = t.settings;
-    if (auto parsed = parse_settings(options.params, ",", base)) {
-        t.settings = parsed->engine;
-        t.settings_from += " with --params " + options.params;
+    auto parsed = parse_settings(options.params, ",", base);
+    Status ok = parsed ? validate(parsed->engine) : Status(parsed.error());
+    if (!ok) {  // valid alone (parse_source_options), not over these settings
+        t.settings_from += " (--params not applied over them: " + ok.error().message + ")";
+        return;
     }
+    t.settings = parsed->engine;
+    t.settings_from += " with --params " + options.params;
 }
 
 Result<TrialInfo> load_offline(const SourceOptions& options) {
@@ -407,13 +411,14 @@ Result<std::uint32_t> live_job_id(const std::string& job) {
         text += buffer;
     if (::pclose(pipe.release()) != 0)
         return make_error("scontrol show job " + job + ": " + std::string(trim(text)));
-    const std::string_view index = std::string_view(job).substr(us + 1);
+    const auto index = parse_uint64(std::string_view(job).substr(us + 1));  // "07" is task 7
     for (auto line : split(text, "\n")) {
         std::optional<std::uint64_t> id;
         bool this_task = false;
         for (auto field : split(trim(line), " ")) {
             if (field.rfind("JobId=", 0) == 0) id = parse_uint64(field.substr(6));
-            if (field.rfind("ArrayTaskId=", 0) == 0) this_task = field.substr(12) == index;
+            if (field.rfind("ArrayTaskId=", 0) == 0)
+                this_task = index && parse_uint64(field.substr(12)) == index;
         }
         if (this_task && id && *id > 0 && *id <= 0xffffffffULL) return static_cast<std::uint32_t>(*id);
     }

@@ -7,20 +7,11 @@
 # (the mechanism was on all along). Two real users, one node, two GPUs.
 set -u
 . "$(dirname "$0")/lib.sh"
-require_cluster
-require_users
-[ -x "$top_builddir/src/daemon/explschedd" ] || skip "explschedd not built"
-[ -x /usr/bin/python3 ] || skip "/usr/bin/python3 missing"
-A=esh_xf_a$$
-B=esh_xf_b$$
-make_user $A
-make_user $B
+two_users esh_xf
 start_cluster --nodes 1 --gpus 2 --explschedd \
     --params rerank_period=1,min_run=0,grace_time=3,hopeless_probability=0,hopeless_action=requeue,explore_first_progress=0.1
 log=$CLUSTER_DIR/log/slurmctld.log
-chmod o+x "$CLUSTER_DIR" "$CLUSTER_DIR/munge" 2>/dev/null
-chmod o+r "$SLURM_CONF" "$CLUSTER_DIR"/*.conf 2>/dev/null
-work=$CLUSTER_DIR/tmp # mode 1777: the users' jobs keep their checkpoints there
+open_to_users
 
 # Near ties (no rule but explore first would pause one): 6,000 steps, 10 every 0.1 s (a minute).
 cat >"$work/trial.sh" <<EOS

@@ -14,20 +14,10 @@
 # than silence does.) Two real users, one node, two GPUs, priority/explsched, the default margin.
 set -u
 . "$(dirname "$0")/lib.sh"
-require_cluster
-require_users
-[ -x "$top_builddir/src/daemon/explschedd" ] || skip "explschedd not built"
-[ -x /usr/bin/python3 ] || skip "/usr/bin/python3 missing"
-A=esh_rm_a$$
-B=esh_rm_b$$
-make_user $A
-make_user $B
+two_users esh_rm
 start_cluster --nodes 1 --gpus 2 --explschedd --params rerank_period=1,min_run=0,grace_time=5
 log=$CLUSTER_DIR/log/slurmctld.log
-chmod o+x "$CLUSTER_DIR" "$CLUSTER_DIR/munge" 2>/dev/null
-chmod o+r "$SLURM_CONF" "$CLUSTER_DIR"/*.conf 2>/dev/null
-work=$CLUSTER_DIR/tmp # mode 1777
-trial="/usr/bin/python3 $top_srcdir/testsuite/integration/synthetic_trial.py"
+open_to_users
 grep -q "preempt_rank_margin" "$SLURM_CONF" && fail "the test cluster sets preempt_rank_margin: the default is under test"
 
 # a_trial NAME NICE B: A's trial reporting loss = 0.5 + B * step^-0.5 (B=0: flat) for 3000 steps

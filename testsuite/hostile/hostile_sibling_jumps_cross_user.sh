@@ -8,19 +8,9 @@
 # mechanism was on all along). Two real users, one node, four GPUs.
 set -u
 . "$(dirname "$0")/lib.sh"
-require_cluster
-require_users
-[ -x "$top_builddir/src/daemon/explschedd" ] || skip "explschedd not built"
-[ -x /usr/bin/python3 ] || skip "/usr/bin/python3 missing"
-A=esh_sj_a$$
-B=esh_sj_b$$
-make_user $A
-make_user $B
+two_users esh_sj
 start_cluster --nodes 1 --gpus 4 --explschedd --params rerank_period=1,min_run=0,pause_probability=0,sibling_jumps=yes
-chmod o+x "$CLUSTER_DIR" "$CLUSTER_DIR/munge" 2>/dev/null
-chmod o+r "$SLURM_CONF" "$CLUSTER_DIR"/*.conf 2>/dev/null
-work=$CLUSTER_DIR/tmp # mode 1777
-trial="/usr/bin/python3 $top_srcdir/testsuite/integration/synthetic_trial.py"
+open_to_users
 
 # run_as USER SWEEP NAME STEPS TRIAL-ARGS...: one trial of USER's sweep SWEEP (hopeless: marked only)
 run_as() {

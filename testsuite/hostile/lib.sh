@@ -48,6 +48,30 @@ submit_as() {
         cut -d';' -f1
 }
 
+# two_users PREFIX: the preamble of a test whose trials two users run: needs a cluster, root (for
+# the users), explschedd and /usr/bin/python3, else skips; creates users A=PREFIX_a$$ and
+# B=PREFIX_b$$ (this test's alone).
+two_users() {
+    require_cluster
+    require_users
+    [ -x "$top_builddir/src/daemon/explschedd" ] || skip "explschedd not built"
+    [ -x /usr/bin/python3 ] || skip "/usr/bin/python3 missing"
+    A=$1_a$$
+    B=$1_b$$
+    make_user "$A"
+    make_user "$B"
+}
+
+# open_to_users: after start_cluster, lets the users' clients read slurm.conf and reach munged;
+# sets work (the cluster's tmp directory, mode 1777: the users' jobs keep their checkpoints there)
+# and trial (the synthetic trial program).
+open_to_users() {
+    chmod o+x "$CLUSTER_DIR" "$CLUSTER_DIR/munge" 2>/dev/null
+    chmod o+r "$SLURM_CONF" "$CLUSTER_DIR"/*.conf 2>/dev/null
+    work=$CLUSTER_DIR/tmp
+    trial="/usr/bin/python3 $top_srcdir/testsuite/integration/synthetic_trial.py"
+}
+
 # read_slurm_user_uid: sets slurm_user_uid to SlurmUser's uid in the running cluster
 # (explschedd's; a report credential made outside a job step must be restricted to it), or fails.
 read_slurm_user_uid() {

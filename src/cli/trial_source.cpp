@@ -343,6 +343,8 @@ struct ScontrolJob {
     std::string state, system_comment;
     std::uint32_t priority = 0;
     std::uint32_t gpus = 0;
+    std::optional<std::uint64_t> job_id;      // JobId
+    std::optional<std::uint64_t> array_task;  // ArrayTaskId, when a single task (not "2-9")
 };
 
 Result<ScontrolJob> scontrol_show_job(const std::string& job) {
@@ -368,6 +370,8 @@ Result<ScontrolJob> scontrol_show_job(const std::string& job) {
             if (eq == std::string_view::npos) continue;
             const auto key = field.substr(0, eq), value = field.substr(eq + 1);
             if (key == "JobState") out.state = std::string(value);
+            if (key == "JobId") out.job_id = parse_uint64(value);
+            if (key == "ArrayTaskId") out.array_task = parse_uint64(value);
             if (key == "Priority") out.priority = static_cast<std::uint32_t>(parse_uint64(value).value_or(0));
             if (key == "TRES" || key == "ReqTRES") {
                 for (auto item : split(value, ",")) {
@@ -386,6 +390,16 @@ bool all_digits(std::string_view s) {
            std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
+}  // namespace
+
+bool is_job_name(std::string_view job) {
+    if (all_digits(job)) return true;
+    const auto us = job.find('_');
+    return us != std::string_view::npos && all_digits(job.substr(0, us)) && all_digits(job.substr(us + 1));
+}
+
+namespace {
+
 // A job id, or an array task as ARRAYID_INDEX (what squeue and sacct print): that task's own job
 // id, from `scontrol show job` (only digits and one '_' reach the shell). A task that has not
 // started has no record of its own yet (scontrol shows the array's pending remainder).
@@ -393,35 +407,18 @@ Result<std::uint32_t> live_job_id(const std::string& job) {
     const auto bad = [&] {
         return make_error("job '" + job + "': not a job id or an array task (ARRAYID_INDEX, e.g. 1234_7)");
     };
+    if (!is_job_name(job)) return bad();
     if (all_digits(job)) {
         const auto id = parse_uint64(job);
         if (!id || *id == 0 || *id > 0xffffffffULL) return bad();
         return static_cast<std::uint32_t>(*id);
     }
     const auto us = job.find('_');
-    if (us == std::string::npos || !all_digits(std::string_view(job).substr(0, us)) ||
-        !all_digits(std::string_view(job).substr(us + 1)))
-        return bad();
-    const std::string command = "scontrol show job -o " + job + " 2>&1";
-    std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(command.c_str(), "r"), ::pclose);
-    if (!pipe) return make_error("scontrol: cannot run: " + std::string(std::strerror(errno)));
-    std::string text;
-    char buffer[4096];
-    while (std::fgets(buffer, sizeof buffer, pipe.get()) != nullptr && text.size() < (1u << 20))
-        text += buffer;
-    if (::pclose(pipe.release()) != 0)
-        return make_error("scontrol show job " + job + ": " + std::string(trim(text)));
+    auto sc = scontrol_show_job(job);
+    if (!sc) return sc.error();
     const auto index = parse_uint64(std::string_view(job).substr(us + 1));  // "07" is task 7
-    for (auto line : split(text, "\n")) {
-        std::optional<std::uint64_t> id;
-        bool this_task = false;
-        for (auto field : split(trim(line), " ")) {
-            if (field.rfind("JobId=", 0) == 0) id = parse_uint64(field.substr(6));
-            if (field.rfind("ArrayTaskId=", 0) == 0)
-                this_task = index && parse_uint64(field.substr(12)) == index;
-        }
-        if (this_task && id && *id > 0 && *id <= 0xffffffffULL) return static_cast<std::uint32_t>(*id);
-    }
+    if (index && sc->array_task == index && sc->job_id && *sc->job_id > 0 && *sc->job_id <= 0xffffffffULL)
+        return static_cast<std::uint32_t>(*sc->job_id);
     return make_error("array task " + job + " has not started: it has no job of its own yet");
 }
 

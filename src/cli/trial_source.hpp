@@ -12,6 +12,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -101,6 +102,10 @@ const char* source_options_help();
 
 // `job` is the job id (live, --sim) or empty (--curve).
 Result<TrialInfo> load_trial(const std::string& job, const SourceOptions& options);
+
+// A live job's name as users give it: a job id, or an array task as ARRAYID_INDEX (1234_7).
+// Only such a name is passed to scontrol (through the shell).
+bool is_job_name(std::string_view job);
 // A --sim result file, parsed once.
 Result<nlohmann::json> read_sim_result(const std::string& path);
 // The run of (policy, seed) in a sim result, or an error naming what is there.

@@ -4,14 +4,13 @@
 #include <memory>
 #include <sstream>
 
+#include "cli/trial_source.hpp"
 #include "core/base/strings.hpp"
 
 namespace explsched::cli {
 
 std::optional<LivePlacement> live_placement(const std::string& job) {
-    for (char c : job)
-        if (!(c >= '0' && c <= '9') && c != '_') return std::nullopt;  // a job id, nothing for the shell
-    if (job.empty()) return std::nullopt;
+    if (!is_job_name(job)) return std::nullopt;  // a job id, nothing for the shell
     const std::string command = "scontrol show job " + job + " 2>/dev/null";
     std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(command.c_str(), "r"), ::pclose);
     if (!pipe) return std::nullopt;

@@ -6,7 +6,8 @@
 # PATH, named as a fake: no cluster runs here) answers `show config` and `show job` with what each
 # case needs; the real paths are covered on real clusters by test_preemption(_site).sh and
 # test_preemption_rank_margin.sh. Cases: site factor from slurm.conf, priority/explsched, an
-# unreadable slurm.conf, a bad settings line, a cluster without ExplSched.
+# unreadable slurm.conf, a bad settings line, a cluster without ExplSched; and job names with
+# shell characters, refused before any scontrol runs.
 set -u
 . "$(dirname "$0")/lib.sh"
 cli=$top_builddir/src/cli/explsched
@@ -17,6 +18,7 @@ mkdir "$tmp/bin"
 # FAKE scontrol: `show config` prints $tmp/config; `show job [-o] ID` a running trial, priority 40001
 cat >"$tmp/bin/scontrol" <<EOF
 #!/bin/sh
+echo "\$*" >>"$tmp/calls"
 case "\$1 \$2" in
     "show config") cat "$tmp/config" ;;
     "show job") cat <<'JOB'
@@ -82,6 +84,16 @@ why_case "bad settings line" "the site's are unknown: PrioritySiteFactorParamete
 # 5. no ExplSched plugin configured at all
 sed -i '/sitefactorplugin/d' "$tmp/slurm.conf"
 why_case "no ExplSched plugin" "ExplSched is not this cluster's priority or site factor plugin (PriorityType priority/multifactor"
+
+# 6. a job name with shell characters never reaches the shell (`why` runs scontrol through it)
+: >"$tmp/calls"
+for bad in "7;touch $tmp/pwned" "7_1\$(touch $tmp/pwned)" "7 8" "7_" "_1" "1_2_3"; do
+    out=$(PATH="$tmp/bin:$PATH" "$cli" why "$bad" 2>&1) && { echo "FAIL: why '$bad' accepted: $out"; fail=1; }
+    grep -q "not a job id or an array task" <<<"$out" || { echo "FAIL: why '$bad': $out"; fail=1; }
+done
+[ ! -e "$tmp/pwned" ] || { echo "FAIL: a job name ran a command"; fail=1; }
+grep -q "show job" "$tmp/calls" && { echo "FAIL: scontrol was asked about a bad name: $(cat "$tmp/calls")"; fail=1; }
+echo "ok: job names with shell characters are refused before scontrol runs"
 
 [ $fail = 0 ] || exit 1
 echo "ok: explsched why judges a live job by the site's settings wherever slurmctld keeps them"

@@ -39,9 +39,9 @@ why_says "$t1" "under the site's PriorityParameters"
 sed -i 's/^PriorityParameters=.*/&,preempt_rank_margin=1.5/' "$SLURM_CONF"
 scontrol reconfigure || fail "scontrol reconfigure failed"
 why_says "$t1" "one without a forecast yet with a priority above $((5 * p1 / 2)) (150% more than its $p1)"
-why_says_params() { "$top_builddir/src/cli/explsched" why "$t1" --params preempt_rank_margin=3 2>&1; }
-grep -qF "priority above $((4 * p1)) (300% more than its $p1)" <<<"$(why_says_params)" ||
-    fail "explsched why --params preempt_rank_margin=3 does not judge by it: $(why_says_params)"
+out=$("$top_builddir/src/cli/explsched" why "$t1" --params preempt_rank_margin=3 2>&1)
+grep -qF "priority above $((4 * p1)) (300% more than its $p1)" <<<"$out" ||
+    fail "explsched why --params preempt_rank_margin=3 does not judge by it: $out"
 out=$("$top_builddir/src/cli/explsched" why "$t1" --params preempt_rank_margin=-1 2>&1) &&
     fail "explsched why took --params preempt_rank_margin=-1"
 grep -q "preempt_rank_margin" <<<"$out" || fail "a bad --params is refused without naming the key: $out"

@@ -103,8 +103,11 @@ _cluster_free_port_base() {
     blocks=$(( count / 100 + 1 ))
     read -r first nblocks < <(_cluster_port_window)
     [ "$nblocks" -ge "$blocks" ] || return 1
-    # the local ports in use, as " 4E21 4E22 ... " (read once: a large cluster asks for 130 ports)
-    used=" $(awk 'FNR > 1 { split($2, a, ":"); printf "%s ", toupper(a[2]) }' /proc/net/tcp /proc/net/tcp6 2>/dev/null) "
+    # the local ports in use, as " 4E21 4E22 ... " (read once: a large cluster asks for 130 ports);
+    # EXPLSCHED_TCP_TABLES names other tables in /proc/net/tcp's format (test_cluster_ports.sh)
+    # shellcheck disable=SC2086
+    used=" $(awk 'FNR > 1 { split($2, a, ":"); printf "%s ", toupper(a[2]) }' \
+        ${EXPLSCHED_TCP_TABLES:-/proc/net/tcp /proc/net/tcp6} 2>/dev/null) "
     for _ in $(seq 1 50); do
         base=$(( first + (RANDOM % (nblocks - blocks + 1)) * 100 ))
         busy=0

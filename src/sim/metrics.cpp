@@ -77,6 +77,16 @@ Metrics compute_metrics(const Workload& workload, const SimResult& result, std::
                                                            static_cast<double>(workload.sweeps.size());
     m.time_to_best_mean_h = mean(reached);
     m.time_to_best_median_h = quantile(reached, 0.5);
+    std::vector<double> bound_reached, bound_all;
+    for (std::size_t s = 0; s < result.sweep_time_to_best_bound.size(); ++s) {
+        const double b = result.sweep_time_to_best_bound[s];
+        if (!std::isfinite(b)) continue;
+        bound_all.push_back(b / 3600.0);
+        if (s < result.sweep_time_to_best.size() && std::isfinite(result.sweep_time_to_best[s]))
+            bound_reached.push_back(b / 3600.0);
+    }
+    m.time_to_best_bound_h = mean(bound_reached);
+    m.time_to_best_bound_all_h = mean(bound_all);
     m.jct_mean_h = mean(jct);
     m.jct_p99_h = quantile(jct, 0.99);
     m.makespan_h = std::isfinite(first_arrival) ? (last_end - first_arrival) / 3600.0 : 0.0;

@@ -8,6 +8,8 @@
 //  stopped GPU-h     GPU-hours of the trials the policy itself stopped;
 //  time to best      per sweep, from its first arrival until a trial reports within 0.01 of the
 //                    best trial's final quality (sweeps that never get there are counted apart);
+//                    its bound: the same had the sweep's quickest trial to get there run from its
+//                    arrival on the fastest GPUs, never waiting (no policy does better);
 //  JCT               end - arrival of each trial that ended (finished or stopped);
 //  makespan          last end - first arrival;
 //  decision time     the policy's wall time per round.
@@ -36,6 +38,12 @@ struct Metrics {
     double sweeps_reaching_best = 0.0;  // fraction
     double time_to_best_mean_h = 0.0;   // over sweeps that reached it
     double time_to_best_median_h = 0.0;
+    // SimResult::sweep_time_to_best_bound, mean over the sweeps this policy got to their best
+    // (so time_to_best_mean_h >= this for every policy), and over every sweep that has one (the
+    // same for all policies on one workload: the least mean time to best a policy that gets
+    // every sweep to its best can have).
+    double time_to_best_bound_h = 0.0;
+    double time_to_best_bound_all_h = 0.0;
     double jct_mean_h = 0.0, jct_p99_h = 0.0;
     double makespan_h = 0.0;
     double utilisation = 0.0;  // GPU-hours / (GPUs × makespan)

@@ -43,6 +43,8 @@ const MetricField kMetricFields[] = {
     {"sweeps_reaching_best", &Metrics::sweeps_reaching_best},
     {"time_to_best_mean_h", &Metrics::time_to_best_mean_h},
     {"time_to_best_median_h", &Metrics::time_to_best_median_h},
+    {"time_to_best_bound_h", &Metrics::time_to_best_bound_h},
+    {"time_to_best_bound_all_h", &Metrics::time_to_best_bound_all_h},
     {"jct_mean_h", &Metrics::jct_mean_h},
     {"jct_p99_h", &Metrics::jct_p99_h},
     {"makespan_h", &Metrics::makespan_h},

@@ -42,6 +42,7 @@ private:
     void mark(std::size_t i, double now, const char* what, const RoundPlan& plan, std::uint32_t id);
     void report(std::size_t i, double when, double wall);
     double speed(std::size_t i, const std::string& type) const;
+    std::vector<double> time_to_best_bounds() const;  // SimResult::sweep_time_to_best_bound
     const std::string* note_for(const RoundPlan& plan, std::uint32_t id) const;
 
     const Workload& workload_;
@@ -58,6 +59,31 @@ private:
     std::size_t idle_paused_rounds_ = 0;  // rounds with only paused trials left and nothing done
     SimResult result_;
 };
+
+// Called before the first round, while every GPU is free.
+std::vector<double> Simulation::time_to_best_bounds() const {
+    std::vector<double> bound(workload_.sweeps.size(), NAN);
+    for (std::size_t i = 0; i < workload_.trials.size(); ++i) {
+        const SimTrial& t = workload_.trials[i];
+        const SimSweep& sweep = workload_.sweeps[t.sweep];
+        const double target = workload_.trials[sweep.best_trial].final_quality - kBestTolerance;
+        const Application& app = library_.apps()[t.app];
+        double fastest = 0.0;
+        for (const std::string& type : cluster_.types()) {
+            if (cluster_.free_gpus(type) >= t.gpus) fastest = std::max(fastest, speed(i, type));
+        }
+        if (!(fastest > 0.0)) continue;
+        for (std::size_t k = 0; k < t.steps.size(); ++k) {
+            if (std::isfinite(t.metrics[k]) && app.quality(t.metrics[k]) >= target) {
+                const double when = t.arrival - sweep.first_arrival + t.steps[k] / fastest;
+                double& b = bound[t.sweep];
+                if (std::isnan(b) || when < b) b = when;
+                break;
+            }
+        }
+    }
+    return bound;
+}
 
 double Simulation::speed(std::size_t i, const std::string& type) const {
     const SimTrial& t = workload_.trials[i];
@@ -293,6 +319,7 @@ Result<SimResult> Simulation::run() {
     result_.policy = std::string(policy_.name());
     result_.trials.assign(n, TrialOutcome{});
     result_.sweep_time_to_best.assign(workload_.sweeps.size(), NAN);
+    result_.sweep_time_to_best_bound = time_to_best_bounds();
     observed_.resize(n);
     runtime_.resize(n);
     for (std::size_t i = 0; i < n; ++i) {

@@ -61,6 +61,12 @@ struct SimResult {
     // Per sweep: seconds from its first arrival until one of its trials reported a quality
     // within `kBestTolerance` of its best trial's final quality; NaN if never.
     std::vector<double> sweep_time_to_best;
+    // Per sweep: the least time to best any policy could have (a lower bound on
+    // sweep_time_to_best whatever the policy): over its trials, arrival after the sweep's first
+    // + the time to the first report within kBestTolerance of the best, trained from its arrival
+    // at the fastest speed a GPU type that holds it gives, never queued, paused or restarted.
+    // NaN if no trial gets there.
+    std::vector<double> sweep_time_to_best_bound;
     std::vector<double> decision_ms;  // policy wall time per round
     std::size_t rounds = 0;
     double end_time = 0.0;  // simulated clock at the end

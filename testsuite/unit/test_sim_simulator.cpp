@@ -152,11 +152,47 @@ BOOST_AUTO_TEST_CASE(same_seed_same_result_for_every_policy) {
                 BOOST_TEST((a.result.trials[i].end == b.result.trials[i].end ||
                             (std::isnan(a.result.trials[i].end) && std::isnan(b.result.trials[i].end))));
             }
+            // no policy gets a sweep to its best sooner than its bound
+            for (std::size_t k = 0; k < w.sweeps.size(); ++k) {
+                const double got = a.result.sweep_time_to_best[k];
+                if (std::isfinite(got)) BOOST_TEST(got >= a.result.sweep_time_to_best_bound[k] - 1e-6);
+            }
+            BOOST_TEST(a.metrics.time_to_best_bound_all_h > 0.0);
             // nothing is left behind when the clock runs to the end
             BOOST_TEST(a.metrics.unfinished == 0u);
             BOOST_TEST(a.metrics.finished + a.metrics.stopped == w.trials.size());
         }
     }
+}
+
+// The time-to-best bound: the sweep's quickest trial to within 0.01 of its best, trained from its
+// arrival and never queued. Quality 0 is the worst first report ("bad"'s, 0.167), so "good" gets
+// within 0.01 of its final quality 1 only at step 10 (step 9: 0.98999), "bad" within 0.01 of its
+// own final 0.181 at step 8 (0.1736; step 7: 0.1680).
+BOOST_AUTO_TEST_CASE(time_to_best_bound_by_hand) {
+    const CurveLibrary lib = toy_library();
+    // one sweep: A from 0 at 10 s per step (step 10 at 100 s), B from 10 at 5 s per step (at 60 s);
+    // "mid" never gets near the best; a second sweep of one "bad" trial arriving at 1000
+    const Workload w = make_workload(lib, {{0, 1, 100, "good", "s"},
+                                           {10, 1, 50, "good", "s"},
+                                           {0, 1, 10, "mid", "s"},
+                                           {1000, 1, 100, "bad", "t"}});
+    BOOST_REQUIRE(w.sweeps.size() == 2u);
+    const Run run = run_policy("fifo", lib, w, homogeneous_cluster(1), small_settings());
+    const auto& bound = run.result.sweep_time_to_best_bound;
+    BOOST_REQUIRE(bound.size() == 2u);
+    const std::size_t s = w.sweeps[0].name == "s" ? 0 : 1;
+    BOOST_TEST(bound[s] == 60.0, boost::test_tools::tolerance(1e-9));
+    // "bad" is its own sweep's best, 10 s per step from its arrival (its sweep's first)
+    BOOST_TEST(bound[1 - s] == 80.0, boost::test_tools::tolerance(1e-9));
+    // one GPU, fifo: A and "mid" arrived first; A runs 0-100 and gets there at 100, B waits
+    BOOST_TEST(run.result.sweep_time_to_best[s] > bound[s]);
+    BOOST_TEST(run.result.sweep_time_to_best[1 - s] >= bound[1 - s]);
+    BOOST_TEST(run.metrics.time_to_best_bound_all_h == (60.0 + 80.0) / 2.0 / 3600.0,
+               boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(run.metrics.time_to_best_bound_h == run.metrics.time_to_best_bound_all_h,
+               boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(run.metrics.time_to_best_mean_h >= run.metrics.time_to_best_bound_h);
 }
 
 BOOST_AUTO_TEST_CASE(max_time_cuts_the_clock) {

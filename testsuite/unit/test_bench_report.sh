@@ -1,0 +1,61 @@
+#!/bin/bash
+# contrib/bench_report.py's targets table on hand-made summaries whose figures are known: the
+# ratios to each baseline, a target met and one missed, and the time-to-best rows (the least time
+# to best any policy keeping every sweep's best can have, against asha's; each policy's time over
+# that least time on its own sweeps).
+set -euo pipefail
+top=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+/usr/bin/python3 - "$top/contrib" <<'EOF'
+import sys
+sys.path.insert(0, sys.argv[1])
+import bench_report as br
+
+def run(policy, seed, **kw):
+    r = {"policy": policy, "seed": seed, "profit": 10.0, "profit_bound": 10.0, "gpu_hours": 100.0,
+         "profit_per_gpu_hour": 0.1, "sweeps_reaching_best": 1.0, "time_to_best_mean_h": 1.0,
+         "time_to_best_bound_h": 0.5, "time_to_best_bound_all_h": 0.5}
+    r.update(kw)
+    return r
+
+runs = []
+for seed, asha_ttb in ((0, 1.0), (1, 2.0)):
+    runs.append(run("fifo", seed, gpu_hours=400.0, profit_per_gpu_hour=0.025))
+    # asha lost a long sweep's best: its mean is over the short ones (bound 0.4 on those)
+    runs.append(run("asha", seed, gpu_hours=80.0, profit=9.0, profit_per_gpu_hour=9.0 / 80,
+                    sweeps_reaching_best=0.9, time_to_best_mean_h=asha_ttb, time_to_best_bound_h=0.4))
+    runs.append(run("optuna-sha", seed, gpu_hours=50.0))
+    runs.append(run("oracle", seed, time_to_best_mean_h=0.8))
+    runs.append(run("explsched", seed, gpu_hours=120.0, profit_per_gpu_hour=10.0 / 120,
+                    time_to_best_mean_h=0.6, time_to_best_bound_h=0.5, time_to_best_bound_all_h=0.5))
+text = br.targets_table([("toy", {"runs": runs})])
+rows = {line.split(" | ")[0].lstrip("| "): line for line in text.splitlines()}
+problems = []
+
+def expect(prefix, cell):
+    row = next((v for k, v in rows.items() if k.startswith(prefix)), None)
+    if row is None:
+        problems.append("no row starting %r in:\n%s" % (prefix, text))
+    elif cell not in row:
+        problems.append("row %r: want %r, got %r" % (prefix, cell, row))
+
+expect("GPU-hours vs asha", "1.50× ✘ (1.50× short)")
+expect("GPU-hours vs Optuna", "2.40× ✘ (2.40× short)")
+expect("profit per GPU-hour vs fifo", "3.33× ✔")
+expect("time to best vs asha", "0.45× ✔ [0.30–0.60]")
+expect("time to best vs oracle", "0.75× ✔")
+# least possible over asha's: 0.5/1.0 and 0.5/2.0
+expect("(least time to best", "0.38× [0.25–0.50]")
+# explsched 0.6/0.5, asha (1.0/0.4 + 2.0/0.4)/2
+expect("(time to best over that least time", "1.20× / 3.75×")
+# a summary without the bound (an older JSON) shows a dash, not an error
+for r in runs:
+    r.pop("time_to_best_bound_all_h"); r.pop("time_to_best_bound_h")
+text = br.targets_table([("toy", {"runs": runs})])
+rows = {line.split(" | ")[0].lstrip("| "): line for line in text.splitlines()}
+expect("(least time to best", "| - |")
+expect("(time to best over that least time", "| - / - |")
+if problems:
+    print("FAIL:\n" + "\n".join(problems))
+    sys.exit(1)
+print("ok: targets table, ratios and time-to-best rows as computed by hand")
+EOF

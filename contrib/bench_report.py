@@ -199,6 +199,12 @@ def targets_table(results):
                  if fin(x.get("time_to_best_mean_h")) and fin(x.get("time_to_best_bound_h")) and x["time_to_best_bound_h"] > 0]
             cell.append(f(sum(w) / len(w)) + "×" if w else "-")
         excess.append(" / ".join(cell))
+    common = []
+    for _, summary in results:
+        v = [x for x in summary.get("explsched_ratios", {}).get("time_to_best_common_vs_asha", []) if fin(x)]
+        common.append((f(sum(v) / len(v)) + "×" + (" [%.2f–%.2f]" % (min(v), max(v)) if max(v) - min(v) > 1e-9 else ""))
+                      if v else "-")
+    lines.append("| (time to best vs asha on the sweeps both got to their best) | %s |" % " | ".join(common))
     lines.append("| (least time to best any policy keeping every sweep's best can have, vs asha's: the target "
                  "is out of reach where this is above 0.5×) | %s |" % " | ".join(floor))
     lines.append("| (time to best over that least time, on the sweeps each got to their best: explsched / asha) "

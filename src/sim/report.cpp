@@ -161,6 +161,30 @@ double mean_ratio(const std::vector<RunRecord>& runs, const std::string& policy,
     return count > 0 ? sum / count : NAN;
 }
 
+std::vector<double> common_time_to_best_ratios(const std::vector<RunRecord>& runs, const std::string& policy,
+                                               const std::string& baseline) {
+    std::map<std::uint64_t, const RunRecord*> theirs;
+    for (const RunRecord& r : runs) {
+        if (r.metrics.policy == baseline) theirs[r.seed] = &r;
+    }
+    std::vector<double> out;
+    for (const RunRecord& r : runs) {
+        if (r.metrics.policy != policy) continue;
+        const auto it = theirs.find(r.seed);
+        if (it == theirs.end()) continue;
+        const std::vector<double>& a = r.sweep_time_to_best;
+        const std::vector<double>& b = it->second->sweep_time_to_best;
+        double sa = 0.0, sb = 0.0;
+        for (std::size_t k = 0; k < std::min(a.size(), b.size()); ++k) {
+            if (!std::isfinite(a[k]) || !std::isfinite(b[k])) continue;
+            sa += a[k];
+            sb += b[k];
+        }
+        out.push_back(sb > 0.0 ? sa / sb : NAN);
+    }
+    return out;
+}
+
 std::string format_table(const std::vector<RunRecord>& runs, const std::vector<std::string>& policies) {
     std::vector<std::string> headers;
     for (const Column& c : kColumns) headers.emplace_back(c.header);
@@ -252,9 +276,28 @@ nlohmann::json summary_json(const std::vector<RunRecord>& runs, const std::vecto
         ratios["non_best_gpu_hours_vs_" + p] =
             number(mean_ratio(runs, "explsched", p, RatioField::non_best_gpu_hours));
         ratios["profit_vs_" + p] = number(mean_ratio(runs, "explsched", p, RatioField::profit));
+        nlohmann::json common = nlohmann::json::array();
+        for (double v : common_time_to_best_ratios(runs, "explsched", p)) common.push_back(number(v));
+        ratios["time_to_best_common_vs_" + p] = common;
     }
     j["explsched_ratios"] = ratios;
     return j;
+}
+
+nlohmann::json sweeps_json(const Workload& workload, const SimResult& result) {
+    nlohmann::json sweeps = nlohmann::json::array();
+    const auto hours = [](const std::vector<double>& v, std::size_t s) {
+        return s < v.size() ? number(v[s] / 3600.0) : nlohmann::json();
+    };
+    for (std::size_t s = 0; s < workload.sweeps.size(); ++s) {
+        const SimSweep& sweep = workload.sweeps[s];
+        sweeps.push_back({{"name", sweep.name},
+                          {"trials", sweep.trials.size()},
+                          {"best_trial", workload.trials[sweep.best_trial].id},
+                          {"time_to_best_h", hours(result.sweep_time_to_best, s)},
+                          {"time_to_best_bound_h", hours(result.sweep_time_to_best_bound, s)}});
+    }
+    return sweeps;
 }
 
 nlohmann::json trials_json(const Workload& workload, const CurveLibrary& library, const SimResult& result) {

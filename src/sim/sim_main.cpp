@@ -115,18 +115,18 @@ int run(const SimOptions& options) {
             }
             Metrics m = compute_metrics(workload.value(), result.value(), options.cluster.total_gpus());
             m.seed = seed;
-            runs.push_back({seed, m});
+            runs.push_back({seed, m, result->sweep_time_to_best});
             if (!options.quiet && !options.json) {
                 std::fprintf(stderr, "explsched-sim: seed %llu %-9s %zu trials, %zu rounds, %.1f s\n",
                              static_cast<unsigned long long>(seed), name.c_str(), m.trials, m.rounds,
                              m.wall_s);
             }
             if (!options.output.empty()) {
-                detail.push_back(
-                    {{"policy", name},
-                     {"seed", seed},
-                     {"metrics", metrics_json(m)},
-                     {"trials", trials_json(workload.value(), library.value(), result.value())}});
+                detail.push_back({{"policy", name},
+                                  {"seed", seed},
+                                  {"metrics", metrics_json(m)},
+                                  {"trials", trials_json(workload.value(), library.value(), result.value())},
+                                  {"sweeps", sweeps_json(workload.value(), result.value())}});
             }
         }
     }

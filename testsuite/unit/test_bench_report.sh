@@ -27,7 +27,8 @@ for seed, asha_ttb in ((0, 1.0), (1, 2.0)):
     runs.append(run("oracle", seed, time_to_best_mean_h=0.8))
     runs.append(run("explsched", seed, gpu_hours=120.0, profit_per_gpu_hour=10.0 / 120,
                     time_to_best_mean_h=0.6, time_to_best_bound_h=0.5, time_to_best_bound_all_h=0.5))
-text = br.targets_table([("toy", {"runs": runs})])
+ratios = {"time_to_best_common_vs_asha": [0.5, 0.7, None]}
+text = br.targets_table([("toy", {"runs": runs, "explsched_ratios": ratios})])
 rows = {line.split(" | ")[0].lstrip("| "): line for line in text.splitlines()}
 problems = []
 
@@ -47,6 +48,8 @@ expect("time to best vs oracle", "0.75× ✔")
 expect("(least time to best", "0.38× [0.25–0.50]")
 # explsched 0.6/0.5, asha (1.0/0.4 + 2.0/0.4)/2
 expect("(time to best over that least time", "1.20× / 3.75×")
+# over the sweeps both reached, seed by seed (a seed where they share none is left out)
+expect("(time to best vs asha on the sweeps both", "0.60× [0.50–0.70]")
 # a summary without the bound (an older JSON) shows a dash, not an error
 for r in runs:
     r.pop("time_to_best_bound_all_h"); r.pop("time_to_best_bound_h")
@@ -54,6 +57,7 @@ text = br.targets_table([("toy", {"runs": runs})])
 rows = {line.split(" | ")[0].lstrip("| "): line for line in text.splitlines()}
 expect("(least time to best", "| - |")
 expect("(time to best over that least time", "| - / - |")
+expect("(time to best vs asha on the sweeps both", "| - |")
 if problems:
     print("FAIL:\n" + "\n".join(problems))
     sys.exit(1)

@@ -5,6 +5,7 @@
 #include <functional>
 #include <string>
 
+#include "sim/report.hpp"
 #include "sim_test_support.hpp"
 
 using namespace simtest;
@@ -193,6 +194,41 @@ BOOST_AUTO_TEST_CASE(time_to_best_bound_by_hand) {
     BOOST_TEST(run.metrics.time_to_best_bound_h == run.metrics.time_to_best_bound_all_h,
                boost::test_tools::tolerance(1e-12));
     BOOST_TEST(run.metrics.time_to_best_mean_h >= run.metrics.time_to_best_bound_h);
+    // explsched-sim --output gives both per sweep, in hours
+    const nlohmann::json sweeps = sweeps_json(w, run.result);
+    BOOST_REQUIRE(sweeps.size() == 2u);
+    BOOST_TEST(sweeps[s]["name"] == "s");
+    BOOST_TEST(sweeps[s]["trials"] == 3u);
+    BOOST_TEST(sweeps[s]["time_to_best_bound_h"].get<double>() == 60.0 / 3600.0,
+               boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(sweeps[s]["time_to_best_h"].get<double>() == run.result.sweep_time_to_best[s] / 3600.0,
+               boost::test_tools::tolerance(1e-12));
+}
+
+// Time to best against a baseline, over the sweeps both got to their best: a sweep only one of
+// them reached (NaN for the other) counts for neither.
+BOOST_AUTO_TEST_CASE(common_time_to_best_ratio_by_hand) {
+    const auto run = [](const char* policy, std::uint64_t seed, std::vector<double> ttb) {
+        RunRecord r;
+        r.seed = seed;
+        r.metrics.policy = policy;
+        r.sweep_time_to_best = std::move(ttb);
+        return r;
+    };
+    const std::vector<RunRecord> runs = {
+        run("explsched", 0, {100, 200, 5000}),
+        run("asha", 0, {200, 200, NAN}),  // 300 / 400
+        run("explsched", 1, {NAN, 50, 10}),
+        run("asha", 1, {10, 150, 40}),  // 60 / 190
+        run("explsched", 2, {NAN}),
+        run("asha", 2, {10}),  // none shared
+    };
+    const std::vector<double> r = common_time_to_best_ratios(runs, "explsched", "asha");
+    BOOST_REQUIRE(r.size() == 3u);
+    BOOST_TEST(r[0] == 0.75, boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(r[1] == 60.0 / 190.0, boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(std::isnan(r[2]));
+    BOOST_TEST(common_time_to_best_ratios(runs, "explsched", "oracle").empty());
 }
 
 BOOST_AUTO_TEST_CASE(max_time_cuts_the_clock) {

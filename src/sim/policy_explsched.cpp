@@ -54,6 +54,7 @@ public:
     std::string_view name() const override { return "explsched"; }
 
     Status schedule(const RoundInput& input, RoundPlan& plan) override {
+        now_ = input.now;
         trials_.clear();
         for (ObservedTrial* t : input.running) trials_.push_back(t);
         for (ObservedTrial* t : input.pending) trials_.push_back(t);
@@ -184,6 +185,11 @@ private:
         if (context_.settings.record) plan.notes.emplace_back(trials_[j]->id, explain(assessments_[j]));
     }
 
+    // How long running trial v's current run has lasted (what the preempt plugin reads from the
+    // job's start time: a trial preempted and started again since the last re-ranking still
+    // carries the verdict it had before).
+    double running_s(std::size_t v) const { return now_ - trials_[v]->started_at; }
+
     // Frees GPUs for pending trial j by preempting running trials the engine lets it preempt,
     // lowest utility first. Returns the type it can start on, or "" (nothing preempted).
     std::string preempt_for(std::size_t j, std::size_t n_running, FreeGpus& free, std::vector<char>& gone,
@@ -192,7 +198,8 @@ private:
         std::vector<std::size_t> victims;
         for (std::size_t v = 0; v < n_running; ++v) {
             if (gone[v]) continue;
-            if (engine_.can_preempt(assessments_[j], assessments_[v]).allowed) victims.push_back(v);
+            if (engine_.can_preempt(assessments_[j], assessments_[v], running_s(v)).allowed)
+                victims.push_back(v);
         }
         if (victims.empty()) return {};
         std::stable_sort(victims.begin(), victims.end(), [&](std::size_t a, std::size_t b) {
@@ -211,9 +218,10 @@ private:
             for (std::size_t v : chosen) {
                 plan.preempt.push_back(trials_[v]->id);
                 if (context_.settings.record) {
-                    plan.notes.emplace_back(trials_[v]->id,
-                                            "preempted by job " + std::to_string(t.id) + ": " +
-                                                engine_.can_preempt(assessments_[j], assessments_[v]).reason);
+                    plan.notes.emplace_back(
+                        trials_[v]->id,
+                        "preempted by job " + std::to_string(t.id) + ": " +
+                            engine_.can_preempt(assessments_[j], assessments_[v], running_s(v)).reason);
                 }
                 gone[v] = 1;
                 free.give(type, trials_[v]->gpus);
@@ -225,6 +233,7 @@ private:
 
     Engine engine_;
     PolicyContext context_;
+    double now_ = 0.0;
     std::vector<JobView> views_;
     std::vector<ObservedTrial*> trials_;
     std::vector<Assessment> assessments_;

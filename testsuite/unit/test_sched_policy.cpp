@@ -257,6 +257,31 @@ BOOST_AUTO_TEST_CASE(a_trial_without_a_forecast_needs_the_rank_margin) {
     BOOST_TEST(preempt_verdict(trial(6, 2e-6, Decision::run, 1), near_price, s).allowed);
 }
 
+// A preemptable verdict comes from the last re-ranking; a trial preempted and started again since
+// still carries it. The grace (min_run_s) is checked against its current run: the preempt plugin
+// passes how long the job has run since its start_time, as Slurm does for PreemptExemptTime.
+BOOST_AUTO_TEST_CASE(a_restarted_trial_keeps_its_grace_whatever_its_last_verdict) {
+    EngineSettings s;
+    s.min_run_s = 600.0;
+    const Assessment victim = trial(2, 1e-5, Decision::preemptable, 20000);
+    const Assessment better = trial(1, 1e-3, Decision::run, 90000);
+    const Assessment newcomer = trial(3, 0.0, Decision::run, 60000);
+    for (const Assessment& who : {better, newcomer}) {
+        BOOST_TEST(preempt_verdict(who, victim, s).allowed);  // run time unknown: as assessed
+        BOOST_TEST(preempt_verdict(who, victim, s, 600.0).allowed);
+        const auto kept = preempt_verdict(who, victim, s, 60.0);
+        BOOST_TEST(!kept.allowed);
+        BOOST_TEST(contains(kept.reason, "job 2 (re)started 60 s ago, within min_run 600 s"), kept.reason);
+    }
+    // a hopeless trial gives way at once, grace or not
+    Assessment doomed = trial(4, 0.0, Decision::terminate);
+    doomed.state = TrialState::hopeless;
+    BOOST_TEST(preempt_verdict(better, doomed, s, 10.0).allowed);
+    // min_run 0: no grace
+    s.min_run_s = 0.0;
+    BOOST_TEST(preempt_verdict(better, victim, s, 0.0).allowed);
+}
+
 BOOST_AUTO_TEST_CASE(hopeless_rule_stops_a_trial_that_cannot_win) {
     EngineSettings s;  // hopeless_probability 0.02, 8 points, 35 % of the run
     const auto reason = hopeless_rule(behind_trial(), s);

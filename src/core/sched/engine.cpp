@@ -33,8 +33,9 @@ const Assessment* Engine::find(const TrialKey& key) const {
     return it == impl_->index.end() ? nullptr : &impl_->last[it->second];
 }
 
-PreemptVerdict Engine::can_preempt(const Assessment& preemptor, const Assessment& preemptee) const {
-    return preempt_verdict(preemptor, preemptee, impl_->settings);
+PreemptVerdict Engine::can_preempt(const Assessment& preemptor, const Assessment& preemptee,
+                                   double preemptee_running_s) const {
+    return preempt_verdict(preemptor, preemptee, impl_->settings, preemptee_running_s);
 }
 
 PreemptVerdict Engine::can_preempt(const TrialKey& preemptor, const TrialKey& preemptee) const {

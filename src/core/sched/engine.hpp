@@ -11,6 +11,7 @@
 // Not thread-safe: the host serialises calls (slurmctld plugins hold the job lock anyway).
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <memory>
 #include <vector>
@@ -47,8 +48,10 @@ public:
     // May `preemptor` take `preemptee`'s GPUs? Only a running, exploratory preemptee whose
     // decision is preemptable/terminate/requeue_hold can be preempted; an exploratory preemptor
     // needs utility > (1 + preempt_margin) x the preemptee's, a non-exploratory one a higher
-    // priority. The reason says which rule decided.
-    PreemptVerdict can_preempt(const Assessment& preemptor, const Assessment& preemptee) const;
+    // priority; a preemptable one (re)started less than min_run_s ago (preemptee_running_s, NaN:
+    // unknown) is kept. The reason says which rule decided.
+    PreemptVerdict can_preempt(const Assessment& preemptor, const Assessment& preemptee,
+                               double preemptee_running_s = NAN) const;
     // By key, from the last round; not allowed (with a reason) if either was not assessed.
     PreemptVerdict can_preempt(const TrialKey& preemptor, const TrialKey& preemptee) const;
 

@@ -335,7 +335,7 @@ PreemptVerdict verdict(bool allowed, std::string reason) {
 }  // namespace
 
 PreemptVerdict preempt_verdict(const Assessment& preemptor, const Assessment& preemptee,
-                               const EngineSettings& settings) {
+                               const EngineSettings& settings, double preemptee_running_s) {
     const std::string who = "job " + to_string(preemptee.key);
     if (preemptor.key == preemptee.key) return verdict(false, "a job cannot preempt itself");
     if (!settings.preempt_cross_user && preemptor.owner != preemptee.owner) {
@@ -366,6 +366,10 @@ PreemptVerdict preempt_verdict(const Assessment& preemptor, const Assessment& pr
             return verdict(false, who + " is not preemptable (" + explain(preemptee) + ")");
     }
     if (preemptee.state == TrialState::hopeless) return verdict(true, who + " is hopeless");
+    if (preemptee_running_s < settings.min_run_s) {  // false for NaN (unknown)
+        return verdict(false, who + " (re)started " + num(std::max(0.0, preemptee_running_s)) +
+                                  " s ago, within min_run " + num(settings.min_run_s) + " s");
+    }
     if (preemptor.exploratory && preemptor.utility > 0.0) {
         const double needed = (1.0 + settings.preempt_margin) * preemptee.utility;
         if (preemptor.utility > needed) {

@@ -4,6 +4,7 @@
 // engine gathers the inputs each round.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <limits>
 #include <optional>
@@ -157,8 +158,12 @@ struct TrialVerdict {
 };
 TrialVerdict decide_trial(const LadderInputs& in, const EngineSettings& settings);
 
-// Preemption between two assessed jobs (see Engine::can_preempt).
+// Preemption between two assessed jobs (see Engine::can_preempt). `preemptee_running_s`: how
+// long the preemptee's current run has lasted (NaN: unknown). A preemptable verdict is written at
+// a re-ranking; a job preempted, requeued and started again before the next one still carries
+// it, so the grace (min_run_s) is checked here against its current run, as Slurm checks
+// PreemptExemptTime against the job's start time.
 PreemptVerdict preempt_verdict(const Assessment& preemptor, const Assessment& preemptee,
-                               const EngineSettings& settings);
+                               const EngineSettings& settings, double preemptee_running_s = NAN);
 
 }  // namespace explsched

@@ -1,6 +1,8 @@
 // preempt/explsched: the slurmctld shim. slurmctld asks it whether a pending job may preempt a
 // running one and in which order candidates go; the answers come from the core.
+#include <cmath>
 #include <cstring>
+#include <ctime>
 #include <mutex>
 #include <string>
 
@@ -100,8 +102,14 @@ EXPLSCHED_EXPORT bool preempt_p_preemptable(job_record_t* preemptee, job_record_
         if (!IS_JOB_RUNNING(preemptee) && !IS_JOB_SUSPENDED(preemptee)) return false;
         if (preemptee->part_ptr != nullptr && preemptee->part_ptr->preempt_mode == PREEMPT_MODE_OFF)
             return false;
-        const PreemptVerdict v =
-            preempt_verdict(assessment_of(preemptor), assessment_of(preemptee), current_settings().engine);
+        // The current run's length: a requeued job gets a new start_time when it starts again,
+        // and its SystemComment may still say "preemptable" from before (min_run_s).
+        const time_t now = time(nullptr);
+        const double running_s = preemptee->start_time > 0 && now >= preemptee->start_time
+                                     ? static_cast<double>(now - preemptee->start_time)
+                                     : NAN;
+        const PreemptVerdict v = preempt_verdict(assessment_of(preemptor), assessment_of(preemptee),
+                                                 current_settings().engine, running_s);
         if (v.allowed)
             info("%s: job %u may preempt job %u: %s", plugin_type, preemptor->job_id, preemptee->job_id,
                  v.reason.c_str());

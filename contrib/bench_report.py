@@ -134,6 +134,15 @@ def seed_range(runs, policy, baseline, key, percent):
     return " [%.2f–%.2f]" % (min(vals), max(vals))
 
 
+def mean_and_range(values, spread=True):
+    """'0.67× [0.55–0.84]': the mean of the finite values and, where they differ, their range."""
+    v = [x for x in values if fin(x)]
+    if not v:
+        return "-"
+    shown = f(sum(v) / len(v)) + "×"
+    return shown + (" [%.2f–%.2f]" % (min(v), max(v)) if spread and max(v) - min(v) > 1e-9 else "")
+
+
 def table(summary):
     mean = summary["mean"]
     fifo = mean.get("fifo", {}).get("profit_per_gpu_hour")
@@ -183,27 +192,20 @@ def targets_table(results):
         v, _ = ratio(summary["runs"], "explsched", "fifo", "profit")
         r.append(f(v, 3) + "×")
     lines.append("| (profit vs fifo, for reference) | %s |" % " | ".join(r))
-    floor, excess = [], []
+    common, floor, excess = [], [], []
     for _, summary in results:
         runs = summary["runs"]
         ours = {x["seed"]: x for x in runs if x["policy"] == "explsched"}
         asha = {x["seed"]: x for x in runs if x["policy"] == "asha"}
-        v = [ours[s]["time_to_best_bound_all_h"] / asha[s]["time_to_best_mean_h"] for s in ours
-             if s in asha and fin(ours[s].get("time_to_best_bound_all_h")) and fin(asha[s].get("time_to_best_mean_h"))
-             and asha[s]["time_to_best_mean_h"] > 0]
-        floor.append((f(sum(v) / len(v)) + "×" + (" [%.2f–%.2f]" % (min(v), max(v)) if max(v) - min(v) > 1e-9 else ""))
-                     if v else "-")
-        cell = []
-        for runs_of in (ours, asha):
-            w = [x["time_to_best_mean_h"] / x["time_to_best_bound_h"] for x in runs_of.values()
-                 if fin(x.get("time_to_best_mean_h")) and fin(x.get("time_to_best_bound_h")) and x["time_to_best_bound_h"] > 0]
-            cell.append(f(sum(w) / len(w)) + "×" if w else "-")
-        excess.append(" / ".join(cell))
-    common = []
-    for _, summary in results:
-        v = [x for x in summary.get("explsched_ratios", {}).get("time_to_best_common_vs_asha", []) if fin(x)]
-        common.append((f(sum(v) / len(v)) + "×" + (" [%.2f–%.2f]" % (min(v), max(v)) if max(v) - min(v) > 1e-9 else ""))
-                      if v else "-")
+        common.append(mean_and_range(summary.get("explsched_ratios", {}).get("time_to_best_common_vs_asha", [])))
+        floor.append(mean_and_range([ours[s]["time_to_best_bound_all_h"] / asha[s]["time_to_best_mean_h"]
+                                     for s in ours if s in asha and fin(ours[s].get("time_to_best_bound_all_h"))
+                                     and fin(asha[s].get("time_to_best_mean_h")) and asha[s]["time_to_best_mean_h"] > 0]))
+        excess.append(" / ".join(
+            mean_and_range([x["time_to_best_mean_h"] / x["time_to_best_bound_h"] for x in runs_of.values()
+                            if fin(x.get("time_to_best_mean_h")) and fin(x.get("time_to_best_bound_h"))
+                            and x["time_to_best_bound_h"] > 0], spread=False)
+            for runs_of in (ours, asha)))
     lines.append("| (time to best vs asha on the sweeps both got to their best) | %s |" % " | ".join(common))
     lines.append("| (least time to best any policy keeping every sweep's best can have, vs asha's: the target "
                  "is out of reach where this is above 0.5×) | %s |" % " | ".join(floor))

@@ -139,6 +139,15 @@ void print_what_would_change(const TrialInfo& t) {
             "    setting; it is never stopped for cost while it leads its sweep.\n");
         return;
     }
+    if (a.state == "hopeless" && a.reason.find("early_stop_probability") != std::string::npos) {
+        std::printf(
+            "    Its predicted final %g is so far short of its sweep's best that, although it has run\n"
+            "    less than hopeless_min_progress (%.0f%%) of its run, its chance to beat it is below\n"
+            "    early_stop_probability (%g): decisive evidence (a curve about ten half-widths of its\n"
+            "    interval short of the best), so it was stopped for good rather than paused.\n",
+            p.value, 100.0 * defaults.hopeless_min_progress, defaults.early_stop_probability);
+        return;
+    }
     if (a.state == "hopeless") {
         std::printf(
             "    Its predicted final %g has an optimistic bound of %g, which cannot beat what its sweep's\n"

@@ -225,7 +225,9 @@ BOOST_AUTO_TEST_CASE(a_sweep_remembers_the_best_of_trials_that_ended) {
     const auto good = rising(40, 0.95);
     const auto poor_early = rising(10, 0.55);
     const auto poor = rising(40, 0.55);
-    Engine e = make(classic());
+    EngineSettings s = classic();
+    s.early_stop_probability = 0.0;  // the rule at hopeless_min_progress alone
+    Engine e = make(s);
     std::vector<Assessment> out;
     BOOST_REQUIRE(e.evaluate({view(1, "g", good), view(2, "g", poor_early)}, cluster(1000, 8), out).ok());
     BOOST_TEST((out[1].state != TrialState::hopeless));  // too early to say
@@ -238,15 +240,35 @@ BOOST_AUTO_TEST_CASE(a_sweep_remembers_the_best_of_trials_that_ended) {
     BOOST_TEST((out[0].state != TrialState::hopeless));
 }
 
-BOOST_AUTO_TEST_CASE(no_trial_is_hopeless_before_hopeless_min_progress) {
+BOOST_AUTO_TEST_CASE(before_hopeless_min_progress_only_decisive_evidence_stops) {
     const auto good = rising(40, 0.95), poor = rising(40, 0.55);
-    Engine e = make(classic());
+    EngineSettings half_run = classic();
+    half_run.early_stop_probability = 0.0;
+    Engine e = make(half_run);
     BOOST_TEST(e.settings().hopeless_min_progress == 0.35);
     std::vector<JobView> jobs = {view(1, "g", good), view(2, "g", poor)};
     jobs[1].max_steps = 12000;  // 4000 of 12000 steps done
     std::vector<Assessment> out;
     BOOST_REQUIRE(e.evaluate(jobs, cluster(1000, 8), out).ok());
     BOOST_TEST((out[1].state != TrialState::hopeless));
+    // The defaults: a noiseless curve 0.4 short of the best is decisive evidence from
+    // early_stop_progress (0.1) on, and that stop is final even with pausing on.
+    Engine d = make(classic());
+    BOOST_TEST(d.settings().early_stop_progress == 0.1);
+    BOOST_TEST(d.settings().early_stop_probability == 0.001);
+    BOOST_TEST(d.settings().pause_probability > 0.0);
+    BOOST_REQUIRE(d.evaluate(jobs, cluster(1000, 8), out).ok());
+    BOOST_TEST((out[1].state == TrialState::hopeless), explain(out[1]));
+    BOOST_TEST((out[1].reason.code == ReasonCode::hopeless_early), explain(out[1]));
+    BOOST_TEST((out[1].decision == Decision::requeue_hold),
+               explain(out[1]));  // the site's action, not a pause
+    BOOST_TEST(out[1].reason.e < 0.001);
+    BOOST_TEST(explain(out[1]).find("below early_stop_probability") != std::string::npos, explain(out[1]));
+    // ... but not before early_stop_progress: 4000 of 60000 steps
+    jobs[1].max_steps = 60000;
+    Engine d2 = make(classic());
+    BOOST_REQUIRE(d2.evaluate(jobs, cluster(1000, 8), out).ok());
+    BOOST_TEST((out[1].state != TrialState::hopeless), explain(out[1]));
     // without max_steps, progress is measured against the group's furthest trial
     auto longer = rising(120, 0.95);
     jobs[0].points = longer;
@@ -254,6 +276,9 @@ BOOST_AUTO_TEST_CASE(no_trial_is_hopeless_before_hopeless_min_progress) {
     jobs[1].max_steps = 0;
     BOOST_REQUIRE(e.evaluate(jobs, cluster(1001, 8), out).ok());
     BOOST_TEST((out[1].state != TrialState::hopeless));
+    Engine d3 = make(classic());
+    BOOST_REQUIRE(d3.evaluate(jobs, cluster(1001, 8), out).ok());
+    BOOST_TEST((out[1].reason.code == ReasonCode::hopeless_early), explain(out[1]));  // 4000 of 12000
 }
 
 BOOST_AUTO_TEST_CASE(site_default_hopeless_action_applies) {
@@ -438,14 +463,18 @@ BOOST_AUTO_TEST_CASE(behind_at_a_milestone_is_stopped_only_when_the_prediction_a
     BOOST_TEST(out[2].reason.e < s.milestone_stop_probability);
     BOOST_TEST(explain(out[2]).find("rank 3 of 3") != std::string::npos, explain(out[2]));
     BOOST_TEST(explain(out[2]).find("chance of") != std::string::npos, explain(out[2]));
-    // Before hopeless_min_progress the classic rule alone would not stop it, nor would the default
-    // settings (every extrapolation-based rule waits for hopeless_min_progress).
-    Engine off = make(classic());
+    // Before hopeless_min_progress the classic rule alone would not stop it (without the early rule),
+    // nor would the milestone rule under the default settings: what stops it there is the decisive
+    // early rule (a noiseless curve far behind), not its rank.
+    EngineSettings half_run = classic();
+    half_run.early_stop_probability = 0.0;
+    Engine off = make(half_run);
     BOOST_REQUIRE(off.evaluate(jobs, cluster(5000, 16), out).ok());
     BOOST_TEST((out[2].state != TrialState::hopeless));
     Engine defaults = make();
     BOOST_REQUIRE(defaults.evaluate(jobs, cluster(5000, 16), out).ok());
-    BOOST_TEST((out[2].state != TrialState::hopeless), explain(out[2]));
+    BOOST_TEST((out[2].reason.code == ReasonCode::hopeless_early), explain(out[2]));
+    BOOST_TEST((out[1].state == TrialState::promising), explain(out[1]));
 }
 
 BOOST_AUTO_TEST_CASE(a_milestone_ranks_against_trials_that_ended) {

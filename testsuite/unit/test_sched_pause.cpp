@@ -101,6 +101,13 @@ BOOST_AUTO_TEST_CASE(a_stop_is_final_only_when_the_optimistic_bound_cannot_matte
     // a third of its run: before any hopeless rule may judge it (hopeless_min_progress 0.35), so
     // a trial paused early on a plateau (a late bloomer's) stays paused rather than stopped
     BOOST_TEST(!stop_is_final(cannot, o, s));
+    // ... unless the evidence is decisive (a chance below early_stop_probability, 0.001)
+    StopEvidence decisive = cannot;
+    decisive.win_probability = 0.0005;
+    BOOST_TEST(stop_is_final(decisive, o, s));
+    s.early_stop_probability = 0.0;
+    BOOST_TEST(!stop_is_final(decisive, o, s));
+    s.early_stop_probability = 0.001;
     cannot.last_step = 3000;  // half its run
     BOOST_TEST(stop_is_final(cannot, o, s));
     const Reason r = cannot_matter_reason(cannot, o);

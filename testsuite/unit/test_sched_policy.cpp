@@ -312,6 +312,60 @@ BOOST_AUTO_TEST_CASE(hopeless_rule_stops_a_trial_that_cannot_win) {
     BOOST_TEST(!hopeless_rule(e, s).has_value());
 }
 
+// Before hopeless_min_progress, only decisive evidence stops a trial: from early_stop_progress (0.1)
+// of its run, a chance below early_stop_probability (0.001, at most hopeless_probability).
+BOOST_AUTO_TEST_CASE(an_early_stop_needs_decisive_evidence) {
+    EngineSettings s;
+    StopEvidence e = behind_trial();
+    e.last_step = 400;                             // 20 % of its run
+    BOOST_TEST(!hopeless_rule(e, s).has_value());  // chance 0.01: hopeless only from 35 %
+    BOOST_TEST(!decisively_hopeless(e, s));
+    e.win_probability = 0.0009;
+    BOOST_TEST(decisively_hopeless(e, s));
+    const auto reason = hopeless_rule(e, s);
+    BOOST_REQUIRE(reason.has_value());
+    BOOST_TEST((reason->code == ReasonCode::hopeless_early));
+    BOOST_TEST(reason->e == 0.0009);
+    BOOST_TEST(contains(describe(Decision::terminate, *reason),
+                        "cannot beat the group's best 0.9 (chance 0.0009, below early_stop_probability"),
+               describe(Decision::terminate, *reason));
+    e.win_probability = 0.001;  // not below
+    BOOST_TEST(!hopeless_rule(e, s).has_value());
+    e.win_probability = 0.0009;
+    e.last_step = 199;  // just under 10 % of its run
+    BOOST_TEST(!hopeless_rule(e, s).has_value());
+    e.last_step = 200;
+    BOOST_TEST(hopeless_rule(e, s).has_value());
+    StopEvidence x = e;
+    x.points = 7;  // too few points
+    BOOST_TEST(!hopeless_rule(x, s).has_value());
+    x = e;
+    x.final_metric.extrapolated = false;
+    BOOST_TEST(!hopeless_rule(x, s).has_value());
+    x = e;
+    x.best_other = std::nan("");
+    BOOST_TEST(!hopeless_rule(x, s).has_value());
+    x = e;
+    x.max_steps = 0;  // progress against the sweep's furthest step (2000)
+    BOOST_TEST(hopeless_rule(x, s).has_value());
+    BOOST_TEST((hopeless_rule(x, s)->code == ReasonCode::hopeless_early));
+    x.sweep_furthest = 0;  // no run length known at all: no progress gate, the usual rule
+    BOOST_TEST((hopeless_rule(x, s)->code == ReasonCode::hopeless));
+    // off, and capped at hopeless_probability
+    EngineSettings off = s;
+    off.early_stop_probability = 0.0;
+    BOOST_TEST(!hopeless_rule(e, off).has_value());
+    EngineSettings loose = s;
+    loose.early_stop_probability = 0.5;
+    loose.hopeless_probability = 0.0005;
+    BOOST_TEST(!hopeless_rule(e, loose).has_value());  // 0.0009 is not below 0.0005
+    e.win_probability = 0.0004;
+    BOOST_TEST(hopeless_rule(e, loose).has_value());
+    // from hopeless_min_progress on, the usual rule (and its reason) applies
+    e.last_step = 1000;
+    BOOST_TEST((hopeless_rule(e, s)->code == ReasonCode::hopeless));
+}
+
 BOOST_AUTO_TEST_CASE(costly_chance_weighs_a_trials_chance_against_its_remaining_gpu_hours) {
     EngineSettings s;
     StopEvidence e = behind_trial();

@@ -47,6 +47,8 @@ const char* to_string(ReasonCode code) {
             return "diverged";
         case ReasonCode::hopeless:
             return "hopeless";
+        case ReasonCode::hopeless_early:
+            return "hopeless_early";
         case ReasonCode::finished:
             return "finished";
         case ReasonCode::too_few_points:
@@ -110,6 +112,11 @@ std::string describe(Decision decision, const Reason& r) {
         case ReasonCode::hopeless:
             text += "predicted final " + num(r.a, 4) + " in [" + num(r.b, 4) + ", " + num(r.c, 4) +
                     "] cannot beat the group's best " + num(r.d, 4) + " (chance " + num(r.e, 2) + ")";
+            break;
+        case ReasonCode::hopeless_early:
+            text += "predicted final " + num(r.a, 4) + " in [" + num(r.b, 4) + ", " + num(r.c, 4) +
+                    "] cannot beat the group's best " + num(r.d, 4) + " (chance " + num(r.e, 2) +
+                    ", below early_stop_probability: stopped before hopeless_min_progress)";
             break;
         case ReasonCode::finished:
             text += "reached its last step " + num(r.a, 10);

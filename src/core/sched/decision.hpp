@@ -22,6 +22,7 @@ enum class ReasonCode {
     invalid_report,       // curve rejected; Assessment::error says why
     diverged,             // metric became non-finite at step a
     hopeless,             // final a in [b, c] cannot beat group best d (probability e)
+    hopeless_early,       // the same, before hopeless_min_progress: e < early_stop_probability
     finished,             // reached max_steps a
     too_few_points,       // a points < b needed, no milestone reached yet
     asha_promoted,        // milestone step a: rank b of c, within the top 1/d

@@ -70,6 +70,8 @@ Status validate(const EngineSettings& s) {
         in_range("hopeless_probability", s.hopeless_probability, 0.0, 0.5),
         in_range("hopeless_min_points", static_cast<double>(s.hopeless_min_points), 1, 1e6),
         in_range("hopeless_min_progress", s.hopeless_min_progress, 0.0, 1.0),
+        in_range("early_stop_progress", s.early_stop_progress, 0.0, 1.0),
+        in_range("early_stop_probability", s.early_stop_probability, 0.0, 0.5),
         in_range("chance_worth_gpu_hours", s.chance_worth_gpu_hours, 0.0, 1e12),
         in_range("calibration_min_audits", static_cast<double>(s.calibration_min_audits), 0,
                  static_cast<double>(kMaxCalibrationAudits)),

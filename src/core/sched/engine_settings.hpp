@@ -68,6 +68,16 @@ struct EngineSettings : FitSettings {
     // 0.35 since the forecast audit: the demo sweep's replay keeps its best trial at every time
     // scale tried down to 0.3 with the audit (0.35 without it lost it at 1.5 s per step).
     double hopeless_min_progress = 0.35;
+    // ... except on decisive evidence: from early_stop_progress of its run on, a trial whose
+    // chance to beat its sweep's best is below early_stop_probability (at most
+    // hopeless_probability; 0: off) is hopeless, and its stop is final even with pausing on. A
+    // chance 20x smaller than the hopeless rule asks (with the interval's heavy tails and the
+    // forecast audit's widening, the curve must sit about ten half-widths short of the best): a
+    // flat curve far behind, not a late bloomer on a plateau. The demo sweep's late bloomer never
+    // fell below a chance of 0.024 at any replay speed or size tried; 0.01 lost it once
+    // (doc/results.md).
+    double early_stop_progress = 0.1;
+    double early_stop_probability = 0.001;
     // What a sure chance of beating its sweep's best is worth, in GPU-hours (0: off, the
     // default). From hopeless_min_progress on, a trial is also hopeless when its chance p is
     // below (GPU-hours its run still needs) / chance_worth_gpu_hours, capped at

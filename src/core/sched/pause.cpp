@@ -78,6 +78,8 @@ bool stop_is_final(const StopEvidence& e, const PauseOutlook& o, const EngineSet
     // Not before the hopeless rules may judge it (hopeless_min_progress of its run): a trial
     // paused early on a plateau (a late bloomer's) would otherwise be stopped for good at once,
     // earlier than any hopeless rule may stop a trial; it stays paused (or resumes) instead.
+    // Decisive evidence (a flat curve far behind) is final from early_stop_progress on.
+    if (decisively_hopeless(e, s)) return true;
     const double length = e.max_steps > 0.0 ? e.max_steps : e.sweep_furthest;
     if (!(e.last_step >= s.hopeless_min_progress * length)) return false;
     return !o.can_matter && e.win_probability < std::max(s.hopeless_probability, 1e-9);

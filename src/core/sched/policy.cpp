@@ -152,6 +152,14 @@ bool far_enough(const StopEvidence& e, const EngineSettings& s) {
     return e.last_step >= s.hopeless_min_progress * run_length;
 }
 
+bool decisively_hopeless(const StopEvidence& e, const EngineSettings& s) {
+    const double run_length = e.max_steps > 0.0 ? e.max_steps : e.sweep_furthest;
+    const double threshold = std::min(s.early_stop_probability, s.hopeless_probability);
+    return threshold > 0.0 && e.points >= s.hopeless_min_points && e.final_metric.extrapolated &&
+           std::isfinite(e.best_other) && run_length > 0.0 &&
+           e.last_step >= s.early_stop_progress * run_length && e.win_probability < threshold;
+}
+
 double costly_chance_threshold(const StopEvidence& e, const EngineSettings& s) {
     if (!(s.chance_worth_gpu_hours > 0.0) || !(e.remaining_gpu_hours >= 0.0) ||
         !std::isfinite(e.remaining_gpu_hours))
@@ -160,11 +168,15 @@ double costly_chance_threshold(const StopEvidence& e, const EngineSettings& s) {
 }
 
 std::optional<Reason> hopeless_rule(const StopEvidence& e, const EngineSettings& s) {
-    if (e.points < s.hopeless_min_points || !far_enough(e, s) || !e.final_metric.extrapolated ||
-        !std::isfinite(e.best_other)) {
+    const Prediction& f = e.final_metric;
+    if (!far_enough(e, s)) {
+        if (!decisively_hopeless(e, s)) return std::nullopt;
+        return make_reason(ReasonCode::hopeless_early, f.value, f.lower, f.upper, e.best_other,
+                           e.win_probability);
+    }
+    if (e.points < s.hopeless_min_points || !e.final_metric.extrapolated || !std::isfinite(e.best_other)) {
         return std::nullopt;
     }
-    const Prediction& f = e.final_metric;
     if (e.win_probability < s.hopeless_probability)
         return make_reason(ReasonCode::hopeless, f.value, f.lower, f.upper, e.best_other, e.win_probability);
     if (!e.leader && !done(e) && e.win_probability < costly_chance_threshold(e, s)) {

@@ -83,6 +83,11 @@ struct StopEvidence {
 // the sweep's furthest step).
 bool far_enough(const StopEvidence& evidence, const EngineSettings& settings);
 
+// Decisively hopeless before it is far enough: from early_stop_progress of its run, enough points,
+// a real extrapolation, and a chance to beat the sweep's best below early_stop_probability (at
+// most hopeless_probability). Such a stop is final (stop_is_final), pausing or not.
+bool decisively_hopeless(const StopEvidence& evidence, const EngineSettings& settings);
+
 // Hopeless: enough points and progress, a real extrapolation, and even the interval's optimistic
 // side is unlikely (win probability < hopeless_probability) to beat the sweep's best. The reason
 // (ReasonCode::hopeless) names the prediction, its interval, the best and the probability.

@@ -371,6 +371,16 @@ const Row kRows[] = {
      "fraction of its run (max_steps, else the group's furthest trial) before a trial can be called hopeless",
      set_double<&EngineSettings::hopeless_min_progress, 0, 1000000>,
      [](const Settings& s) { return fmt_double(s.engine.hopeless_min_progress); }},
+    {"early_stop_progress",
+     "from this fraction of its run (before hopeless_min_progress), a trial whose chance to beat its "
+     "sweep's best is below early_stop_probability is stopped for good",
+     set_double<&EngineSettings::early_stop_progress, 0, 1000000>,
+     [](const Settings& s) { return fmt_double(s.engine.early_stop_progress); }},
+    {"early_stop_probability",
+     "the chance to beat its sweep's best below which a trial is stopped from early_stop_progress on "
+     "(at most hopeless_probability; 0: never before hopeless_min_progress)",
+     set_double<&EngineSettings::early_stop_probability, 0, 1000000>,
+     [](const Settings& s) { return fmt_double(s.engine.early_stop_probability); }},
     {"chance_worth_gpu_hours",
      "GPU-hours a sure chance of beating its sweep's best is worth: a trial whose chance is below "
      "its remaining GPU-hours / this (at most pause_probability) is hopeless (0: off)",

@@ -83,5 +83,40 @@ for p in problems:
     print("FAIL: " + p)
 sys.exit(1 if problems else 0)
 PY
+# Decisive early stops (early_stop_probability, 0.001 by default): trials far behind are stopped
+# for good before hopeless_min_progress, the late bloomer never is, and the sweep costs less than
+# with the rule off (early_stop_probability=0).
+if ! "$sim" --trace "$tmp/demo/trace.csv" --curves "$tmp/demo/curves" --gpus 16 --sweep-size 32 --variation none \
+    --seeds 0 --policies explsched --json --quiet --output "$tmp/early.json" >/dev/null ||
+    ! run_policies 1.5 --params early_stop_probability=0 >"$tmp/late.json"; then
+    echo "FAIL: explsched-sim early_stop_probability"; fail=1
+fi
+/usr/bin/python3 - "$tmp/early.json" "$tmp/late.json" <<'PY' || fail=1
+import json, sys
+run = json.load(open(sys.argv[1]))["results"][0]
+late = {r["policy"]: r for r in json.load(open(sys.argv[2]))["runs"]}["explsched"]
+early = [t for t in run["trials"]
+         if any("stopped before hopeless_min_progress" in m["note"] for m in t["marks"])]
+fractions = sorted(max(p[0] for p in t["points"]) / t["max_step"] for t in early)
+m = run["metrics"]
+print("  early stops: %d trials, at %s of their runs; GPU-h %.1f (early_stop_probability=0: %.1f)"
+      % (len(early), ", ".join("%.2f" % f for f in fractions), m["gpu_hours"], late["gpu_hours"]))
+problems = []
+if not early:
+    problems.append("no trial was stopped before hopeless_min_progress")
+if any(f >= 0.35 or f < 0.1 for f in fractions):
+    problems.append("an early stop outside [early_stop_progress, hopeless_min_progress): %s" % fractions)
+if any(t["sweep_best"] for t in early):
+    problems.append("the sweep's best trial was stopped early")
+if any(t["status"] != "stopped" or t["resumes"] for t in early):
+    problems.append("an early stop was not final")
+if m["sweeps_reaching_best"] != 1.0 or late["sweeps_reaching_best"] != 1.0:
+    problems.append("a run lost the sweep's best")
+if not m["gpu_hours"] < late["gpu_hours"]:
+    problems.append("early stops saved no GPU-hours (%.1f vs %.1f)" % (m["gpu_hours"], late["gpu_hours"]))
+for p in problems:
+    print("FAIL: " + p)
+sys.exit(1 if problems else 0)
+PY
 [ $fail = 0 ] || exit 1
-echo "ok: the demo sweep's best trial survives explsched's defaults at every time scale, and explore first finds it sooner"
+echo "ok: the demo sweep's best trial survives explsched's defaults at every time scale, decisive early stops save GPU-hours without it, and explore first finds it sooner"

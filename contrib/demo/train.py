@@ -117,14 +117,21 @@ def main():
         with np.load(args.checkpoint) as ck:
             params = [ck["w1"], ck["b1"], ck["w2"], ck["b2"]]
             step = int(ck["step"])
-            rng = np.random.default_rng(args.seed + step)
+            # the minibatch generator's state: a resumed trial draws the batches the uninterrupted
+            # one would (so a pause or preemption does not change where it ends); checkpoints
+            # without it reseed
+            if "rng_state" in ck.files:
+                rng.bit_generator.state = json.loads(str(ck["rng_state"]))
+            else:
+                rng = np.random.default_rng(args.seed + step)
         print(json.dumps({"event": "resumed", "step": step}), flush=True)
 
     def save():
         if not args.checkpoint:
             return
         tmp = args.checkpoint + ".tmp.npz"
-        np.savez(tmp, w1=params[0], b1=params[1], w2=params[2], b2=params[3], step=step)
+        np.savez(tmp, w1=params[0], b1=params[1], w2=params[2], b2=params[3], step=step,
+                 rng_state=json.dumps(rng.bit_generator.state))
         os.replace(tmp, args.checkpoint)
 
     stop = {"now": False}

@@ -21,6 +21,28 @@ grep -q -- "--step-time must be positive" <<<"$out" || { echo "FAIL: replay.py -
 out=$(/usr/bin/python3 "$top_srcdir/contrib/demo/train.py" --sweep-index 32 --steps 1 2>&1) && fail=1
 grep -q -- "--sweep-index: 32 is not in 0..31" <<<"$out" || { echo "FAIL: train.py --sweep-index 32: $out"; fail=1; }
 
+# A trial paused or preempted (SIGTERM) resumes from its checkpoint with the minibatch generator's
+# state, so it ends exactly where the uninterrupted run does.
+train=("$top_srcdir/contrib/demo/train.py" --sweep-index 18 --steps 400 --eval-every 100)
+/usr/bin/python3 "${train[@]}" --step-delay 0 >"$tmp/full.out" || { echo "FAIL: train.py"; fail=1; }
+/usr/bin/python3 "${train[@]}" --step-delay 0.005 --checkpoint "$tmp/ck.npz" >"$tmp/part.out" &
+trainer=$!
+for _ in $(seq 1 300); do grep -q '"step": 100,' "$tmp/part.out" && break; sleep 0.1; done
+kill -TERM $trainer
+wait $trainer
+if ! grep -q '"event": "checkpointed"' "$tmp/part.out"; then
+    echo "FAIL: train.py did not checkpoint on SIGTERM: $(tail -1 "$tmp/part.out")"; fail=1
+fi
+/usr/bin/python3 "${train[@]}" --step-delay 0 --checkpoint "$tmp/ck.npz" >"$tmp/rest.out" || { echo "FAIL: train.py resume"; fail=1; }
+full=$(grep '"step": 400,' "$tmp/full.out" | sed 's/, "t".*//')
+rest=$(grep '"step": 400,' "$tmp/rest.out" | sed 's/, "t".*//')
+at=$(sed -n 's/.*"resumed", "step": \([0-9]*\).*/\1/p' "$tmp/rest.out")
+if [ -z "$full" ] || [ "$full" != "$rest" ] || [ -z "$at" ]; then
+    echo "FAIL: resumed at step '${at}' and ended '$rest', uninterrupted '$full'"; fail=1
+else
+    echo "  train.py resumed at step $at ends as the uninterrupted run: $rest"
+fi
+
 /usr/bin/python3 "$top_srcdir/contrib/demo/replay.py" "$tmp/demo" || { echo "FAIL: replay.py"; exit 1; }
 n=$(ls "$tmp/demo/curves/spirals"/validation-*.csv | wc -l)
 [ "$n" = 32 ] || { echo "FAIL: $n curves written, want 32"; exit 1; }

@@ -143,8 +143,9 @@ void print_what_would_change(const TrialInfo& t) {
         std::printf(
             "    Its predicted final %g is so far short of its sweep's best that, although it has run\n"
             "    less than hopeless_min_progress (%.0f%%) of its run, its chance to beat it is below\n"
-            "    early_stop_probability (%g): decisive evidence (a curve about ten half-widths of its\n"
-            "    interval short of the best), so it was stopped for good rather than paused.\n",
+            "    early_stop_probability (%g): decisive evidence (its predicted final over six times\n"
+            "    its interval's optimistic half-width short of the best), so it was stopped for good\n"
+            "    rather than paused.\n",
             p.value, 100.0 * defaults.hopeless_min_progress, defaults.early_stop_probability);
         return;
     }

@@ -72,7 +72,8 @@ struct EngineSettings : FitSettings {
     // chance to beat its sweep's best is below early_stop_probability (at most
     // hopeless_probability; 0: off) is hopeless, and its stop is final even with pausing on. A
     // chance 20x smaller than the hopeless rule asks (with the interval's heavy tails and the
-    // forecast audit's widening, the curve must sit about ten half-widths short of the best): a
+    // forecast audit's widening, the predicted final must sit 6.2 optimistic half-widths of its 80 %
+    // interval short of the best, against 2.1 for the hopeless rule): a
     // flat curve far behind, not a late bloomer on a plateau. The demo sweep's late bloomer never
     // fell below a chance of 0.024 at any replay speed or size tried; 0.01 lost it once
     // (doc/results.md).

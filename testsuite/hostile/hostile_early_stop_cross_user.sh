@@ -63,6 +63,6 @@ for t in 0 1; do
     esac
     pass "control: task ${arr}_$t cancelled at step $step of 1000: $(echo "$why" | grep -o 'reason=.*' | cut -c1-200)"
 done
-why_says "${arr}_0" "it was stopped for good rather than paused"
+why_says "${arr}_0" "early_stop_probability (0.001): decisive evidence"
 grep -q "stopped before hopeless_min_progress" "$log" || fail "slurmctld's log does not name the early stop"
 pass "slurmctld: $(grep -m1 "stopped before hopeless_min_progress" "$log" | cut -d' ' -f2- | cut -c1-220)"

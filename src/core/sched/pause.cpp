@@ -36,7 +36,7 @@ PauseOutlook pause_outlook(const StopEvidence& e, double current, double speed, 
     // (the whole rest of the run when the speed or the run length is unknown).
     const double gain =
         std::isfinite(current) ? std::max(0.0, signed_gain(e.direction, current, o.bound)) : 0.0;
-    const double length = e.max_steps > 0.0 ? e.max_steps : e.sweep_furthest;
+    const double length = run_length(e);
     const double remaining = length - e.last_step;
     double fraction = 1.0;
     if (speed > 0.0 && remaining > 0.0) fraction = std::min(1.0, speed * s.utility_horizon_s / remaining);
@@ -57,7 +57,7 @@ bool pause_enabled(std::uint32_t pauses, const EngineSettings& s) {
 
 std::optional<Reason> pause_rule(const StopEvidence& e, const PauseOutlook& o, double utility, double price,
                                  double running_s, const EngineSettings& s) {
-    const double length = e.max_steps > 0.0 ? e.max_steps : e.sweep_furthest;
+    const double length = run_length(e);
     const bool done = e.max_steps > 0.0 && e.last_step >= e.max_steps;
     if (e.leader || done || e.points < s.hopeless_min_points || !e.final_metric.extrapolated ||
         !std::isfinite(e.best_other) || running_s < s.min_run_s || !(utility < price) ||
@@ -80,7 +80,7 @@ bool stop_is_final(const StopEvidence& e, const PauseOutlook& o, const EngineSet
     // earlier than any hopeless rule may stop a trial; it stays paused (or resumes) instead.
     // Decisive evidence (a flat curve far behind) is final from early_stop_progress on.
     if (decisively_hopeless(e, s)) return true;
-    const double length = e.max_steps > 0.0 ? e.max_steps : e.sweep_furthest;
+    const double length = run_length(e);
     if (!(e.last_step >= s.hopeless_min_progress * length)) return false;
     return !o.can_matter && e.win_probability < std::max(s.hopeless_probability, 1e-9);
 }

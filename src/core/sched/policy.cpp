@@ -147,17 +147,18 @@ Reason make_reason(ReasonCode code, double a, double b, double c, double d, doub
 
 }  // namespace
 
+double run_length(const StopEvidence& e) { return e.max_steps > 0.0 ? e.max_steps : e.sweep_furthest; }
+
 bool far_enough(const StopEvidence& e, const EngineSettings& s) {
-    const double run_length = e.max_steps > 0.0 ? e.max_steps : e.sweep_furthest;
-    return e.last_step >= s.hopeless_min_progress * run_length;
+    return e.last_step >= s.hopeless_min_progress * run_length(e);
 }
 
 bool decisively_hopeless(const StopEvidence& e, const EngineSettings& s) {
-    const double run_length = e.max_steps > 0.0 ? e.max_steps : e.sweep_furthest;
+    const double length = run_length(e);
     const double threshold = std::min(s.early_stop_probability, s.hopeless_probability);
     return threshold > 0.0 && e.points >= s.hopeless_min_points && e.final_metric.extrapolated &&
-           std::isfinite(e.best_other) && run_length > 0.0 &&
-           e.last_step >= s.early_stop_progress * run_length && e.win_probability < threshold;
+           std::isfinite(e.best_other) && length > 0.0 && e.last_step >= s.early_stop_progress * length &&
+           e.win_probability < threshold;
 }
 
 double costly_chance_threshold(const StopEvidence& e, const EngineSettings& s) {

@@ -79,6 +79,9 @@ struct StopEvidence {
     double remaining_gpu_hours = std::numeric_limits<double>::quiet_NaN();
 };
 
+// The length of the trial's run: max_steps, else the steps its sweep's furthest trial has done.
+double run_length(const StopEvidence& evidence);
+
 // Far enough to judge: the trial has covered hopeless_min_progress of its run (max_steps, else
 // the sweep's furthest step).
 bool far_enough(const StopEvidence& evidence, const EngineSettings& settings);

@@ -518,10 +518,18 @@ BOOST_AUTO_TEST_CASE(a_trial_expected_to_add_nothing_to_its_sweep_is_stopped) {
                explain(out[1]));
     // a sibling predicted to beat the leader clearly goes on
     BOOST_TEST((out[3].state == TrialState::promising), explain(out[3]));
-    // min_expected_gain = 0 (the default): the rule is off
-    Engine kept = make();
+    // the default (0.005) stops the near twin too
+    Engine dflt = make();
+    BOOST_REQUIRE(dflt.evaluate(jobs, cluster(5000, 16), out).ok());
+    BOOST_TEST((out[1].reason.code == ReasonCode::negligible_gain), explain(out[1]));
+    BOOST_TEST((out[3].state == TrialState::promising), explain(out[3]));
+    // min_expected_gain = 0: the rule is off
+    EngineSettings off;
+    off.min_expected_gain = 0.0;
+    Engine kept = make(off);
     BOOST_REQUIRE(kept.evaluate(jobs, cluster(5000, 16), out).ok());
     BOOST_TEST((out[1].reason.code != ReasonCode::negligible_gain));
+    BOOST_TEST((out[1].state != TrialState::hopeless), explain(out[1]));
 }
 
 BOOST_AUTO_TEST_CASE(a_costly_trial_with_a_small_chance_is_stopped_when_the_site_says_so) {
@@ -533,11 +541,12 @@ BOOST_AUTO_TEST_CASE(a_costly_trial_with_a_small_chance_is_stopped_when_the_site
     jobs[0].gpus = 64;
     jobs[1].gpus = 64;
     std::vector<Assessment> out;
-    Engine defaults = make();
+    // the cost rule alone (the trailer's expected gain is below the default min_expected_gain)
+    Engine defaults = make(classic());
     BOOST_REQUIRE(defaults.evaluate(jobs, cluster(5000, 128), out).ok());
     BOOST_TEST((out[1].state == TrialState::promising), explain(out[1]));
 
-    EngineSettings on;
+    EngineSettings on = classic();
     on.chance_worth_gpu_hours = 1.0;
     Engine e = make(on);
     BOOST_REQUIRE(e.evaluate(jobs, cluster(5000, 128), out).ok());

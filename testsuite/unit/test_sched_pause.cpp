@@ -128,6 +128,7 @@ BOOST_AUTO_TEST_CASE(engine_pauses_an_unlikely_trial_only_when_pending_trials_ne
     EngineSettings s;
     s.min_run_s = 0;
     s.hopeless_probability = 0.0;  // the pause rule alone
+    s.min_expected_gain = 0.0;
     s.pause_probability = 0.5;
     Engine e = Engine::create(s).value();
     const auto good = rising(30, 0.95), meh = rising(30, 0.90, 0.7), fresh = rising(2, 0.9);

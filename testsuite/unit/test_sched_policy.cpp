@@ -283,7 +283,7 @@ BOOST_AUTO_TEST_CASE(a_restarted_trial_keeps_its_grace_whatever_its_last_verdict
 }
 
 BOOST_AUTO_TEST_CASE(hopeless_rule_stops_a_trial_that_cannot_win) {
-    EngineSettings s;  // hopeless_probability 0.02, 8 points, 35 % of the run
+    EngineSettings s;  // hopeless_probability 0.02, 6 points, 35 % of the run
     const auto reason = hopeless_rule(behind_trial(), s);
     BOOST_REQUIRE(reason.has_value());
     BOOST_TEST((reason->code == ReasonCode::hopeless));
@@ -299,8 +299,10 @@ BOOST_AUTO_TEST_CASE(hopeless_rule_stops_a_trial_that_cannot_win) {
     e.win_probability = 0.02;  // not below hopeless_probability
     BOOST_TEST(!hopeless_rule(e, s).has_value());
     e = behind_trial();
-    e.points = 7;  // too few points
+    e.points = 5;  // too few points (hopeless_min_points 6)
     BOOST_TEST(!hopeless_rule(e, s).has_value());
+    e.points = 6;
+    BOOST_TEST(hopeless_rule(e, s).has_value());
     e = behind_trial();
     e.final_metric.extrapolated = false;
     BOOST_TEST(!hopeless_rule(e, s).has_value());
@@ -337,7 +339,7 @@ BOOST_AUTO_TEST_CASE(an_early_stop_needs_decisive_evidence) {
     e.last_step = 200;
     BOOST_TEST(hopeless_rule(e, s).has_value());
     StopEvidence x = e;
-    x.points = 7;  // too few points
+    x.points = 5;  // too few points
     BOOST_TEST(!hopeless_rule(x, s).has_value());
     x = e;
     x.final_metric.extrapolated = false;
@@ -437,7 +439,9 @@ BOOST_AUTO_TEST_CASE(expected_gain_rule_compares_with_min_expected_gain) {
         expected_improvement_heavy(e.final_metric, e.direction, e.best_other, s.interval_level) /
         e.sweep_scale;
     BOOST_REQUIRE(gain > 0.0);
-    BOOST_TEST(!expected_gain_rule(e, s).has_value());  // min_expected_gain 0: the rule is off
+    s.min_expected_gain = 0.0;  // the rule is off
+    BOOST_TEST(!expected_gain_rule(e, s).has_value());
+    BOOST_TEST(EngineSettings{}.min_expected_gain == 0.005);  // the default: on
 
     s.min_expected_gain = 1.01 * gain;  // the gain is below it: stopped
     const auto reason = expected_gain_rule(e, s);

@@ -114,6 +114,14 @@ void print_what_would_change(const TrialInfo& t) {
             "    again. Its owner may release it at any time (scontrol release).\n");
         return;
     }
+    const bool near_tie = a.reason.find("is expected to improve the group's best") != std::string::npos;
+    if (a.decision == "pause" && near_tie) {
+        std::printf(
+            "    It might still beat its sweep's best, but by so little that finishing it is expected to\n"
+            "    add under min_expected_gain (%g) of the sweep's metric range to the sweep's best model\n"
+            "    (a sweep yields one model; see the decision above).\n",
+            defaults.min_expected_gain);
+    }
     if (a.decision == "pause") {
         std::printf(
             "    It is paused: requeued and held with its checkpoint, holding no GPU. It resumes (ExplSched\n"
@@ -137,6 +145,16 @@ void print_what_would_change(const TrialInfo& t) {
             "    chance is not worth the GPU-hours its run still needs (see the decision above). It would\n"
             "    be kept if its next reports raised its chance, or if the site raised or unset that\n"
             "    setting; it is never stopped for cost while it leads its sweep.\n");
+        return;
+    }
+    if (a.state == "hopeless" && near_tie) {
+        std::printf(
+            "    It might still beat its sweep's best, but by so little that finishing it is expected to\n"
+            "    add under min_expected_gain (%g) of the sweep's metric range to the sweep's best model\n"
+            "    (a sweep yields one model; see the decision above). It would be kept if its next reports\n"
+            "    raised that expected gain, or while it leads its sweep; min_expected_gain=0 turns the rule\n"
+            "    off.\n",
+            defaults.min_expected_gain);
         return;
     }
     if (a.state == "hopeless" && a.reason.find("early_stop_probability") != std::string::npos) {

@@ -9,7 +9,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 two_users esh_xf
 start_cluster --nodes 1 --gpus 2 --explschedd \
-    --params rerank_period=1,min_run=0,grace_time=3,hopeless_probability=0,hopeless_action=requeue,explore_first_progress=0.1
+    --params rerank_period=1,min_run=0,grace_time=3,hopeless_probability=0,min_expected_gain=0,hopeless_action=requeue,explore_first_progress=0.1
 log=$CLUSTER_DIR/log/slurmctld.log
 open_to_users
 

@@ -27,7 +27,7 @@ B=esh_pause_b$$
 make_user $A
 make_user $B
 start_cluster --nodes 1 --gpus 3 --explschedd \
-    --params rerank_period=1,min_run=0,grace_time=3,hopeless_probability=0,hopeless_action=requeue
+    --params rerank_period=1,min_run=0,grace_time=3,hopeless_probability=0,min_expected_gain=0,hopeless_action=requeue
 log=$CLUSTER_DIR/log/slurmctld.log
 # The users' clients read slurm.conf and talk to the test cluster's munged.
 chmod o+x "$CLUSTER_DIR" "$CLUSTER_DIR/munge" 2>/dev/null

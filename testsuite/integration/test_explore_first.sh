@@ -7,7 +7,8 @@
 # (by job id and by ARRAYID_INDEX) say so. Without the setting (first sweep's control, a plain
 # cluster) nothing is paused.
 #
-# Settings: hopeless_probability=0 (nothing is stopped), min_run=0, pause_probability=0.2 (the
+# Settings: hopeless_probability=0 and min_expected_gain=0 (nothing is stopped: near ties would
+# be, by default), min_run=0, pause_probability=0.2 (the
 # default: pauses on); the trials are near ties, so no trial's chance falls below 0.2 and the
 # unlikely-trial pause does not fire: a pause here is explore first's.
 set -u
@@ -16,7 +17,7 @@ require_cluster
 [ -x "$top_builddir/src/daemon/explschedd" ] || skip "explschedd not built"
 [ -x /usr/bin/python3 ] || skip "/usr/bin/python3 missing"
 start_cluster --nodes 1 --gpus 2 --explschedd \
-    --params rerank_period=1,min_run=0,grace_time=3,hopeless_probability=0,hopeless_action=requeue,explore_first_progress=0.1
+    --params rerank_period=1,min_run=0,grace_time=3,hopeless_probability=0,min_expected_gain=0,hopeless_action=requeue,explore_first_progress=0.1
 cli="$top_builddir/src/cli/explsched"
 log="$CLUSTER_DIR/log/slurmctld.log"
 

@@ -1,0 +1,74 @@
+#!/bin/bash
+# Attack: the near-tie rule (min_expected_gain, 0.005 by default) stops a trial, other than its
+# sweep's leader, that is expected to improve its sweep's best by under 0.5 % of the sweep's metric
+# range. User B names A's sweep (--explore=shared, the same name as A's) and runs a trial that
+# ends a hair better than A's, so that A's trial, alone in its sweep and so its leader, looks like
+# a near twin of B's and is stopped. Sweeps are per user (uid:name): A's trial in "shared" is
+# never judged hopeless nor paused, and completes. Control: the same better trial in A's own sweep
+# "own" gets A's array tasks judged near ties ("is expected to improve the group's best" in their
+# SystemComment, then paused or cancelled, and `explsched why` explains it): the rule was on all
+# along, and it acts on array tasks. Two real users, one node, four GPUs, the default
+# min_expected_gain and hopeless_* settings.
+set -u
+. "$(dirname "$0")/lib.sh"
+two_users esh_nt
+start_cluster --nodes 1 --gpus 4 --explschedd --params rerank_period=1,min_run=0
+log=$CLUSTER_DIR/log/slurmctld.log
+open_to_users
+grep -Eq "min_expected_gain|hopeless_" "$SLURM_CONF" && fail "the test cluster sets min_expected_gain or hopeless_*: the defaults are under test"
+
+# run_as USER SWEEP NAME A EVERY [SBATCH-ARGS...]: one trial (or array) of USER's sweep SWEEP,
+# loss = A + step^-0.5 over 1000 steps, a report every 10 steps and EVERY seconds; cancelled when
+# hopeless. Loss 0.300 ends at 0.3316, loss 0.302 at 0.3336: 0.7 % of the sweep's range (from
+# 0.62 at step 10) short, a chance to win well above hopeless_probability's 2 %, an expected gain
+# far under 0.5 % of the range.
+run_as() {
+    local u=$1 sweep=$2 name=$3 a=$4 every=$5
+    shift 5
+    submit_as "$u" --gres=gpu:1 --explore="$sweep" --explore-max-steps=1000 --explore-on-hopeless=cancel "$@" \
+        --wrap "exec $trial --a $a --b 1 --steps 1000 --every $every --checkpoint $work/$name.\${SLURM_ARRAY_TASK_ID:-0}.ckpt"
+}
+state_of() { job_field "$1" JobState; }
+ended() { case $(state_of "$1") in COMPLETED | CANCELLED | FAILED | TIMEOUT) return 0 ;; esac; return 1; }
+step_of() { cat "$work/$1.ckpt" 2>/dev/null || echo 0; }
+
+# The attack: B's slightly better trial in B's "shared" ends first; then A's in A's "shared".
+b=$(run_as $B shared b 0.300 0.01) || fail "sbatch as $B"
+wait_until 60 'ended $b' "B's trial to end"
+[ "$(state_of "$b")" = COMPLETED ] || fail "B's trial ended $(state_of "$b")"
+a=$(run_as $A shared a 0.302 0.05) || fail "sbatch as $A"
+seen=""
+for ((i = 0; i < 400; i++)); do
+    c=$(comment "$a")
+    case $c in *state=hopeless* | *decision=pause*) seen=$c ;; esac
+    ended "$a" && break
+    sleep 0.3
+done
+[ -z "$seen" ] || fail "A's trial $a in a sweep named like B's was judged hopeless or paused: $seen"
+[ "$(state_of "$a")" = COMPLETED ] || fail "A's trial $a ended $(state_of "$a") at step $(step_of a.0): $(comment "$a")"
+grep -q "job $a\b.*expected to improve" "$log" && fail "slurmctld judged A's trial a near tie: $(grep "job $a\b" "$log" | tail -1)"
+pass "A's trial $a (loss 0.302 + step^-0.5) completed: B's near twin (0.300 + ...) in B's sweep of the same name did not count"
+
+# Control: A's own slightly better trial in "own" ends first; A's array tasks are then near ties.
+c=$(run_as $A own c 0.300 0.01) || fail "sbatch as $A (control)"
+wait_until 60 'ended $c' "A's better trial to end"
+arr=$(run_as $A own p 0.302 0.05 --array=0-1) || fail "sbatch --array as $A (control)"
+for t in 0 1; do
+    why=""
+    for ((i = 0; i < 600; i++)); do
+        c=$(comment "${arr}_$t")
+        case $c in *"is expected to improve the group's best"*) why=$c && break ;; esac
+        ended "${arr}_$t" && break
+        sleep 0.2
+    done
+    [ -n "$why" ] || fail "control: task ${arr}_$t (state $(state_of "${arr}_$t"), step $(step_of p.$t)) was never judged a near tie: $(comment "${arr}_$t")"
+    case $why in
+        *state=hopeless*) ;;
+        *) fail "control: task ${arr}_$t's near-tie verdict is not hopeless: $why" ;;
+    esac
+    pass "control: task ${arr}_$t judged a near tie at step $(step_of p.$t) of 1000: $(echo "$why" | grep -o 'reason=.*' | cut -c1-200)"
+done
+# explsched why, on a task the rule has judged (held or cancelled: its last assessment stays)
+why_says "${arr}_0" "min_expected_gain (0.005)"
+for t in 0 1; do scancel "${arr}_$t" 2>/dev/null; done
+true

@@ -112,9 +112,10 @@ struct PolicySettings {
     std::size_t asha_rungs = 3;
     double slaq_horizon_s = 900.0;  // predicted gain over this much more run time
     // Curve-based policies (explsched, slaq) refresh their assessments this often, as the
-    // priority/explsched plugin re-ranks every PriorityCalcPeriod (Slurm's default: 5 minutes);
-    // in between they act on the last assessments, as the plugins do.
-    double rerank_period_s = 300.0;
+    // plugins re-rank every PriorityCalcPeriod: 1 minute in the recommended slurm.conf (README,
+    // etc/slurm.conf.explsched; Slurm's own default is 5 minutes, --rerank 300); in between they
+    // act on the last assessments, as the plugins do.
+    double rerank_period_s = 60.0;
     double oasis_patience_s = 6.0 * 3600.0;  // an unadmitted trial is rejected after this
     bool record = false;                     // keep per-trial notes
     // The explsched policy's engine settings (--params, the PriorityParameters keys); its

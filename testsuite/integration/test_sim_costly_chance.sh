@@ -31,7 +31,7 @@ print("  GPU-h %.1f -> %.1f, sweeps at their best %.3f -> %.3f, profit %.4f -> %
       % (d["gpu_hours"], c["gpu_hours"], d["sweeps_reaching_best"], c["sweeps_reaching_best"],
          d["profit"], c["profit"]), file=sys.stderr)
 problems = []
-# 0.97 before min_expected_gain was on by default (it stops many of the same near ties): 1.6 % now
+# 0.97 before min_expected_gain was on by default (it stops many of the same near ties)
 if not c["gpu_hours"] < 0.99 * d["gpu_hours"]:
     problems.append("GPU-hours %.1f not under 0.99x the defaults' %.1f" % (c["gpu_hours"], d["gpu_hours"]))
 if c["sweeps_reaching_best"] < d["sweeps_reaching_best"]:

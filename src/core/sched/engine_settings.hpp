@@ -62,8 +62,8 @@ struct EngineSettings : FitSettings {
     double min_run_s = 600.0;            // a (re)started trial is not preempted before this
     double hopeless_probability = 0.02;  // P(final beats group best) below this: hopeless
     // Never call hopeless on fewer points. 6 (min_points): as soon as a curve is extrapolated
-    // (8 until 2026-11-28; 6 saves 11 % of philly's GPU-hours and 14 % of the demo sweep's and
-    // keeps every best the same; the late bloomer is kept in every replay, doc/results.md).
+    // (8 until 2026-11-28; 6 brings the demo sweep's decisive early stops from 27-30 % of a run
+    // to 20 %, and keeps every best the same; the late bloomer is kept in every replay).
     std::size_t hopeless_min_points = 6;
     // ... nor before this fraction of its run (of max_steps, else of the steps the group's
     // furthest trial has done): curves with learning-rate drops look flat early, and no
@@ -121,7 +121,8 @@ struct EngineSettings : FitSettings {
     // E[max(0, final - best)], is below this fraction of the sweep's metric range is hopeless:
     // finishing it would add nothing worth its GPUs. 0: off. 0.005 since 2026-11-28: the demo
     // sweep's plateau-shaped late bloomer is kept in every replay up to 0.01 and lost from 0.015
-    // (0.02, the aggressive profile's, cancels it); the held-out sweeps spend 0.84x asha's.
+    // (0.02, the aggressive profile's, cancels it). With hopeless_min_points 6, GPU-hours: the
+    // held-out sweeps 1.01x -> 0.84x asha's, philly -11 %, every best kept (doc/results.md).
     double min_expected_gain = 0.005;
     // Pause and resume (freeze-thaw, core/sched/pause.hpp). A running trial past its grace
     // (min_run_s), past pause_min_progress of its run, below the GPU price while pending trials

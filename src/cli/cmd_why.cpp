@@ -114,13 +114,18 @@ void print_what_would_change(const TrialInfo& t) {
             "    again. Its owner may release it at any time (scontrol release).\n");
         return;
     }
+    // A near tie (min_expected_gain), paused or stopped: what the rule weighed.
     const bool near_tie = a.reason.find("is expected to improve the group's best") != std::string::npos;
-    if (a.decision == "pause" && near_tie) {
+    const auto print_near_tie = [&] {
         std::printf(
             "    It might still beat its sweep's best, but by so little that finishing it is expected to\n"
             "    add under min_expected_gain (%g) of the sweep's metric range to the sweep's best model\n"
-            "    (a sweep yields one model; see the decision above).\n",
+            "    (a sweep yields one model; see the decision above).",
             defaults.min_expected_gain);
+    };
+    if (a.decision == "pause" && near_tie) {
+        print_near_tie();
+        std::printf("\n");
     }
     if (a.decision == "pause") {
         std::printf(
@@ -148,13 +153,11 @@ void print_what_would_change(const TrialInfo& t) {
         return;
     }
     if (a.state == "hopeless" && near_tie) {
+        print_near_tie();
         std::printf(
-            "    It might still beat its sweep's best, but by so little that finishing it is expected to\n"
-            "    add under min_expected_gain (%g) of the sweep's metric range to the sweep's best model\n"
-            "    (a sweep yields one model; see the decision above). It would be kept if its next reports\n"
+            " It would be kept if its next reports\n"
             "    raised that expected gain, or while it leads its sweep; min_expected_gain=0 turns the rule\n"
-            "    off.\n",
-            defaults.min_expected_gain);
+            "    off.\n");
         return;
     }
     if (a.state == "hopeless" && a.reason.find("early_stop_probability") != std::string::npos) {

@@ -16,24 +16,13 @@ log=$CLUSTER_DIR/log/slurmctld.log
 open_to_users
 grep -q "early_stop" "$SLURM_CONF" && fail "the test cluster sets early_stop_*: the defaults are under test"
 
-# run_as USER SWEEP NAME A EVERY [SBATCH-ARGS...]: one trial (or array) of USER's sweep SWEEP,
-# loss = A + step^-0.5 over 1000 steps, a report every 10 steps and EVERY seconds; cancelled when
-# hopeless
-run_as() {
-    local u=$1 sweep=$2 name=$3 a=$4 every=$5
-    shift 5
-    submit_as "$u" --gres=gpu:1 --explore="$sweep" --explore-max-steps=1000 --explore-on-hopeless=cancel "$@" \
-        --wrap "exec $trial --a $a --b 1 --steps 1000 --every $every --checkpoint $work/$name.\${SLURM_ARRAY_TASK_ID:-0}.ckpt"
-}
-state_of() { job_field "$1" JobState; }
-ended() { case $(state_of "$1") in COMPLETED | CANCELLED | FAILED | TIMEOUT) return 0 ;; esac; return 1; }
-step_of() { cat "$work/$1.ckpt" 2>/dev/null || echo 0; }
+# Trials: power_trial_as (lib.sh), loss = A + step^-0.5 over 1000 steps.
 
 # The attack: B's excellent trial in B's "shared" ends first; then A's poor trial in A's "shared".
-b=$(run_as $B shared b 0.01 0.01) || fail "sbatch as $B"
+b=$(power_trial_as $B shared b 0.01 0.01) || fail "sbatch as $B"
 wait_until 60 'ended $b' "B's trial to end"
 [ "$(state_of "$b")" = COMPLETED ] || fail "B's trial ended $(state_of "$b")"
-a=$(run_as $A shared a 0.9 0.1) || fail "sbatch as $A"
+a=$(power_trial_as $A shared a 0.9 0.1) || fail "sbatch as $A"
 seen=""
 for ((i = 0; i < 400; i++)); do
     c=$(comment "$a")
@@ -47,9 +36,9 @@ grep -q "cancelling hopeless job $a\b" "$log" && fail "slurmctld cancelled A's t
 pass "A's trial $a (loss 0.9 + step^-0.5) completed: B's trial (loss 0.01 + ...) in B's sweep of the same name did not count"
 
 # Control: A's own excellent trial in "own" ends first; A's poor array tasks are then cancelled early.
-c=$(run_as $A own c 0.01 0.01) || fail "sbatch as $A (control)"
+c=$(power_trial_as $A own c 0.01 0.01) || fail "sbatch as $A (control)"
 wait_until 60 'ended $c' "A's excellent trial to end"
-arr=$(run_as $A own p 0.9 0.1 --array=0-1) || fail "sbatch --array as $A (control)"
+arr=$(power_trial_as $A own p 0.9 0.1 --array=0-1) || fail "sbatch --array as $A (control)"
 for t in 0 1; do
     wait_until 120 "ended ${arr}_$t" "A's poor array task ${arr}_$t to end"
     st=$(state_of "${arr}_$t")

@@ -18,26 +18,16 @@ log=$CLUSTER_DIR/log/slurmctld.log
 open_to_users
 grep -q "min_expected_gain" "$SLURM_CONF" && fail "the test cluster sets min_expected_gain: the default is under test"
 
-# run_as USER SWEEP NAME A EVERY [SBATCH-ARGS...]: one trial (or array) of USER's sweep SWEEP,
-# loss = A + step^-0.5 over 1000 steps, a report every 10 steps and EVERY seconds; cancelled when
-# hopeless. Loss 0.300 ends at 0.3316, loss 0.304 at 0.3356: 1.3 % of the sweep's range (from
-# 0.62 at step 10) short, an expected gain far under 0.5 % of the range. Reports every 0.05-0.1 s
-# (all of them recorded, a few assessments per run past 35 %).
-run_as() {
-    local u=$1 sweep=$2 name=$3 a=$4 every=$5
-    shift 5
-    submit_as "$u" --gres=gpu:1 --explore="$sweep" --explore-max-steps=1000 --explore-on-hopeless=cancel "$@" \
-        --wrap "exec $trial --a $a --b 1 --steps 1000 --every $every --checkpoint $work/$name.\${SLURM_ARRAY_TASK_ID:-0}.ckpt"
-}
-state_of() { job_field "$1" JobState; }
-ended() { case $(state_of "$1") in COMPLETED | CANCELLED | FAILED | TIMEOUT) return 0 ;; esac; return 1; }
-step_of() { cat "$work/$1.ckpt" 2>/dev/null || echo 0; }
+# Trials: power_trial_as (lib.sh), loss = A + step^-0.5 over 1000 steps. Loss 0.300 ends at
+# 0.3316, loss 0.304 at 0.3356: 1.3 % of the sweep's range (from 0.62 at step 10) short, an
+# expected gain far under 0.5 % of the range. Reports every 0.05-0.1 s (all of them recorded, a
+# few assessments per run past 35 %).
 
 # The attack: B's slightly better trial in B's "shared" ends first; then A's in A's "shared".
-b=$(run_as $B shared b 0.300 0.05) || fail "sbatch as $B"
+b=$(power_trial_as $B shared b 0.300 0.05) || fail "sbatch as $B"
 wait_until 60 'ended $b' "B's trial to end"
 [ "$(state_of "$b")" = COMPLETED ] || fail "B's trial ended $(state_of "$b")"
-a=$(run_as $A shared a 0.304 0.1) || fail "sbatch as $A"
+a=$(power_trial_as $A shared a 0.304 0.1) || fail "sbatch as $A"
 seen=""
 for ((i = 0; i < 400; i++)); do
     c=$(comment "$a")
@@ -51,9 +41,9 @@ grep -q "job $a\b.*expected to improve" "$log" && fail "slurmctld judged A's tri
 pass "A's trial $a (loss 0.304 + step^-0.5) completed: B's near twin (0.300 + ...) in B's sweep of the same name did not count"
 
 # Control: A's own slightly better trial in "own" ends first; A's array tasks are then near ties.
-c=$(run_as $A own c 0.300 0.05) || fail "sbatch as $A (control)"
+c=$(power_trial_as $A own c 0.300 0.05) || fail "sbatch as $A (control)"
 wait_until 60 'ended $c' "A's better trial to end"
-arr=$(run_as $A own p 0.304 0.1 --array=0-1) || fail "sbatch --array as $A (control)"
+arr=$(power_trial_as $A own p 0.304 0.1 --array=0-1) || fail "sbatch --array as $A (control)"
 for t in 0 1; do
     why=""
     for ((i = 0; i < 600; i++)); do

@@ -72,6 +72,22 @@ open_to_users() {
     trial="/usr/bin/python3 $top_srcdir/testsuite/integration/synthetic_trial.py"
 }
 
+# power_trial_as USER SWEEP NAME A EVERY [SBATCH-ARGS...]: after open_to_users, one trial (or
+# array) of USER's sweep SWEEP reporting loss = A + step^-0.5 over 1000 steps, a report every 10
+# steps and EVERY seconds, its checkpoint (last step) in $work/NAME.<array index, else 0>.ckpt;
+# cancelled when hopeless. Prints the job id.
+power_trial_as() {
+    local u=$1 sweep=$2 name=$3 a=$4 every=$5
+    shift 5
+    submit_as "$u" --gres=gpu:1 --explore="$sweep" --explore-max-steps=1000 --explore-on-hopeless=cancel "$@" \
+        --wrap "exec $trial --a $a --b 1 --steps 1000 --every $every --checkpoint $work/$name.\${SLURM_ARRAY_TASK_ID:-0}.ckpt"
+}
+# state_of JOB, ended JOB (completed, cancelled, failed or timed out), step_of NAME.INDEX (the
+# last step in a power_trial_as checkpoint, 0 before the first)
+state_of() { job_field "$1" JobState; }
+ended() { case $(state_of "$1") in COMPLETED | CANCELLED | FAILED | TIMEOUT) return 0 ;; esac; return 1; }
+step_of() { cat "$work/$1.ckpt" 2>/dev/null || echo 0; }
+
 # read_slurm_user_uid: sets slurm_user_uid to SlurmUser's uid in the running cluster
 # (explschedd's; a report credential made outside a job step must be restricted to it), or fails.
 read_slurm_user_uid() {

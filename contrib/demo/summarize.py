@@ -12,7 +12,7 @@ Figures, per policy:
            with --own-best, each run's own best: different sweeps, e.g. two users')
   gpu_h    GPU-hours used by the whole sweep (1 GPU per trial; sum of run lengths)
   stopped  trials ExplSched stopped as hopeless; gpu_h_stopped: GPU-hours spent on those same
-           trials under each policy
+           trials under each policy (with --own-best: on each run's own stopped trials)
   pruned   trials that Optuna's pruner stopped (train.py printed {"event": "pruned"})
 With explsched, basic and optuna all given, it also checks the live demo's targets: time to best
 <= 0.5x basic's and <= 0.7x optuna's, GPU-hours <= optuna's, and the sweep's best kept.
@@ -72,11 +72,15 @@ def main():
             if t["evals"] and t["evals"][-1]["step"] >= steps:
                 finals.append(t["evals"][-1]["val_loss"])
     target = min(finals)
-    stopped = set()
-    if "explsched" in data:
-        stopped = {task for task, (state, _) in data["explsched"][1].items() if state != "COMPLETED"}
+    # The trials ExplSched stopped: with an explsched arm, its stopped tasks, costed under every
+    # arm (the same sweep); with --own-best (each run its own sweep under ExplSched, e.g. two
+    # users'), each run's own.
+    def stopped_in(states):
+        return {task for task, (state, _) in states.items() if state != "COMPLETED"}
+    shared_stopped = None if own_best else stopped_in(data["explsched"][1]) if "explsched" in data else set()
     rows = []
     for p, (trials, states, submitted) in data.items():
+        stopped = shared_stopped if shared_stopped is not None else stopped_in(states)
         done = [t["evals"][-1]["val_loss"] for t in trials.values() if t["evals"] and t["evals"][-1]["step"] >= steps]
         goal = (min(done) if done else float("nan")) if own_best else target
         reach = [e["t"] for t in trials.values() for e in t["evals"] if e["val_loss"] <= goal + 1e-12]
@@ -91,6 +95,7 @@ def main():
             "gpu_h": gpu_s / 3600.0, "gpu_h_stopped": gpu_s_stopped / 3600.0,
             "completed": len(done), "cancelled": cancelled, "held": held, "preempted_resumed": preempted,
             "pruned": sorted(task for task, t in trials.items() if t["pruned"]),
+            "n_stopped": len(stopped),
         })
     if own_best:
         print("each sweep timed to its own best final val_loss (the best of all: %.6f)" % target)
@@ -103,8 +108,12 @@ def main():
             r["policy"], r["best"], r["t_best"], r["gpu_h"], r["gpu_h_stopped"], r["completed"],
             r["cancelled"] or "-", r["held"] or "-", r["preempted_resumed"] or "-",
             (" pruned by Optuna %s" % r["pruned"]) if r["pruned"] else ""))
-    print("* GPU-hours spent on the trials ExplSched stopped as hopeless (%d trials), under each policy"
-          % len(stopped))
+    if shared_stopped is not None:
+        print("* GPU-hours spent on the trials ExplSched stopped as hopeless (%d trials), under each policy"
+              % len(shared_stopped))
+    else:
+        print("* GPU-hours spent on each run's own trials that ExplSched stopped or holds (%s)"
+              % ", ".join("%s %d" % (r["policy"], r["n_stopped"]) for r in rows))
     by = {r["policy"]: r for r in rows}
     if "explsched" in by and "basic" in by:
         e, b = by["explsched"], by["basic"]

@@ -201,7 +201,15 @@ void print_what_would_change(const TrialInfo& t) {
         return;
     }
     const double u_cross = load_for_price(a.utility, t.price_lower, t.price_upper);
-    if (a.utility >= a.price) {
+    // The engine compared them at full precision; SystemComment keeps four digits, so a utility a
+    // hair under the price can read back equal to it. Its decision says which side it was on.
+    bool at_price = a.utility >= a.price;
+    if (a.reason.find("is below the GPU price") != std::string::npos) {
+        at_price = false;
+    } else if (a.reason.find("is at least the GPU price") != std::string::npos) {
+        at_price = true;
+    }
+    if (at_price) {
         std::printf(
             "    Its utility %.3g is %.2fx the price %.3g: it keeps (or would get) GPUs. It would become\n"
             "    preemptable if the gain its curve predicts over the next %.0f s fell below %.0f%% of\n"
@@ -220,9 +228,10 @@ void print_what_would_change(const TrialInfo& t) {
             (1.0 + defaults.preempt_margin) * a.utility, 100.0 * defaults.preempt_margin, defaults.min_run_s);
     } else {
         std::printf(
-            "    Its utility %.3g is below the price %.3g: it is preemptable (or waits). It would rank\n"
+            "    Its utility %.3g is %s the price %.3g: it is preemptable (or waits). It would rank\n"
             "    as worth its GPUs if its predicted gain grew %.2fx,",
-            a.utility, a.price, a.utility > 0 ? a.price / a.utility : INFINITY);
+            a.utility, a.utility >= a.price ? "a hair below (equal in the digits kept)" : "below", a.price,
+            a.utility > 0 ? std::max(a.price / a.utility, 1.0) : INFINITY);
         if (std::isfinite(u_cross) && u_cross > 0.0) {
             std::printf(" or if the load fell below %.2f.\n", u_cross);
         } else {

@@ -1,0 +1,52 @@
+#!/bin/bash
+# `explsched why` on a trial whose utility sits on the GPU price: SystemComment keeps four digits,
+# so a utility a hair under the price reads back equal to it. The answer must follow the engine's
+# decision (computed at full precision), not the rounded figures: a preemptable trial is not
+# told that it keeps its GPUs, and a kept one is not told that it is preemptable. The records are
+# a simulator run's (Pollux workload, 40 jobs) with one trial's assessment rewritten to the
+# rounded figures. Needs ../shared/data, no cluster.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+require_sim_pollux
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+
+sim_pollux 0 --jobs 40 --output "$tmp/rec.json" >/dev/null || { echo "FAIL: explsched-sim"; exit 1; }
+
+# edit SIDE: the first trial with a curve gets utility == price (1.234e-07) and a decision that
+# puts it on SIDE of the price; prints its id.
+edit() {
+    /usr/bin/python3 - "$tmp/rec.json" "$tmp/$1.json" "$1" <<'PY'
+import json, sys
+rec = json.load(open(sys.argv[1]))
+trial = next(t for t in rec["results"][0]["trials"] if t["points"] and t.get("assessment"))
+a = trial["assessment"]
+a["utility"] = a["price"] = 1.234e-07
+a["state"] = "promising"
+if sys.argv[3] == "below":
+    a["decision"] = "preemptable"
+    a["reason"] = "preemptable: utility 1.234e-07/GPU-s is below the GPU price 1.234e-07 at load 0.9"
+else:
+    a["decision"] = "keep"
+    a["utility"] = 1.2339e-07
+    a["reason"] = "keep: utility 1.234e-07/GPU-s is at least the GPU price 1.234e-07 at load 0.9"
+json.dump(rec, open(sys.argv[2], "w"))
+print(trial["id"])
+PY
+}
+
+id=$(edit below) || { echo "FAIL: could not edit the record"; exit 1; }
+out=$("$cli" why --sim "$tmp/below.json" "$id" 2>&1) || { echo "FAIL: why $id: $out"; fail=1; }
+grep -q "a hair below (equal in the digits kept) the price" <<<"$out" || { echo "FAIL: below: no 'a hair below': $out"; fail=1; }
+grep -q "it keeps (or would get) GPUs" <<<"$out" && { echo "FAIL: below: a preemptable trial is told it keeps its GPUs: $out"; fail=1; }
+grep -q "predicted gain grew 1.00x" <<<"$out" || { echo "FAIL: below: no 1.00x: $out"; fail=1; }
+
+id=$(edit above) || { echo "FAIL: could not edit the record"; exit 1; }
+out=$("$cli" why --sim "$tmp/above.json" "$id" 2>&1) || { echo "FAIL: why $id: $out"; fail=1; }
+grep -q "it keeps (or would get) GPUs" <<<"$out" || { echo "FAIL: above: a kept trial is not told it keeps its GPUs: $out"; fail=1; }
+grep -q "it is preemptable (or waits)" <<<"$out" && { echo "FAIL: above: a kept trial is told it is preemptable: $out"; fail=1; }
+
+[ $fail = 0 ] && echo "ok: explsched why follows the decision when utility and price read back equal"
+exit $fail

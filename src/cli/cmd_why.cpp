@@ -227,10 +227,15 @@ void print_what_would_change(const TrialInfo& t) {
             "    first %.0f s of a run.\n",
             (1.0 + defaults.preempt_margin) * a.utility, 100.0 * defaults.preempt_margin, defaults.min_run_s);
     } else {
+        // below the price yet kept: a (re)started trial is not preempted within min_run_s
+        const bool grace = a.reason.find("not preemptable before") != std::string::npos;
         std::printf(
-            "    Its utility %.3g is %s the price %.3g: it is preemptable (or waits). It would rank\n"
+            "    Its utility %.3g is %s the price %.3g: %s. It would rank\n"
             "    as worth its GPUs if its predicted gain grew %.2fx,",
             a.utility, a.utility >= a.price ? "a hair below (equal in the digits kept)" : "below", a.price,
+            grace ? "it keeps its GPUs only until its grace\n    after a (re)start ends (see the decision "
+                    "above), then it is preemptable"
+                  : "it is preemptable (or waits)",
             a.utility > 0 ? std::max(a.price / a.utility, 1.0) : INFINITY);
         if (std::isfinite(u_cross) && u_cross > 0.0) {
             std::printf(" or if the load fell below %.2f.\n", u_cross);
@@ -238,8 +243,9 @@ void print_what_would_change(const TrialInfo& t) {
             std::printf(" since even an idle cluster prices GPUs above it.\n");
         }
         if (a.utility > 0.0) {
-            std::printf("    A waiting trial takes its GPUs with a utility above %.3g (%.0f%% more)",
-                        (1.0 + defaults.preempt_margin) * a.utility, 100.0 * defaults.preempt_margin);
+            std::printf("    %s waiting trial takes its GPUs with a utility above %.3g (%.0f%% more)",
+                        grace ? "After its grace, a" : "A", (1.0 + defaults.preempt_margin) * a.utility,
+                        100.0 * defaults.preempt_margin);
             if (a.priority > 0) {
                 std::printf(
                     ";\n    one without a forecast yet with a priority above %.0f (%.0f%% more than its %u)",

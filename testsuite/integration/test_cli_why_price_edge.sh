@@ -2,7 +2,8 @@
 # `explsched why` on a trial whose utility sits on the GPU price: SystemComment keeps four digits,
 # so a utility a hair under the price reads back equal to it. The answer must follow the engine's
 # decision (computed at full precision), not the rounded figures: a preemptable trial is not
-# told that it keeps its GPUs, and a kept one is not told that it is preemptable. The records are
+# told that it keeps its GPUs, and a kept one is not told that it is preemptable; nor is a trial
+# below the price that is kept for its grace after a (re)start (min_run_s). The records are
 # a simulator run's (Pollux workload, 40 jobs) with one trial's assessment rewritten to the
 # rounded figures. Needs ../shared/data, no cluster.
 set -u
@@ -25,7 +26,11 @@ trial = next(t for t in rec["results"][0]["trials"] if t["points"] and t.get("as
 a = trial["assessment"]
 a["utility"] = a["price"] = 1.234e-07
 a["state"] = "promising"
-if sys.argv[3] == "below":
+if sys.argv[3] == "grace":
+    a["utility"] = 0.5e-07
+    a["decision"] = "keep"
+    a["reason"] = "keep: running 420 s, not preemptable before 600 s"
+elif sys.argv[3] == "below":
     a["decision"] = "preemptable"
     a["reason"] = "preemptable: utility 1.234e-07/GPU-s is below the GPU price 1.234e-07 at load 0.9"
 else:
@@ -48,5 +53,12 @@ out=$("$cli" why --sim "$tmp/above.json" "$id" 2>&1) || { echo "FAIL: why $id: $
 grep -q "it keeps (or would get) GPUs" <<<"$out" || { echo "FAIL: above: a kept trial is not told it keeps its GPUs: $out"; fail=1; }
 grep -q "it is preemptable (or waits)" <<<"$out" && { echo "FAIL: above: a kept trial is told it is preemptable: $out"; fail=1; }
 
-[ $fail = 0 ] && echo "ok: explsched why follows the decision when utility and price read back equal"
+# below the price but within its grace after a (re)start (min_run_s): kept, not preemptable yet
+id=$(edit grace) || { echo "FAIL: could not edit the record"; exit 1; }
+out=$("$cli" why --sim "$tmp/grace.json" "$id" 2>&1) || { echo "FAIL: why $id: $out"; fail=1; }
+grep -q "it keeps its GPUs only until its grace" <<<"$out" || { echo "FAIL: grace: not told it keeps its GPUs for its grace: $out"; fail=1; }
+grep -q "it is preemptable (or waits)" <<<"$out" && { echo "FAIL: grace: a trial in its grace is told it is preemptable now: $out"; fail=1; }
+grep -q "After its grace, a waiting trial takes its GPUs" <<<"$out" || { echo "FAIL: grace: no 'After its grace': $out"; fail=1; }
+
+[ $fail = 0 ] && echo "ok: explsched why follows the decision when utility and price read back equal, and in a trial's grace"
 exit $fail

@@ -16,8 +16,10 @@ fail=0
 
 sim_pollux 0 --jobs 40 --output "$tmp/rec.json" >/dev/null || { echo "FAIL: explsched-sim"; exit 1; }
 
-# edit SIDE: the first trial with a curve gets utility == price (1.234e-07) and a decision that
-# puts it on SIDE of the price; prints its id.
+# edit CASE: the first trial with a curve gets the price 1.234e-07 and, by CASE, "below" the same
+# utility with a decision below the price, "above" a utility a hair under it (1.2339e-07, printed
+# 1.234e-07) with a decision at the price, "grace" a utility well under it with a decision that
+# keeps it for its grace; prints its id.
 edit() {
     /usr/bin/python3 - "$tmp/rec.json" "$tmp/$1.json" "$1" <<'PY'
 import json, sys

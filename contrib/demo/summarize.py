@@ -77,10 +77,12 @@ def main():
     # users'), each run's own.
     def stopped_in(states):
         return {task for task, (state, _) in states.items() if state != "COMPLETED"}
-    shared_stopped = None if own_best else stopped_in(data["explsched"][1]) if "explsched" in data else set()
+    shared_stopped = None
+    if not own_best:
+        shared_stopped = stopped_in(data["explsched"][1]) if "explsched" in data else set()
     rows = []
     for p, (trials, states, submitted) in data.items():
-        stopped = shared_stopped if shared_stopped is not None else stopped_in(states)
+        stopped = stopped_in(states) if own_best else shared_stopped
         done = [t["evals"][-1]["val_loss"] for t in trials.values() if t["evals"] and t["evals"][-1]["step"] >= steps]
         goal = (min(done) if done else float("nan")) if own_best else target
         reach = [e["t"] for t in trials.values() for e in t["evals"] if e["val_loss"] <= goal + 1e-12]

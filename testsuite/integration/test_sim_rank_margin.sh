@@ -48,8 +48,8 @@ if d["profit"] < 0.995 * r["profit"]:
 marks = [m for t in trials for m in t.get("marks", []) if m.get("what") == "preempt"]
 if not any("rank margin 1" in m.get("note", "") for m in marks):
     problems.append("no preemption names the rank margin (of %d)" % len(marks))
-# (clearly below the price: the record's rounded utility and price of a trial just below it may
-# compare equal when `explsched why` reads them back)
+# (clearly below the price, so that the text checked below is the plain "below the price" one;
+# test_cli_why_price_edge.sh checks a trial a hair below it)
 preemptable = [t for t in trials if (t.get("assessment") or {}).get("decision") == "preemptable"
                and (t["assessment"].get("utility") or 0) > 0 and (t["assessment"].get("priority") or 0) > 0
                and t["assessment"]["utility"] < 0.9 * (t["assessment"].get("price") or 0)]

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "core/sched/policy.hpp"
 #include "core/sched/priority.hpp"
@@ -312,6 +313,48 @@ BOOST_AUTO_TEST_CASE(hopeless_rule_stops_a_trial_that_cannot_win) {
     e = behind_trial();
     e.last_step = 600;  // 30 % of its run
     BOOST_TEST(!hopeless_rule(e, s).has_value());
+}
+
+// A sweep whose checked forecasts have held is judged from audited_min_progress (0.15) of a run,
+// not hopeless_min_progress (0.35); never earlier than either setting allows, and not with
+// audited_min_progress at or above hopeless_min_progress (off).
+BOOST_AUTO_TEST_CASE(held_forecasts_are_judged_from_audited_min_progress) {
+    EngineSettings s;
+    BOOST_TEST(s.audited_min_progress == 0.15);
+    StopEvidence e = behind_trial();
+    e.last_step = 400;  // 20 % of its run
+    BOOST_TEST(judged_from(e, s) == 0.35);
+    BOOST_TEST(!hopeless_rule(e, s).has_value());
+    e.forecasts_held = true;
+    BOOST_TEST(judged_from(e, s) == 0.15);
+    const auto reason = hopeless_rule(e, s);
+    BOOST_REQUIRE(reason.has_value());
+    BOOST_TEST((reason->code == ReasonCode::hopeless));
+    e.last_step = 200;  // 10 %: before audited_min_progress too
+    BOOST_TEST(!far_enough(e, s));
+    BOOST_TEST(!hopeless_rule(e, s).has_value());
+    e.last_step = 400;
+    s.audited_min_progress = 1.0;  // off
+    BOOST_TEST(judged_from(e, s) == 0.35);
+    BOOST_TEST(!hopeless_rule(e, s).has_value());
+    s.audited_min_progress = 0.15;
+    s.hopeless_min_progress = 0.1;  // the lower of the two
+    BOOST_TEST(judged_from(e, s) == 0.1);
+}
+
+// Held: at least min_checks ratios, and the (1 + level) / 2 quantile (the 90th percentile at
+// 80 %) within the optimistic bound (ratio <= 1).
+BOOST_AUTO_TEST_CASE(audits_held_reads_the_quantile_of_the_checks) {
+    BOOST_TEST(!audits_held({}, 4, 0.8));
+    BOOST_TEST(!audits_held({0.1, -0.5, 0.9}, 4, 0.8));  // too few
+    BOOST_TEST(audits_held({0.1, -0.5, 0.9, 1.0}, 4, 0.8));
+    BOOST_TEST(!audits_held({0.1, -0.5, 0.9, 1.01}, 4, 0.8));  // under 10 checks: every one
+    std::vector<double> r(19, 0.5);
+    r.push_back(3.0);  // 1 of 20 beyond: the 90th percentile is within
+    BOOST_TEST(audits_held(r, 4, 0.8));
+    r[0] = r[1] = 3.0;  // 3 of 20 beyond (15 %, more than the 10 % the level allows)
+    BOOST_TEST(!audits_held(r, 4, 0.8));
+    BOOST_TEST(!audits_held({std::nan(""), 0.1, 0.1, 0.1}, 4, 0.8));  // a check that is not a number: a miss
 }
 
 // Before hopeless_min_progress, only decisive evidence stops a trial: from early_stop_progress (0.1)

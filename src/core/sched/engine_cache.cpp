@@ -6,6 +6,7 @@
 #include <iterator>
 
 #include "core/sched/engine_impl.hpp"
+#include "core/sched/policy.hpp"
 #include "core/sched/utility.hpp"
 
 namespace explsched {
@@ -318,6 +319,7 @@ void Engine::Impl::audit(const JobView& job, TrialCache& c, GroupStats& gs) {
             }
             ++gs.audits;
             gs.widen = audit_widening(gs.audit_ratios, settings);
+            gs.held = audits_held(gs.audit_ratios, settings.audited_min_checks, settings.interval_level);
             pool_audit(gs, ratio);
             // fell short of even the pessimistic bound: the curve promised what it did not do
             if (job.owner != kNoOwner && std::isfinite(c.audit_floor))

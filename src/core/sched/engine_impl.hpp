@@ -137,6 +137,7 @@ struct GroupStats {
     std::vector<double> audit_ratios;
     std::size_t audits = 0;  // checked forecasts ever (the ring's write position)
     double widen = 1.0;
+    bool held = false;  // the audits have held (audits_held, policy.hpp): audited_min_progress
     // The application it belongs to (owner and --explore-model, engine_pooled_audit.cpp): a sweep
     // with fewer than calibration_min_audits checked forecasts of its own reads its application's
     // pooled audit instead.
@@ -157,6 +158,7 @@ struct PooledAudit {
     std::vector<double> ratios;
     std::size_t audits = 0;
     double widen = 1.0;
+    bool held = false;
 
     void add(double ratio, const EngineSettings& s);
 };
@@ -260,6 +262,9 @@ struct Engine::Impl {
     // The widening a sweep's intervals get: its own audits' once it has calibration_min_audits,
     // else its application's pooled audits'.
     double group_widen(const GroupStats& gs) const;
+    // Whether the sweep's checked forecasts (else, while it has fewer than audited_min_checks,
+    // its application's pooled ones) have held (forecasts_held in engine_pooled_audit.cpp).
+    bool forecasts_held(const GroupStats& gs) const;
     const std::vector<double>& rungs_of(const JobView& job, TrialCache& c) const;
     // The trial's standing at the highest milestone it reached (`reached` NaN when none).
     MilestoneStanding milestone_rank(const JobView& job, std::size_t j);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/sched/engine_impl.hpp"
+#include "core/sched/policy.hpp"
 
 namespace explsched {
 namespace engine_detail {
@@ -24,6 +25,7 @@ void PooledAudit::add(double ratio, const EngineSettings& s) {
     }
     ++audits;
     widen = audit_widening(ratios, s);
+    held = audits_held(ratios, s.audited_min_checks, s.interval_level);
 }
 
 std::string application_key(const JobView& job) {
@@ -40,6 +42,14 @@ void Engine::Impl::pool_audit(const GroupStats& gs, double ratio) {
         applications.clear();
     }
     applications[gs.application].add(ratio, settings);
+}
+
+bool Engine::Impl::forecasts_held(const GroupStats& gs) const {
+    const EngineSettings& s = settings;
+    if (s.calibration_min_audits == 0 || !(s.audited_min_progress < s.hopeless_min_progress)) return false;
+    if (gs.audit_ratios.size() >= s.audited_min_checks || gs.application.empty()) return gs.held;
+    const auto it = applications.find(gs.application);
+    return it != applications.end() && it->second.held;
 }
 
 double Engine::Impl::group_widen(const GroupStats& gs) const {

@@ -130,6 +130,7 @@ StopEvidence Engine::Impl::stop_evidence(const JobView& job, std::size_t j, cons
     e.leader = gs.best_key == job.key;
     e.best_other = e.leader ? gs.second : gs.best;
     e.final_metric = widen_interval(c.final_metric, group_widen(gs));
+    e.forecasts_held = forecasts_held(gs);
     e.own_win_probability =
         win_probability_heavy(e.final_metric, job.direction, e.best_other, s.interval_level);
     e.win_probability = e.own_win_probability;

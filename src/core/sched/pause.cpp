@@ -75,13 +75,12 @@ std::optional<Reason> pause_rule(const StopEvidence& e, const PauseOutlook& o, d
 }
 
 bool stop_is_final(const StopEvidence& e, const PauseOutlook& o, const EngineSettings& s) {
-    // Not before the hopeless rules may judge it (hopeless_min_progress of its run): a trial
+    // Not before the hopeless rules may judge it (judged_from of its run): a trial
     // paused early on a plateau (a late bloomer's) would otherwise be stopped for good at once,
     // earlier than any hopeless rule may stop a trial; it stays paused (or resumes) instead.
     // Decisive evidence (a flat curve far behind) is final from early_stop_progress on.
     if (decisively_hopeless(e, s)) return true;
-    const double length = run_length(e);
-    if (!(e.last_step >= s.hopeless_min_progress * length)) return false;
+    if (!far_enough(e, s)) return false;
     return !o.can_matter && e.win_probability < std::max(s.hopeless_probability, 1e-9);
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "core/sched/priority.hpp"
 #include "core/sched/utility.hpp"
@@ -149,8 +150,25 @@ Reason make_reason(ReasonCode code, double a, double b, double c, double d, doub
 
 double run_length(const StopEvidence& e) { return e.max_steps > 0.0 ? e.max_steps : e.sweep_furthest; }
 
+bool audits_held(std::vector<double> ratios, std::size_t min_checks, double level) {
+    if (ratios.empty() || ratios.size() < min_checks) return false;
+    for (double& r : ratios) {
+        if (std::isnan(r)) r = std::numeric_limits<double>::infinity();  // counts as a miss
+    }
+    const double q = (1.0 + level) / 2.0;
+    const auto k =
+        std::min(ratios.size() - 1, static_cast<std::size_t>(q * static_cast<double>(ratios.size())));
+    std::nth_element(ratios.begin(), ratios.begin() + static_cast<std::ptrdiff_t>(k), ratios.end());
+    return ratios[k] <= 1.0;
+}
+
+double judged_from(const StopEvidence& e, const EngineSettings& s) {
+    return e.forecasts_held ? std::min(s.audited_min_progress, s.hopeless_min_progress)
+                            : s.hopeless_min_progress;
+}
+
 bool far_enough(const StopEvidence& e, const EngineSettings& s) {
-    return e.last_step >= s.hopeless_min_progress * run_length(e);
+    return e.last_step >= judged_from(e, s) * run_length(e);
 }
 
 bool decisively_hopeless(const StopEvidence& e, const EngineSettings& s) {

@@ -75,6 +75,9 @@ struct StopEvidence {
     double own_win_probability = 1.0;
     double sweep_scale = 1.0;  // the sweep's observed metric range (> 0)
     bool leader = false;       // the trial holds its sweep's best metric
+    // its sweep's (else its application's) checked forecasts have held: the hopeless rules may
+    // judge it from audited_min_progress of its run, not hopeless_min_progress
+    bool forecasts_held = false;
     // GPU-hours its run still needs (GPUs x steps left / measured speed; NaN: unknown)
     double remaining_gpu_hours = std::numeric_limits<double>::quiet_NaN();
 };
@@ -82,8 +85,18 @@ struct StopEvidence {
 // The length of the trial's run: max_steps, else the steps its sweep's furthest trial has done.
 double run_length(const StopEvidence& evidence);
 
-// Far enough to judge: the trial has covered hopeless_min_progress of its run (max_steps, else
-// the sweep's furthest step).
+// Whether a sweep's forecasts have held: at least min_checks checked by the forecast audit (each
+// ratio: how far the curve beat the forecast, in units of its interval's optimistic half-width),
+// beaten past the bound no more often than the interval level allows, i.e. the (1 + level) / 2
+// quantile of the ratios is at most 1 (under 10 checks at the 80 % level: every one of them).
+bool audits_held(std::vector<double> ratios, std::size_t min_checks, double level);
+
+// The fraction of its run from which the hopeless rules judge the trial: hopeless_min_progress,
+// or audited_min_progress (if lower) when its forecasts have held.
+double judged_from(const StopEvidence& evidence, const EngineSettings& settings);
+
+// Far enough to judge: the trial has covered judged_from of its run (max_steps, else the sweep's
+// furthest step).
 bool far_enough(const StopEvidence& evidence, const EngineSettings& settings);
 
 // Decisively hopeless before it is far enough: from early_stop_progress of its run, enough points,

@@ -371,6 +371,14 @@ const Row kRows[] = {
      "fraction of its run (max_steps, else the group's furthest trial) before a trial can be called hopeless",
      set_double<&EngineSettings::hopeless_min_progress, 0, 1000000>,
      [](const Settings& s) { return fmt_double(s.engine.hopeless_min_progress); }},
+    {"audited_min_progress",
+     "from this fraction of its run (at most hopeless_min_progress) a trial may be judged hopeless once "
+     "its sweep's or its application's checked forecasts have held (1: never before hopeless_min_progress)",
+     set_double<&EngineSettings::audited_min_progress, 0, 1000000>,
+     [](const Settings& s) { return fmt_double(s.engine.audited_min_progress); }},
+    {"audited_min_checks", "checked forecasts that must have held before audited_min_progress applies",
+     set_uint<&EngineSettings::audited_min_checks, 1, kMaxCalibrationAudits>,
+     [](const Settings& s) { return std::to_string(s.engine.audited_min_checks); }},
     {"early_stop_progress",
      "from this fraction of its run (before hopeless_min_progress), a trial whose chance to beat its "
      "sweep's best is below early_stop_probability is stopped for good",

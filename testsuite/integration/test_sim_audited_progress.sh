@@ -1,0 +1,67 @@
+#!/bin/bash
+# Held forecasts are read earlier (audited_min_progress, 0.15 by default) in the simulator: on the
+# heterogeneous Pollux cluster (seed 0) the defaults judge a trial hopeless before
+# hopeless_min_progress (35 %) of its run once its sweep's (or its application's) checked forecasts
+# have held, spend fewer GPU-hours than with the rule off (audited_min_progress=1), and keep every
+# sweep's best and the same profit; no sweep's best trial is stopped that early; bad values are
+# refused with the setting's name. Needs ../shared/data, no cluster.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+require_sim_pollux
+tput=$data/throughputs/gavel_simulation_throughputs.json
+[ -r "$tput" ] || skip "../shared/data/throughputs is missing"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+
+het() {
+    "$sim" --trace "$data/traces/pollux-workloads/workload-1.csv" --curves "$data/curves" \
+        --cluster v100:4x8,p100:4x8,k80:6x8 --throughputs "$tput" --seeds 0 --policies explsched --json --quiet "$@"
+}
+
+for bad in audited_min_progress=-0.1 audited_min_progress=2 audited_min_progress=soon audited_min_checks=0 \
+    audited_min_checks=1000; do
+    name=${bad%%=*}
+    out=$(het --params "$bad" 2>&1) && { echo "FAIL: $bad accepted"; fail=1; }
+    grep -q "$name" <<<"$out" || { echo "FAIL: $bad: the error does not name $name: $out"; fail=1; }
+done
+
+het --output "$tmp/rec.json" >"$tmp/default.json" || { echo "FAIL: explsched-sim (defaults)"; exit 1; }
+het --params audited_min_progress=1 >"$tmp/off.json" || { echo "FAIL: explsched-sim audited_min_progress=1"; exit 1; }
+/usr/bin/python3 - "$tmp/default.json" "$tmp/off.json" "$tmp/rec.json" <<'PY' || fail=1
+import json, sys
+d = json.load(open(sys.argv[1]))["mean"]["explsched"]
+o = json.load(open(sys.argv[2]))["mean"]["explsched"]
+trials = json.load(open(sys.argv[3]))["results"][0]["trials"]
+print("  audited_min_progress 1 (off) -> 0.15 (default): GPU-h %.1f -> %.1f, sweeps at their best %.3f -> %.3f, "
+      "profit %.4f -> %.4f" % (o["gpu_hours"], d["gpu_hours"], o["sweeps_reaching_best"],
+                               d["sweeps_reaching_best"], o["profit"], d["profit"]), file=sys.stderr)
+problems = []
+if not d["gpu_hours"] < 0.9 * o["gpu_hours"]:
+    problems.append("GPU-hours %.1f not under 0.9x the rule-off run's %.1f" % (d["gpu_hours"], o["gpu_hours"]))
+if d["sweeps_reaching_best"] < o["sweeps_reaching_best"]:
+    problems.append("a sweep's best was lost")
+if d["profit"] < o["profit"] - 1e-9:
+    problems.append("profit fell: %.4f < %.4f" % (d["profit"], o["profit"]))
+# judged by the hopeless rule (not the decisive early stop) before 35 % of its run
+early = [t for t in trials if t["status"] == "stopped" and t["points"]
+         and t["points"][-1][0] < 0.35 * t["max_step"]
+         and "cannot beat the group's best" in (t.get("assessment") or {}).get("reason", "")
+         and "early_stop_probability" not in t["assessment"]["reason"]]
+if not early:
+    problems.append("no trial was judged hopeless before 35 % of its run")
+for t in early:
+    if t["sweep_best"]:
+        problems.append("trial %d, its sweep's best, was stopped at %.0f %% of its run"
+                        % (t["id"], 100 * t["points"][-1][0] / t["max_step"]))
+print("  %d trials judged before 35 %% of their runs, e.g. trial %s at %.0f %%: %s"
+      % (len(early), early[0]["id"] if early else "-",
+         100 * early[0]["points"][-1][0] / early[0]["max_step"] if early else 0,
+         early[0]["assessment"]["reason"] if early else "-"), file=sys.stderr)
+for p in problems:
+    print("FAIL: " + p, file=sys.stderr)
+sys.exit(1 if problems else 0)
+PY
+[ $fail = 0 ] || exit 1
+echo "ok: held forecasts are read from 15 % of a run, save GPU-hours and keep every sweep's best"

@@ -76,28 +76,42 @@ std::vector<CurvePoint> smooth(int n, double top) {
 
 // One round over one sweep of five trials (ids 1..5; trial 5 tops out far below the others),
 // every curve cut at n points (of 60); the assessments in job order.
-std::vector<Assessment> smooth_round(Engine& e, int n, double now, bool jump) {
+// Owned sweeps (`group` of `owner`, trial ids first_id..first_id+4) may be added to the round.
+struct OwnedSweep {
+    std::string group;
+    std::uint32_t owner, first_id;
+    int n;  // points of each curve this round
+};
+
+std::vector<Assessment> smooth_round(Engine& e, int n, double now, bool jump,
+                                     const std::vector<OwnedSweep>& more = {}) {
     std::vector<std::vector<CurvePoint>> curves;  // the views below point into these
     for (std::uint32_t t = 0; t < 5; ++t) {
         curves.push_back(jump && t < 4 ? plateau_then_jump(n, 900.0 + 100.0 * t, 0.9)
                                        : smooth(n, t == 4 ? 0.3 : 0.9 + 0.01 * t));
     }
+    for (const OwnedSweep& m : more) {
+        for (std::uint32_t t = 0; t < 5; ++t) curves.push_back(smooth(m.n, t == 4 ? 0.3 : 0.9 + 0.01 * t));
+    }
     std::vector<JobView> jobs;
-    for (std::uint32_t t = 0; t < 5; ++t) {
-        JobView v;
-        v.key = TrialKey{t + 1, TrialKey::kNoArrayTask};
-        v.group = "s";
-        v.job_type = "mlp";
-        v.direction = Direction::maximize;
-        v.max_steps = 6000;
-        v.state = JobState::running;
-        v.start_time = 1;
-        v.points = curves[t];
-        jobs.push_back(v);
+    for (std::size_t k = 0; k < 1 + more.size(); ++k) {
+        for (std::uint32_t t = 0; t < 5; ++t) {
+            JobView v;
+            v.key = TrialKey{k == 0 ? t + 1 : more[k - 1].first_id + t, TrialKey::kNoArrayTask};
+            v.group = k == 0 ? "s" : more[k - 1].group;
+            v.owner = k == 0 ? 1000 : more[k - 1].owner;
+            v.job_type = "mlp";
+            v.direction = Direction::maximize;
+            v.max_steps = 6000;
+            v.state = JobState::running;
+            v.start_time = 1;
+            v.points = curves[5 * k + t];
+            jobs.push_back(v);
+        }
     }
     ClusterView cluster;
     cluster.now = now;
-    cluster.total_gpus = 32;
+    cluster.total_gpus = 64;
     std::vector<Assessment> out;
     BOOST_REQUIRE(e.evaluate(jobs, cluster, out).ok());
     return out;
@@ -173,6 +187,27 @@ BOOST_AUTO_TEST_CASE(a_sweep_whose_forecasts_held_is_judged_from_audited_min_pro
                 BOOST_TEST((r2[static_cast<std::size_t>(t)].state != TrialState::hopeless));
         }
     }
+}
+
+// Earned trust stays with its owner: once user 1000's sweep "s" has held forecasts, a new sweep of
+// the same user and model with no checks of its own reads the pooled audit and is judged from
+// 15 %; another user's sweep of the same model and name (keyed uid:GROUP by the host, as the
+// plugin does) has no pool of its own and waits.
+BOOST_AUTO_TEST_CASE(held_forecasts_are_pooled_per_owner) {
+    EngineSettings s;
+    s.early_stop_probability = 0.0;
+    auto made = Engine::create(s);
+    BOOST_REQUIRE(made.ok());
+    Engine e = std::move(made.value());
+    smooth_round(e, 6, 1000, false);
+    smooth_round(e, 12, 2000, false);  // "s" of user 1000: its forecasts held
+    const std::vector<OwnedSweep> late = {{"t", 1000, 100, 13}, {"2000:s", 2000, 200, 13}};
+    const auto r = smooth_round(e, 13, 3000, false, late);  // 22 % of their runs, no checks yet
+    BOOST_TEST((r[4].state == TrialState::hopeless));       // "s" itself
+    BOOST_TEST((r[9].state == TrialState::hopeless));       // same owner, pooled
+    BOOST_TEST((r[14].state != TrialState::hopeless));      // another owner
+    for (std::size_t j : {5u, 6u, 7u, 8u, 10u, 11u, 12u, 13u})
+        BOOST_TEST((r[j].state != TrialState::hopeless));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,7 +1,10 @@
 // explsched predict --curve FILE [--metric-column NAME] [--direction min|max]
-//                   (--observed N | --observed-fraction F) [--horizon STEP] [--json]
+//                   (--observed N | --observed-fraction F) [--horizon STEP] [--sibling FILE]... [--json]
 // Extrapolates a learning curve from its first N points with the engine's ensemble, to check
 // what the scheduler would believe about a job (and to evaluate the predictor on saved curves).
+// With --sibling, the curves of the sweep's other trials (whole, as far as they ran) are mixed in
+// as a prior for the trial's shape (core/curves/sibling_prior.hpp), as bench_calibration's
+// sib-ended method measures it.
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -14,6 +17,7 @@
 #include "cli/commands.hpp"
 #include "core/curves/curve_csv.hpp"
 #include "core/curves/curve_ensemble.hpp"
+#include "core/curves/sibling_prior.hpp"
 #include "core/sched/engine_settings.hpp"
 
 namespace explsched::cli {
@@ -23,12 +27,19 @@ namespace {
 void predict_usage(FILE* out) {
     std::fprintf(out,
                  "usage: explsched predict --curve FILE [--metric-column NAME] [--direction min|max]\n"
-                 "                         (--observed N | --observed-fraction F) [--horizon STEP] [--json]\n"
+                 "                         (--observed N | --observed-fraction F) [--horizon STEP]\n"
+                 "                         [--sibling FILE]... [--json]\n"
                  "Predicts the metric at STEP (default: the file's last step) from the first N points\n"
                  "(or the first fraction F of them) of a CSV learning curve. The step column is the first\n"
                  "of 'step', 'iteration', 'progress' in the header; the metric column defaults to 'metric'.\n"
-                 "Without --direction it is inferred from the observed points (falling: min).\n");
+                 "Without --direction it is inferred from the observed points (falling: min).\n"
+                 "--sibling FILE (up to 64): the curve of another trial of the same sweep, as far as it\n"
+                 "ran (same columns); what similar siblings did from the same fraction of their runs is\n"
+                 "mixed into the forecast of the trial's last step (STEP is then its run's length).\n");
 }
+
+// Siblings one prediction reads at most (each thinned to kSiblingCurvePoints points).
+constexpr std::size_t kMaxSiblingFiles = 64;
 
 bool parse_positive_count(const char* text, std::size_t& out) {
     char* end = nullptr;
@@ -54,6 +65,7 @@ nlohmann::ordered_json number_or_null(double v) {
 
 int cmd_predict(int argc, char** argv) {
     std::string curve_path, metric_column = "metric", direction_text;
+    std::vector<std::string> sibling_paths;
     std::size_t observed = 0;
     double fraction = 0.0, horizon = std::nan("");
     bool have_observed = false, have_fraction = false, have_horizon = false, json = false;
@@ -72,11 +84,19 @@ int cmd_predict(int argc, char** argv) {
         } else if (arg == "--json") {
             json = true;
         } else if (arg == "--curve" || arg == "--metric-column" || arg == "--direction" ||
-                   arg == "--observed" || arg == "--observed-fraction" || arg == "--horizon") {
+                   arg == "--observed" || arg == "--observed-fraction" || arg == "--horizon" ||
+                   arg == "--sibling") {
             const char* v = value(arg.c_str());
             if (v == nullptr) return 2;
             if (arg == "--curve") {
                 curve_path = v;
+            } else if (arg == "--sibling") {
+                if (sibling_paths.size() >= kMaxSiblingFiles) {
+                    std::fprintf(stderr, "explsched predict: --sibling: at most %zu siblings\n",
+                                 kMaxSiblingFiles);
+                    return 2;
+                }
+                sibling_paths.emplace_back(v);
             } else if (arg == "--metric-column") {
                 metric_column = v;
             } else if (arg == "--direction") {
@@ -166,7 +186,56 @@ int cmd_predict(int argc, char** argv) {
         std::fprintf(stderr, "explsched: %s: %s\n", curve_path.c_str(), prediction.error().message.c_str());
         return 1;
     }
-    const Prediction& p = *prediction;
+    Prediction p = *prediction;
+
+    // The siblings: each read whole (a bad file is an error naming it), thinned like the engine's.
+    std::vector<SiblingCurve> siblings;
+    for (const std::string& path : sibling_paths) {
+        auto sib = read_curve_csv(path, metric_column);
+        if (!sib) {
+            std::fprintf(stderr, "explsched: --sibling: %s\n", sib.error().message.c_str());
+            return 1;
+        }
+        if (sib->points.size() < 2) {
+            std::fprintf(stderr, "explsched: --sibling: %s: a sibling needs at least 2 points, it has %zu\n",
+                         path.c_str(), sib->points.size());
+            return 1;
+        }
+        std::vector<double> steps, metrics;
+        for (const CurvePoint& q : sib->points) {
+            steps.push_back(q.step);
+            metrics.push_back(q.metric);
+        }
+        SiblingCurve c;
+        c.length = steps.back();
+        c.ended = true;
+        thin_curve(steps, metrics, kSiblingCurvePoints, c.steps, c.metrics);
+        siblings.push_back(std::move(c));
+    }
+    double sibling_weight = 0.0;
+    if (!siblings.empty()) {
+        FitSettings s;  // the trial's own interval as fitted, mixed, then scaled as cross-validated
+        s.sibling_prior_weight = kSiblingPriorWeight;
+        s.sibling_calibration = kCalibratedSibling;
+        auto own = predict_curve(seen, direction, horizon, s);
+        std::vector<double> steps, metrics;
+        for (const CurvePoint& q : seen) {
+            steps.push_back(q.step);
+            metrics.push_back(q.metric);
+        }
+        bool log_space = direction == Direction::minimize;
+        for (double m : metrics) log_space = log_space && m > 0.0;
+        std::vector<const SiblingCurve*> sibs;
+        for (const SiblingCurve& c : siblings) sibs.push_back(&c);
+        if (own && own->extrapolated) {
+            const SiblingForecast f =
+                sibling_forecast(steps, metrics, direction, horizon, log_space, sibs, s);
+            if (f.weight > 1e-6) {
+                sibling_weight = f.weight;
+                p = prior_forecast(*own, steps, metrics, direction, horizon, sibs, s);
+            }
+        }
+    }
     const EngineSettings defaults;
     if (json) {
         nlohmann::ordered_json out = {{"predicted", number_or_null(p.value)},
@@ -176,7 +245,9 @@ int cmd_predict(int argc, char** argv) {
                                       {"observed", observed},
                                       {"extrapolated", p.extrapolated},
                                       {"direction", to_string(direction)},
-                                      {"interval_level", defaults.interval_level}};
+                                      {"interval_level", defaults.interval_level},
+                                      {"siblings", siblings.size()},
+                                      {"sibling_weight", sibling_weight}};
         std::printf("%s\n", out.dump().c_str());
         return 0;
     }
@@ -188,6 +259,16 @@ int cmd_predict(int argc, char** argv) {
     std::printf("predicted:  %.6g at step %.10g, %.0f%% interval [%.6g, %.6g]%s\n", p.value, p.horizon,
                 100.0 * defaults.interval_level, p.lower, p.upper,
                 p.extrapolated ? "" : " (too few points to extrapolate: last value)");
+    if (!siblings.empty()) {
+        if (sibling_weight > 0.0) {
+            std::printf("siblings:   %zu given; those like it so far weigh %.3g against its own fit's %.3g\n",
+                        siblings.size(), sibling_weight, kSiblingPriorWeight);
+        } else {
+            std::printf(
+                "siblings:   %zu given; none ran further from a curve like its own (its own fit alone)\n",
+                siblings.size());
+        }
+    }
     return 0;
 }
 

@@ -383,9 +383,8 @@ int main(int argc, char** argv) {
     std::printf(
         "calibration fitted on all applications: interval_calibration %.3f (explsched predict: %.3f); "
         "fallback_calibration %.3f (explsched predict: %.3f); sibling_calibration %.3f on waves, %.3f on "
-        "ended "
-        "(default %.3f)\n",
+        "ended (engine default %.3f; explsched predict --sibling: %.3f)\n",
         fit_excluding("", 1, 0), default_own, fit_excluding("", 1, 2), default_fb, fit_excluding("", 2, 1),
-        fit_excluding("", 3, 1), default_sib);
+        fit_excluding("", 3, 1), default_sib, kCalibratedSibling);
     return 0;
 }

@@ -1,6 +1,7 @@
 #!/bin/bash
-# `explsched predict`: extrapolates a CSV curve; --json has the documented keys; bad files and
-# bad options fail with messages naming the line, column or option. Needs no cluster.
+# `explsched predict`: extrapolates a CSV curve; --json has the documented keys; --sibling mixes in
+# the sweep's other curves; bad files and bad options fail with messages naming the line, column,
+# file or option. Needs no cluster.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -63,6 +64,54 @@ expect "bad direction" 2 "direction: 'up'" -- \
     "$explsched" predict --curve "$tmp/acc.csv" --observed 5 --direction up
 expect "missing file" 1 "cannot open" -- \
     "$explsched" predict --curve "$tmp/none.csv" --observed 5
+
+# --sibling: a trial on a plateau at 30 % of its run whose two siblings jumped at half of theirs
+# (a learning-rate drop): its own fit sees the plateau, the siblings pull the forecast towards the
+# jump; a sibling unlike it (far below, flat) weighs nothing and leaves its own fit alone.
+/usr/bin/python3 - "$tmp" <<'PY'
+import math, sys
+def curve(path, lvl, jump_at, after):
+    with open(path, "w") as f:
+        f.write("step,metric\n")
+        for i in range(1, 101):
+            s = 100 * i
+            v = (lvl + 0.02 * math.log(i)) if s < jump_at else (after - 0.05 * math.exp(-(s - jump_at) / 1500))
+            f.write("%d,%.6f\n" % (s, v + 0.003 * ((i % 3) - 1)))
+curve(sys.argv[1] + "/trial.csv", 0.30, 5200, 0.72)
+curve(sys.argv[1] + "/sib1.csv", 0.31, 5000, 0.70)
+curve(sys.argv[1] + "/sib2.csv", 0.29, 5100, 0.71)
+curve(sys.argv[1] + "/far.csv", 0.05, 90000, 0.0)
+PY
+alone=$("$explsched" predict --curve "$tmp/trial.csv" --observed-fraction 0.3 --json) || fail=1
+with=$("$explsched" predict --curve "$tmp/trial.csv" --observed-fraction 0.3 --json \
+    --sibling "$tmp/sib1.csv" --sibling "$tmp/sib2.csv") || fail=1
+unlike=$("$explsched" predict --curve "$tmp/trial.csv" --observed-fraction 0.3 --json --sibling "$tmp/far.csv") ||
+    fail=1
+/usr/bin/python3 - "$alone" "$with" "$unlike" "$(tail -1 "$tmp/trial.csv")" <<'PY' || fail=1
+import json, sys
+alone, with_, unlike = (json.loads(a) for a in sys.argv[1:4])
+truth = float(sys.argv[4].split(",")[1])
+assert alone["siblings"] == 0 and alone["sibling_weight"] == 0, alone
+assert with_["siblings"] == 2 and with_["sibling_weight"] > 0.5, with_
+assert abs(with_["predicted"] - truth) < 0.75 * abs(alone["predicted"] - truth), (alone, with_, truth)
+assert with_["upper"] > alone["upper"] + 0.1, (alone, with_)
+assert unlike["siblings"] == 1 and unlike["sibling_weight"] == 0, unlike
+assert unlike["predicted"] == alone["predicted"] and unlike["upper"] == alone["upper"], (alone, unlike)
+print("ok: --sibling moves the forecast %.3f -> %.3f towards the final %.3f; an unlike sibling leaves it"
+      % (alone["predicted"], with_["predicted"], truth))
+PY
+expect "siblings named in the text" 0 "siblings: +2 given; those like it so far weigh" -- \
+    "$explsched" predict --curve "$tmp/trial.csv" --observed-fraction 0.3 --sibling "$tmp/sib1.csv" \
+    --sibling "$tmp/sib2.csv"
+expect "bad sibling file is named" 1 "--sibling: .*bad.csv:4: column 'metric'" -- \
+    "$explsched" predict --curve "$tmp/trial.csv" --observed 30 --sibling "$tmp/bad.csv"
+printf 'step,metric\n1,0.5\n' >"$tmp/one.csv"
+expect "one-point sibling" 1 "one.csv: a sibling needs at least 2 points, it has 1" -- \
+    "$explsched" predict --curve "$tmp/trial.csv" --observed 30 --sibling "$tmp/one.csv"
+many=()
+for i in $(seq 65); do many+=(--sibling "$tmp/sib1.csv"); done
+expect "too many siblings" 2 "at most 64 siblings" -- \
+    "$explsched" predict --curve "$tmp/trial.csv" --observed 30 "${many[@]}"
 
 data=$top_srcdir/../shared/data/curves/deepspeech2/validation-80.csv
 if [ -f "$data" ]; then

@@ -83,8 +83,12 @@ struct OwnedSweep {
     int n;  // points of each curve this round
 };
 
+// How the poor trial (id 5) of sweep "s" stands this round: running with no pause spent (the
+// default), running with its pauses spent, or pending (released from a pause, not restarted yet).
+enum class Poor { running, pauses_spent, pending };
+
 std::vector<Assessment> smooth_round(Engine& e, int n, double now, bool jump,
-                                     const std::vector<OwnedSweep>& more = {}) {
+                                     const std::vector<OwnedSweep>& more = {}, Poor poor = Poor::running) {
     std::vector<std::vector<CurvePoint>> curves;  // the views below point into these
     for (std::uint32_t t = 0; t < 5; ++t) {
         curves.push_back(jump && t < 4 ? plateau_then_jump(n, 900.0 + 100.0 * t, 0.9)
@@ -106,6 +110,12 @@ std::vector<Assessment> smooth_round(Engine& e, int n, double now, bool jump,
             v.state = JobState::running;
             v.start_time = 1;
             v.points = curves[5 * k + t];
+            if (k == 0 && t == 4 && poor == Poor::pauses_spent) v.pauses = 1;
+            if (k == 0 && t == 4 && poor == Poor::pending) {
+                v.pauses = 1;
+                v.state = JobState::pending;
+                v.start_time = 0;
+            }
             jobs.push_back(v);
         }
     }
@@ -155,7 +165,8 @@ BOOST_AUTO_TEST_CASE(a_small_sweep_reads_its_applications_pooled_audit) {
 // Held forecasts are read earlier: in a sweep of smooth curves, the forecasts made at 10 % of the
 // runs (6 points) come due at 20 % and hold, so the trial that tops out at 0.3 (the others pass
 // 0.78 by then) is judged hopeless at 20 % of its run, not at hopeless_min_progress (35 %; the
-// decisive early stop, which would catch a trial this far behind, is off here). Not
+// decisive early stop, which would catch a trial this far behind, is off here). The verdict is
+// not final before 35 %: paused, giving way, or waiting, never cancelled. Not
 // with audited_min_progress off, nor in a sweep whose curves jumped past their forecasts (a
 // plateau that ended: the checks did not hold), nor with the audit off.
 BOOST_AUTO_TEST_CASE(a_sweep_whose_forecasts_held_is_judged_from_audited_min_progress) {
@@ -180,9 +191,22 @@ BOOST_AUTO_TEST_CASE(a_sweep_whose_forecasts_held_is_judged_from_audited_min_pro
             BOOST_TEST((r1[4].state != TrialState::hopeless));
             const auto r2 = smooth_round(e, 12, 2000, c.jump);  // 20 %: they came due
             BOOST_TEST((r2[4].state == TrialState::hopeless) == c.judged);
-            if (c.judged)
+            if (c.judged) {
                 BOOST_TEST(describe(r2[4].decision, r2[4].reason).find("cannot beat the group's best") !=
                            std::string::npos);
+                // Judged early, never cancelled before hopeless_min_progress: paused (costs
+                // nothing), or, its pause spent, it gives way; pending, it waits.
+                BOOST_TEST((r2[4].decision == Decision::pause));
+                const auto spent = smooth_round(e, 12, 2000, c.jump, {}, Poor::pauses_spent);
+                BOOST_TEST((spent[4].state == TrialState::hopeless));
+                BOOST_TEST((spent[4].decision == Decision::preemptable));
+                const auto pending = smooth_round(e, 12, 2000, c.jump, {}, Poor::pending);
+                BOOST_TEST((pending[4].state == TrialState::hopeless));
+                BOOST_TEST((pending[4].decision == Decision::wait));
+                // from hopeless_min_progress (35 %) on the verdict is final again
+                const auto late = smooth_round(e, 22, 3000, c.jump, {}, Poor::pauses_spent);
+                BOOST_TEST((late[4].decision == Decision::requeue_hold));
+            }
             for (int t = 0; t < 4; ++t)
                 BOOST_TEST((r2[static_cast<std::size_t>(t)].state != TrialState::hopeless));
         }

@@ -317,7 +317,8 @@ BOOST_AUTO_TEST_CASE(hopeless_rule_stops_a_trial_that_cannot_win) {
 
 // A sweep whose checked forecasts have held is judged from audited_min_progress (0.15) of a run,
 // not hopeless_min_progress (0.35); never earlier than either setting allows, and not with
-// audited_min_progress at or above hopeless_min_progress (off).
+// audited_min_progress at or above hopeless_min_progress (off). Such a verdict is final (cancel or
+// hold) only from hopeless_min_progress, or on decisive evidence.
 BOOST_AUTO_TEST_CASE(held_forecasts_are_judged_from_audited_min_progress) {
     EngineSettings s;
     BOOST_TEST(s.audited_min_progress == 0.15);
@@ -330,6 +331,12 @@ BOOST_AUTO_TEST_CASE(held_forecasts_are_judged_from_audited_min_progress) {
     const auto reason = hopeless_rule(e, s);
     BOOST_REQUIRE(reason.has_value());
     BOOST_TEST((reason->code == ReasonCode::hopeless));
+    BOOST_TEST(!final_stop_allowed(e, s));  // judged, but not final before 35 %
+    e.win_probability = 0.0001;             // ... unless the evidence is decisive
+    BOOST_TEST(final_stop_allowed(e, s));
+    e.win_probability = 0.01;
+    e.last_step = 700;  // 35 %
+    BOOST_TEST(final_stop_allowed(e, s));
     e.last_step = 200;  // 10 %: before audited_min_progress too
     BOOST_TEST(!far_enough(e, s));
     BOOST_TEST(!hopeless_rule(e, s).has_value());

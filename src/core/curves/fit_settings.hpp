@@ -43,6 +43,12 @@ struct FitSettings {
 // `explsched predict` reports.
 inline constexpr double kCalibratedInterval = 1.78;
 inline constexpr double kCalibratedFallback = 1.22;
+// With siblings (`explsched predict --sibling`): the sibling prior at its benchmarked weight, the
+// mixed interval scaled as cross-validated on sweeps whose other trials had all ended
+// (bench_calibration's sib-ended: 80 % intervals cover 76-82 % of finals at 10-50 % observed,
+// error at 25 % observed 0.48x the last value's, against 0.56x without siblings).
+inline constexpr double kSiblingPriorWeight = 1.5;
+inline constexpr double kCalibratedSibling = 0.906;
 inline FitSettings calibrated_fit_settings() {
     FitSettings s;
     s.interval_calibration = kCalibratedInterval;

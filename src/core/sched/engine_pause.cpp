@@ -135,6 +135,14 @@ void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const Clus
             a.reason.code = ReasonCode::asha_behind;
             continue;
         }
+        if (job.state == JobState::pending && usable(c) &&
+            (a.decision == Decision::terminate || a.decision == Decision::requeue_hold) &&
+            !final_stop_allowed(stop_evidence(job, j, *c), s)) {
+            // Judged before hopeless_min_progress on held forecasts alone (a trial resumed, or
+            // requeued, early in its run): not final; it waits, which costs nothing.
+            a.decision = Decision::wait;
+            continue;
+        }
         if (job.state != JobState::running) continue;
         if (!untried.empty() && group_of[j] != kNone && untried[group_of[j]] > 0 &&
             explore_first_applies(job, c, a, cluster.now, s) && groups[group_of[j]].best_key != job.key) {
@@ -167,7 +175,16 @@ void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const Clus
             }
             continue;
         }
-        if (!pause_enabled(job.pauses, s)) continue;
+        if (!pause_enabled(job.pauses, s)) {
+            // Its pauses spent (or pausing off): a stopping rule that fired before
+            // hopeless_min_progress on held forecasts alone is not final; the trial gives way to
+            // anyone (hopeless, preemptable) instead of being cancelled.
+            if ((a.decision == Decision::terminate || a.decision == Decision::requeue_hold) &&
+                !final_stop_allowed(stop_evidence(job, j, *c), s)) {
+                a.decision = Decision::preemptable;
+            }
+            continue;
+        }
         const StopEvidence e = stop_evidence(job, j, *c);
         const PauseOutlook o = pause_outlook(e, c->best, c->speed, job.gpus, owner_factor(job.owner), s);
         if (a.decision == Decision::terminate || a.decision == Decision::requeue_hold) {

@@ -75,12 +75,12 @@ std::optional<Reason> pause_rule(const StopEvidence& e, const PauseOutlook& o, d
 }
 
 bool stop_is_final(const StopEvidence& e, const PauseOutlook& o, const EngineSettings& s) {
-    // Not before the hopeless rules may judge it (judged_from of its run): a trial
-    // paused early on a plateau (a late bloomer's) would otherwise be stopped for good at once,
-    // earlier than any hopeless rule may stop a trial; it stays paused (or resumes) instead.
-    // Decisive evidence (a flat curve far behind) is final from early_stop_progress on.
+    // Not before hopeless_min_progress of its run (final_stop_allowed, policy.hpp), even where
+    // held forecasts let the rules judge it earlier: a trial paused early on a plateau (a late
+    // bloomer's) would otherwise be stopped for good at once; it stays paused (or resumes)
+    // instead. Decisive evidence (a flat curve far behind) is final from early_stop_progress on.
     if (decisively_hopeless(e, s)) return true;
-    if (!far_enough(e, s)) return false;
+    if (!final_stop_allowed(e, s)) return false;
     return !o.can_matter && e.win_probability < std::max(s.hopeless_probability, 1e-9);
 }
 

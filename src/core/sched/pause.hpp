@@ -47,9 +47,9 @@ std::optional<Reason> pause_rule(const StopEvidence& evidence, const PauseOutloo
 
 // A stopped trial (a stopping rule fired) whose optimistic bound still beats its sweep's best is
 // paused instead (keeping the rule's reason); a paused one that cannot matter any more is stopped
-// (ReasonCode::bound_cannot_matter). Not before judged_from of its run (hopeless_min_progress, or
-// audited_min_progress once its sweep's forecasts have held; policy.hpp), unless it is
-// decisively hopeless (policy.hpp): that stop is final from early_stop_progress on.
+// (ReasonCode::bound_cannot_matter). Not before hopeless_min_progress of its run, even once its
+// sweep's forecasts have held (final_stop_allowed, policy.hpp), unless it is decisively hopeless:
+// that stop is final from early_stop_progress on.
 bool stop_is_final(const StopEvidence& evidence, const PauseOutlook& outlook, const EngineSettings& settings);
 Reason cannot_matter_reason(const StopEvidence& evidence, const PauseOutlook& outlook);
 

@@ -171,6 +171,10 @@ bool far_enough(const StopEvidence& e, const EngineSettings& s) {
     return e.last_step >= judged_from(e, s) * run_length(e);
 }
 
+bool final_stop_allowed(const StopEvidence& e, const EngineSettings& s) {
+    return e.last_step >= s.hopeless_min_progress * run_length(e) || decisively_hopeless(e, s);
+}
+
 bool decisively_hopeless(const StopEvidence& e, const EngineSettings& s) {
     const double length = run_length(e);
     const double threshold = std::min(s.early_stop_probability, s.hopeless_probability);
@@ -371,6 +375,12 @@ PreemptVerdict preempt_verdict(const Assessment& preemptor, const Assessment& pr
     if (preemptor.key == preemptee.key) return verdict(false, "a job cannot preempt itself");
     if (!settings.preempt_cross_user && preemptor.owner != preemptee.owner) {
         return verdict(false, who + " belongs to another user and preempt_cross_user is off");
+    }
+    // A hopeless trial (one not stopped for good yet: before hopeless_min_progress, its pause
+    // spent, or hopeless action none) only takes GPUs nobody else wants; two of them preempting
+    // each other would restart both for ever.
+    if (preemptor.exploratory && preemptor.state == TrialState::hopeless) {
+        return verdict(false, "the preemptor is hopeless: it runs only on GPUs nobody else wants");
     }
     if (!preemptee.exploratory) {
         if (!settings.preempt_nonexploratory || !preemptor.exploratory) {

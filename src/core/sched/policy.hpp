@@ -99,6 +99,13 @@ double judged_from(const StopEvidence& evidence, const EngineSettings& settings)
 // furthest step).
 bool far_enough(const StopEvidence& evidence, const EngineSettings& settings);
 
+// Whether a stopping rule's verdict may be final (terminate or hold) by progress: from
+// hopeless_min_progress of its run, or earlier on decisive evidence. Held forecasts let the rules
+// judge a trial from audited_min_progress, but before hopeless_min_progress such a verdict only
+// pauses the trial (or, its pauses spent, makes it give way): a late bloomer on its plateau is
+// never cancelled on an earned trust alone.
+bool final_stop_allowed(const StopEvidence& evidence, const EngineSettings& settings);
+
 // Decisively hopeless before it is far enough: from early_stop_progress of its run, enough points,
 // a real extrapolation, and a chance to beat the sweep's best below early_stop_probability (at
 // most hopeless_probability). Such a stop is final (stop_is_final), pausing or not.

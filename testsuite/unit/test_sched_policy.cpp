@@ -219,6 +219,23 @@ BOOST_AUTO_TEST_CASE(hopeless_trials_give_way_to_anyone) {
     BOOST_TEST(v.reason.find("hopeless") != std::string::npos);
 }
 
+// A hopeless trial not stopped for good (judged before hopeless_min_progress, its pause spent,
+// or hopeless action none) never preempts, not even another hopeless one: two of them would
+// restart each other for ever.
+BOOST_AUTO_TEST_CASE(a_hopeless_trial_never_preempts) {
+    EngineSettings s;
+    Assessment waiting = trial(1, 1.0, Decision::wait, 60000);
+    waiting.state = TrialState::hopeless;
+    Assessment doomed = trial(2, 0.0, Decision::preemptable, 1);
+    doomed.state = TrialState::hopeless;
+    const auto v = preempt_verdict(waiting, doomed, s);
+    BOOST_TEST(!v.allowed);
+    BOOST_TEST(contains(v.reason, "the preemptor is hopeless"));
+    BOOST_TEST(!preempt_verdict(waiting, trial(3, 1e-9, Decision::preemptable, 1), s).allowed);
+    waiting.state = TrialState::promising;  // the same trial, promising, may
+    BOOST_TEST(preempt_verdict(waiting, doomed, s).allowed);
+}
+
 BOOST_AUTO_TEST_CASE(without_utility_rank_decides) {
     EngineSettings s;
     Assessment plain = trial(1, 0.0, Decision::run, 500);

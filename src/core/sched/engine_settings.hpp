@@ -72,14 +72,16 @@ struct EngineSettings : FitSettings {
     // scale tried down to 0.3 with the audit (0.35 without it lost it at 1.5 s per step).
     double hopeless_min_progress = 0.35;
     // ... or from audited_min_progress (at most hopeless_min_progress) once the forecasts of its
-    // sweep (else, pooled, of its application's sweeps) have held: at least audited_min_checks
-    // checked by the forecast audit below, and no more of them beaten past their optimistic bound
-    // than the interval level allows (all of them under 10 checks at the 80 % level). Forecasts
-    // that have held on these curves may be read earlier; a sweep whose plateaus end or whose
+    // sweep (else, pooled, of its owner's sweeps of its application) have held: at least
+    // audited_min_checks checked by the forecast audit below, and no more of them beaten past
+    // their optimistic bound than the interval level allows (all of them under 10 checks at the
+    // 80 % level). Such an early verdict is not final (final_stop_allowed, policy.hpp): the trial
+    // is paused (costs nothing), or, its pause spent, gives way; it is cancelled or held only from
+    // hopeless_min_progress on, or on decisive evidence. A sweep whose plateaus end or whose
     // learning rate drops beats its forecasts and keeps the late start. Added 2026-11-28 at 0.15
-    // and 4 (doc/results.md): 12 % fewer GPU-hours on `pollux-heterogeneous` (8 % on seeds 3-5),
-    // 0-2 % elsewhere, the same sweeps at their best, the demo's late bloomer kept in every
-    // replay. 1: off.
+    // and 4 (doc/results.md): `pollux-heterogeneous` 10 % fewer GPU-hours (8 % on seeds 3-5),
+    // the other scenarios within 1 %, the same sweeps at their best; the demo's late bloomer kept
+    // in every replay and in the live two-user demo. 1: off.
     double audited_min_progress = 0.15;
     std::size_t audited_min_checks = 4;
     // ... except on decisive evidence: from early_stop_progress of its run on, a trial whose

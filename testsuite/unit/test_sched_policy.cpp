@@ -221,7 +221,7 @@ BOOST_AUTO_TEST_CASE(hopeless_trials_give_way_to_anyone) {
 
 // A hopeless trial not stopped for good (judged before hopeless_min_progress, its pause spent,
 // or hopeless action none) never preempts, not even another hopeless one: two of them would
-// restart each other for ever.
+// restart each other for ever. It keeps the grace after its (re)start.
 BOOST_AUTO_TEST_CASE(a_hopeless_trial_never_preempts) {
     EngineSettings s;
     Assessment waiting = trial(1, 1.0, Decision::wait, 60000);
@@ -234,6 +234,15 @@ BOOST_AUTO_TEST_CASE(a_hopeless_trial_never_preempts) {
     BOOST_TEST(!preempt_verdict(waiting, trial(3, 1e-9, Decision::preemptable, 1), s).allowed);
     waiting.state = TrialState::promising;  // the same trial, promising, may
     BOOST_TEST(preempt_verdict(waiting, doomed, s).allowed);
+    // ... but not within the grace after the hopeless one's (re)start; one to be cancelled
+    // or held (a final verdict) gives way at once
+    const auto fresh = preempt_verdict(waiting, doomed, s, 100.0);
+    BOOST_TEST(!fresh.allowed);
+    BOOST_TEST(contains(fresh.reason, "within min_run 600 s"));
+    BOOST_TEST(preempt_verdict(waiting, doomed, s, 700.0).allowed);
+    Assessment cancelled = trial(4, 0.0, Decision::terminate, 1);
+    cancelled.state = TrialState::hopeless;
+    BOOST_TEST(preempt_verdict(waiting, cancelled, s, 100.0).allowed);
 }
 
 BOOST_AUTO_TEST_CASE(without_utility_rank_decides) {

@@ -406,11 +406,14 @@ PreemptVerdict preempt_verdict(const Assessment& preemptor, const Assessment& pr
         default:
             return verdict(false, who + " is not preemptable (" + explain(preemptee) + ")");
     }
-    if (preemptee.state == TrialState::hopeless) return verdict(true, who + " is hopeless");
+    // The grace after a (re)start holds for a hopeless trial that is not stopped (judged before
+    // hopeless_min_progress with its pause spent, or hopeless action none) too: restarted on
+    // spare GPUs and preempted at once, it would pay its restart for nothing.
     if (preemptee_running_s < settings.min_run_s) {  // false for NaN (unknown)
         return verdict(false, who + " (re)started " + num(std::max(0.0, preemptee_running_s)) +
                                   " s ago, within min_run " + num(settings.min_run_s) + " s");
     }
+    if (preemptee.state == TrialState::hopeless) return verdict(true, who + " is hopeless");
     if (preemptor.exploratory && preemptor.utility > 0.0) {
         const double needed = (1.0 + settings.preempt_margin) * preemptee.utility;
         if (preemptor.utility > needed) {

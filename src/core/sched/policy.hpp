@@ -190,7 +190,9 @@ TrialVerdict decide_trial(const LadderInputs& in, const EngineSettings& settings
 // long the preemptee's current run has lasted (NaN: unknown). A preemptable verdict is written at
 // a re-ranking; a job preempted, requeued and started again before the next one still carries
 // it, so the grace (min_run_s) is checked here against its current run, as Slurm checks
-// PreemptExemptTime against the job's start time.
+// PreemptExemptTime against the job's start time. A preemptee to be cancelled, held or paused
+// gives way at once; a hopeless one that is not stopped (preemptable) after its grace; a hopeless
+// preemptor never preempts.
 PreemptVerdict preempt_verdict(const Assessment& preemptor, const Assessment& preemptee,
                                const EngineSettings& settings, double preemptee_running_s = NAN);
 

@@ -2,9 +2,9 @@
 //                   (--observed N | --observed-fraction F) [--horizon STEP] [--sibling FILE]... [--json]
 // Extrapolates a learning curve from its first N points with the engine's ensemble, to check
 // what the scheduler would believe about a job (and to evaluate the predictor on saved curves).
-// With --sibling, the curves of the sweep's other trials (whole, as far as they ran) are mixed in
-// as a prior for the trial's shape (core/curves/sibling_prior.hpp), as bench_calibration's
-// sib-ended method measures it.
+// With --sibling, the curves of the sweep's other trials that ended (whole: a curve's last step is
+// taken as its run's length) are mixed in as a prior for the trial's shape
+// (core/curves/sibling_prior.hpp), as bench_calibration's sib-ended method measures it.
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -33,9 +33,10 @@ void predict_usage(FILE* out) {
                  "(or the first fraction F of them) of a CSV learning curve. The step column is the first\n"
                  "of 'step', 'iteration', 'progress' in the header; the metric column defaults to 'metric'.\n"
                  "Without --direction it is inferred from the observed points (falling: min).\n"
-                 "--sibling FILE (up to 64): the curve of another trial of the same sweep, as far as it\n"
-                 "ran (same columns); what similar siblings did from the same fraction of their runs is\n"
-                 "mixed into the forecast of the trial's last step (STEP is then its run's length).\n");
+                 "--sibling FILE (up to 64): the whole curve of another trial of the same sweep that\n"
+                 "ended (same columns; its last step is its run's length); what similar siblings did\n"
+                 "from the same fraction of their runs is mixed into the forecast of the trial's last\n"
+                 "step (STEP is then its run's length).\n");
 }
 
 // Siblings one prediction reads at most (each thinned to kSiblingCurvePoints points).

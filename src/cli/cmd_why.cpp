@@ -127,6 +127,19 @@ void print_what_would_change(const TrialInfo& t) {
         print_near_tie();
         std::printf("\n");
     }
+    // judged before hopeless_min_progress on its sweep's held forecasts (audited_min_progress)
+    if (a.reason.find("checked forecasts have held") != std::string::npos) {
+        std::printf(
+            "    It was judged before hopeless_min_progress (%.0f%% of its run) because its sweep's\n"
+            "    checked forecasts have held (at least audited_min_checks, %zu, checked and no more beaten\n"
+            "    past their optimistic bound than the interval allows; while the sweep has fewer, its\n"
+            "    owner's for the same --explore-model), which lets a verdict come from\n"
+            "    audited_min_progress (%.0f%%) on. So early a verdict is not final: the trial is paused,\n"
+            "    or, its pauses spent, gives way to others; it is stopped for good only from\n"
+            "    hopeless_min_progress on, or on decisive evidence.\n",
+            100.0 * defaults.hopeless_min_progress, defaults.audited_min_checks,
+            100.0 * defaults.audited_min_progress);
+    }
     if (a.decision == "pause") {
         std::printf(
             "    It is paused: requeued and held with its checkpoint, holding no GPU. It resumes (ExplSched\n"
@@ -135,6 +148,14 @@ void print_what_would_change(const TrialInfo& t) {
             "    good only once even its optimistic bound (now %g) cannot beat its sweep's best. Its\n"
             "    owner may release it at any time (scontrol release); ExplSched then leaves it alone.\n",
             t.direction == Direction::maximize ? p.upper : p.lower);
+        return;
+    }
+    if (a.reason.find("resumed from pause on GPUs nobody else wants") != std::string::npos) {
+        std::printf(
+            "    It was paused and has been resumed from its checkpoint although its optimistic utility\n"
+            "    is below the GPU price: its sweep has no other trial left to run, and the GPUs were\n"
+            "    free with nobody else waiting for them. It is not paused again (pause_max); it is\n"
+            "    judged from here on as any running trial.\n");
         return;
     }
     if (a.reason.find("resumed from pause") != std::string::npos) {

@@ -240,6 +240,71 @@ BOOST_AUTO_TEST_CASE(a_sweep_remembers_the_best_of_trials_that_ended) {
     BOOST_TEST((out[0].state != TrialState::hopeless));
 }
 
+// A trial's last reports often come after the last round saw it (a round every
+// PriorityCalcPeriod), and a short trial may start and end between two rounds: the host hands
+// the engine the trials that ended with their final curves (record_ended), so that their sweep
+// measures the others against what they reached, not what the last round saw.
+BOOST_AUTO_TEST_CASE(a_sweep_records_the_final_curves_of_trials_that_ended) {
+    const auto seen = rising(10, 0.95);   // what round 1 saw of trial 1: best 0.76
+    const auto final = rising(60, 0.95);  // all it reported before it ended: best 0.8725
+    const auto other = rising(40, 0.85);  // its sibling, predicted to end at 0.7725
+    EngineSettings s = classic();
+    s.early_stop_probability = 0.0;
+    for (const bool told : {false, true}) {
+        BOOST_TEST_CONTEXT("record_ended " << told) {
+            Engine e = make(s);
+            std::vector<Assessment> out;
+            BOOST_REQUIRE(
+                e.evaluate({view(1, "g", seen), view(2, "g", rising(10, 0.85))}, cluster(1000, 8), out).ok());
+            if (told) e.record_ended({view(1, "g", final, JobState::pending)});
+            BOOST_REQUIRE(e.evaluate({view(2, "g", other)}, cluster(2000, 8), out).ok());
+            BOOST_TEST((out[0].state == TrialState::hopeless) == told, explain(out[0]));
+            if (told)
+                BOOST_TEST(explain(out[0]).find("group's best 0.8725") != std::string::npos, explain(out[0]));
+            BOOST_TEST(e.cached_trials() == 1u);  // trial 1's fit is gone either way
+        }
+    }
+}
+
+// A trial no round saw (it started and ended between two) is recorded too; views without a
+// sweep or points, and a bad curve, record nothing and break nothing.
+BOOST_AUTO_TEST_CASE(a_trial_no_round_saw_is_recorded_and_bad_ones_are_not) {
+    const auto best = rising(60, 0.95), other = rising(40, 0.85);
+    std::vector<CurvePoint> bad = rising(60, 0.99);
+    bad[3].step = -5.0;  // steps must not decrease
+    EngineSettings s = classic();
+    s.early_stop_probability = 0.0;
+    Engine e = make(s);
+    const auto ungrouped = rising(60, 0.99);
+    JobView no_group = view(7, "", ungrouped);  // points are a view: the curve lives above
+    e.record_ended({no_group, view(8, "h", {}), view(9, "h", bad)});
+    std::vector<Assessment> out;
+    BOOST_REQUIRE(e.evaluate({view(6, "h", other)}, cluster(1000, 8), out).ok());
+    BOOST_TEST((out[0].state != TrialState::hopeless), explain(out[0]));  // nothing recorded
+    e.record_ended({view(5, "h", best, JobState::pending)});
+    BOOST_REQUIRE(e.evaluate({view(6, "h", other)}, cluster(2000, 8), out).ok());
+    BOOST_TEST((out[0].state == TrialState::hopeless), explain(out[0]));
+    BOOST_TEST(explain(out[0]).find("group's best 0.8725") != std::string::npos, explain(out[0]));
+    BOOST_TEST(e.cached_trials() == 1u);
+}
+
+// Their refits count against the round's budget (max_refits_per_round): a flood of ended trials
+// costs at most that many fits; past it a trial no round saw records nothing, and the live
+// trials still get a refit.
+BOOST_AUTO_TEST_CASE(recording_ended_trials_is_bounded_by_the_refit_budget) {
+    EngineSettings s = classic();
+    s.early_stop_probability = 0.0;
+    s.max_refits_per_round = 1;
+    Engine e = make(s);
+    // the first fits (best 0.7225, below the sibling's forecast); the second, better, is past the budget
+    e.record_ended({view(5, "h", rising(60, 0.80)), view(7, "h", rising(60, 0.95))});
+    std::vector<Assessment> out;
+    BOOST_REQUIRE(e.evaluate({view(6, "h", rising(40, 0.85))}, cluster(1000, 8), out).ok());
+    BOOST_TEST(e.last_round().fitted == 1u);
+    BOOST_TEST((out[0].state != TrialState::hopeless), explain(out[0]));
+    BOOST_TEST(explain(out[0]).find("0.8725") == std::string::npos, explain(out[0]));
+}
+
 BOOST_AUTO_TEST_CASE(before_hopeless_min_progress_only_decisive_evidence_stops) {
     const auto good = rising(40, 0.95), poor = rising(40, 0.55);
     EngineSettings half_run = classic();

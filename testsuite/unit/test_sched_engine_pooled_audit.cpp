@@ -191,9 +191,15 @@ BOOST_AUTO_TEST_CASE(a_sweep_whose_forecasts_held_is_judged_from_audited_min_pro
             BOOST_TEST((r1[4].state != TrialState::hopeless));
             const auto r2 = smooth_round(e, 12, 2000, c.jump);  // 20 %: they came due
             BOOST_TEST((r2[4].state == TrialState::hopeless) == c.judged);
+            // the verdict names how it came so early (20 % of the run), and only when it did
+            const std::string said = describe(r2[4].decision, r2[4].reason);
+            BOOST_TEST((said.find("judged at 20% of its run as its sweep's checked forecasts have held") !=
+                        std::string::npos) == c.judged,
+                       said);
+            BOOST_TEST(std::isfinite(r2[4].reason.held_at) == c.judged);
             if (c.judged) {
-                BOOST_TEST(describe(r2[4].decision, r2[4].reason).find("cannot beat the group's best") !=
-                           std::string::npos);
+                BOOST_TEST(said.find("cannot beat the group's best") != std::string::npos);
+                BOOST_TEST(r2[4].reason.held_at == 0.2, boost::test_tools::tolerance(1e-9));
                 // Judged early, never cancelled before hopeless_min_progress: paused (costs
                 // nothing), or, its pause spent, it gives way; pending, it waits.
                 BOOST_TEST((r2[4].decision == Decision::pause));
@@ -206,6 +212,8 @@ BOOST_AUTO_TEST_CASE(a_sweep_whose_forecasts_held_is_judged_from_audited_min_pro
                 // from hopeless_min_progress (35 %) on the verdict is final again
                 const auto late = smooth_round(e, 22, 3000, c.jump, {}, Poor::pauses_spent);
                 BOOST_TEST((late[4].decision == Decision::requeue_hold));
+                BOOST_TEST(std::isnan(late[4].reason.held_at));  // final: no longer "judged early"
+                BOOST_TEST(describe(late[4].decision, late[4].reason).find("have held") == std::string::npos);
             }
             for (int t = 0; t < 4; ++t)
                 BOOST_TEST((r2[static_cast<std::size_t>(t)].state != TrialState::hopeless));

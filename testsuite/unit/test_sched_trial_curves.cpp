@@ -79,6 +79,45 @@ BOOST_AUTO_TEST_CASE(a_requeued_job_never_adopts_another_users_earlier_instance)
     BOOST_TEST(c.curve(9, 500).size == 5u);  // left alone, to be retired when it is gone
 }
 
+// explschedd caches a job's submit time (owner_cache_ttl): after a requeue the restarted run's
+// first reports may still name the earlier instance. Round after round (adopt_earlier each round)
+// the curve stays whole: a live test saw a resumed trial's curve cut to the last round's three
+// points, so that it was never judged again.
+BOOST_AUTO_TEST_CASE(a_restarted_runs_reports_under_the_earlier_instance_keep_the_curve_whole) {
+    TrialCurves c;
+    for (int s = 1; s <= 17; ++s) c.add(9, 1000, 1001, at(10 * s, 1000 + s));  // the first run
+    c.adopt_earlier(9, 2000, 1001);                                            // requeued
+    BOOST_TEST(c.curve(9, 2000).size == 17u);
+    for (int round = 0; round < 5; ++round) {
+        for (int k = 0; k < 3; ++k) {
+            const double step = 180 + 10 * (3 * round + k);
+            c.add(9, 1000, 1001, at(step, 3000 + step));  // the restarted run, filed under the old instance
+        }
+        c.adopt_earlier(9, 2000, 1001);
+        BOOST_TEST(c.curve(9, 2000).size == 17u + 3u * static_cast<unsigned>(round + 1));
+    }
+    c.add(9, 2000, 1001, at(330, 3330));  // the cache expired: its own instance
+    c.adopt_earlier(9, 2000, 1001);
+    const PointSpan p = c.curve(9, 2000);
+    BOOST_TEST_REQUIRE(p.size == 33u);
+    for (std::size_t i = 0; i < p.size; ++i) BOOST_TEST(p[i].step == 10.0 * static_cast<double>(i + 1));
+    BOOST_TEST(c.instances() == 1u);
+}
+
+// A run restarted from a checkpoint older than its predecessor's last report: from that step on
+// the new run's points replace the abandoned ones.
+BOOST_AUTO_TEST_CASE(a_run_from_an_earlier_checkpoint_replaces_the_abandoned_points) {
+    TrialCurves c;
+    for (int s = 1; s <= 8; ++s) c.add(9, 1000, 1001, at(10 * s, 1000 + s));
+    for (int s = 6; s <= 9; ++s) c.add(9, 2000, 1001, CurvePoint{10.0 * s, 2.0 / s, 2000.0 + s, kNaN});
+    c.adopt_earlier(9, 2000, 1001);
+    const PointSpan p = c.curve(9, 2000);
+    BOOST_TEST_REQUIRE(p.size == 9u);
+    BOOST_TEST(p[4].metric == 1.0 / 50.0);  // the first run up to its checkpoint
+    BOOST_TEST(p[5].metric == 2.0 / 6.0);   // the second run from there
+    BOOST_TEST(p[8].step == 90.0);
+}
+
 BOOST_AUTO_TEST_CASE(retain_drops_dead_instances_and_budget_applies) {
     TrialCurves c(kMinCurvePoints);
     for (int s = 1; s <= 1000; ++s) c.add(1, 10, 1001, at(s, 10 + s));

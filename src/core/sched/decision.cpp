@@ -77,6 +77,8 @@ const char* to_string(ReasonCode code) {
             return "paused_no_room";
         case ReasonCode::resumed:
             return "resumed";
+        case ReasonCode::resumed_idle:
+            return "resumed_idle";
         case ReasonCode::explore_first:
             return "explore_first";
         case ReasonCode::bound_cannot_matter:
@@ -183,10 +185,24 @@ std::string describe(Decision decision, const Reason& r) {
                     "/GPU-s is at least the GPU price " + num(r.b) + " at load " + num(r.c, 2) +
                     " (optimistic bound " + num(r.d, 4) + ", group's best " + num(r.e, 4) + ")";
             break;
+        case ReasonCode::resumed_idle:
+            text +=
+                "resumed from pause on GPUs nobody else wants (its sweep has no other trial left to "
+                "run): optimistic utility " +
+                num(r.a) + "/GPU-s is below the GPU price " + num(r.b) + " at load " + num(r.c, 2) +
+                " (optimistic bound " + num(r.d, 4) + ", group's best " + num(r.e, 4) + ")";
+            break;
         case ReasonCode::bound_cannot_matter:
             text += "even the optimistic bound " + num(r.a, 4) + " cannot beat the group's best " +
                     num(r.b, 4) + " (chance " + num(r.c, 2) + ")";
             break;
+    }
+    const bool judged = r.code == ReasonCode::hopeless || r.code == ReasonCode::costly_chance ||
+                        r.code == ReasonCode::negligible_gain || r.code == ReasonCode::behind_at_milestone;
+    if (judged && std::isfinite(r.held_at)) {
+        text += "; judged at " + num(100.0 * r.held_at, 2) +
+                "% of its run as its sweep's checked forecasts have held (audited_min_progress): not final "
+                "before hopeless_min_progress";
     }
     return text;
 }

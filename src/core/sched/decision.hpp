@@ -38,6 +38,7 @@ enum class ReasonCode {
     paused_below_price,   // paused: optimistic utility a < price b at load c; optimistic bound d
     paused_no_room,       // paused: optimistic utility a >= price b, but c GPUs free, d needed
     resumed,              // optimistic utility a >= price b at load c; optimistic bound d vs best e
+    resumed_idle,         // the same figures, a < b: on GPUs nobody else wants, its sweep's others gone
     bound_cannot_matter,  // optimistic bound a cannot beat the sweep's best b (chance c)
     explore_first,        // a untried job records of its sweep wait; paused at fraction b of its run (c)
 };
@@ -46,6 +47,10 @@ struct Reason {
     static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
     ReasonCode code = ReasonCode::nonexploratory;
     double a = kNaN, b = kNaN, c = kNaN, d = kNaN, e = kNaN;
+    // Set where a stopping rule fired before hopeless_min_progress only because the sweep's
+    // checked forecasts have held (audited_min_progress): the fraction of its run it had reached.
+    // Such a verdict is not final (a pause, not a cancel), and the description says so.
+    double held_at = kNaN;
 };
 
 const char* to_string(TrialState state);

@@ -46,6 +46,8 @@ PreemptVerdict Engine::can_preempt(const TrialKey& preemptor, const TrialKey& pr
     return can_preempt(*a, *b);
 }
 
+void Engine::record_ended(const std::vector<JobView>& ended) { impl_->record_ended(ended); }
+
 // A round, phase by phase: check and index the input, retire the trials that left, sync the fit
 // caches and sweep statistics, classify (utilities, stopping rules), price, then decide and
 // prioritise every job.

@@ -42,6 +42,15 @@ public:
     Status evaluate(const std::vector<JobView>& jobs, const ClusterView& cluster,
                     std::vector<Assessment>& out);
 
+    // Trials that left the queue since the last round (completed, cancelled, failed) with their
+    // final curves, given before the next evaluate(): each one's sweep keeps what it reached
+    // (its best, its furthest step, its curve for the sibling rules, the forecast that came due
+    // with its last points), and its cached fit is dropped. Without this a trial's points
+    // reported after the last round, or the whole of a trial that started and ended between two
+    // rounds, never reach its sweep's record. Views without a group or points are ignored; a bad
+    // curve records nothing. Refits count against the next round's max_refits_per_round.
+    void record_ended(const std::vector<JobView>& ended);
+
     // The assessment of `key` from the last round, or null.
     const Assessment* find(const TrialKey& key) const;
 

@@ -125,11 +125,50 @@ void Engine::Impl::retire_departed() {
     }
 }
 
+void Engine::Impl::record_ended(const std::vector<JobView>& ended) {
+    const std::size_t limit = settings.max_refits_per_round;  // 0: no limit
+    std::size_t budget = limit > ended_refits ? limit - ended_refits : 0;
+    bool erased = false;
+    for (const JobView& job : ended) {
+        if (job.group.empty() || job.points.size == 0) continue;
+        auto [g, inserted] = group_index.try_emplace(job.group, groups.size());
+        if (inserted) {
+            groups.emplace_back();
+            groups.back().direction = job.direction;
+        }
+        GroupStats& gs = groups[g->second];
+        if (gs.application.empty()) gs.application = engine_detail::application_key(job);
+        auto it = cache.find(job.key);
+        if (it != cache.end() && it->second.predictor.direction() != job.direction) {
+            cache.erase(it);
+            it = cache.end();
+        }
+        if (it == cache.end()) it = cache.emplace(job.key, TrialCache(job.direction, settings)).first;
+        TrialCache& c = it->second;
+        c.group = g->second;
+        // Out of budget, an entry kept from the last round records what that round saw (as
+        // retire_departed would have), a new one nothing.
+        const std::size_t before = budget;
+        const bool changed = sync(job, c, budget);
+        if (limit > 0 && budget < before) ++ended_refits;
+        if (changed) audit(job, c, gs);  // a forecast that came due with its last points
+        rungs_of(job, c);
+        if (c.predictor.size() > 0 && !std::isnan(c.best)) gs.record_ended(c, job.key);
+        cache.erase(it);
+        erased = true;
+    }
+    // Last round's pointers into the cache may dangle now: the next round indexes afresh.
+    if (erased) keys.clear();
+}
+
 RoundCounts Engine::Impl::sync_fit_cache(const std::vector<JobView>& jobs, bool same_keys) {
     const std::size_t n = jobs.size();
     reset_groups(n, same_keys);
     RoundCounts counts;
-    std::size_t budget = settings.max_refits_per_round;
+    const std::size_t limit = settings.max_refits_per_round;
+    std::size_t budget = limit > ended_refits ? limit - ended_refits : 0;
+    if (limit > 0 && budget == 0) budget = 1;  // the live trials are never starved by ended ones
+    ended_refits = 0;
     for (std::size_t j = 0; j < n; ++j) {
         const JobView& job = jobs[j];
         if (job.group.empty()) {

@@ -243,6 +243,9 @@ struct Engine::Impl {
     // --- the fit cache and sweep statistics (engine_cache.cpp) ---
     // Trials that left the queue: their fits go, what they achieved stays with their sweep.
     void retire_departed();
+    // Engine::record_ended; `ended_refits` counts its refits against the next round's budget.
+    void record_ended(const std::vector<JobView>& ended);
+    std::size_t ended_refits = 0;
     // Brings every listed trial's cache up to its report and builds this round's sweep
     // statistics; forgets trials no longer listed as exploratory.
     RoundCounts sync_fit_cache(const std::vector<JobView>& jobs, bool same_keys);

@@ -213,11 +213,11 @@ void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const Clus
         freed += p.gpus;
     }
     double left = -short_gpus;  // GPUs the pending trials leave free
-    auto resume = [&](std::size_t j) {
+    auto resume = [&](std::size_t j, bool idle) {
         Assessment& a = out[j];
         const double bound = a.reason.e;
         a.decision = Decision::run;
-        a.reason.code = ReasonCode::resumed;
+        a.reason.code = idle ? ReasonCode::resumed_idle : ReasonCode::resumed;
         a.reason.c = std::min(1.0, load.load + jobs[j].gpus / load.total);
         a.reason.d = bound;
         a.reason.e = groups[group_of[j]].best;
@@ -226,8 +226,8 @@ void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const Clus
     // Paused trials worth their price resume, in order of their optimistic bound, on the GPUs
     // the pending trials leave free; then the last paused members of finished sweeps, on what is
     // left.
-    for (std::size_t j : choose_by_key(std::move(thaw), left)) resume(j);
-    for (std::size_t j : choose_by_key(std::move(last_hope), left)) resume(j);
+    for (std::size_t j : choose_by_key(std::move(thaw), left)) resume(j, false);
+    for (std::size_t j : choose_by_key(std::move(last_hope), left)) resume(j, true);
     // the paused ones that stay: how many GPUs were free for them
     for (std::size_t j = 0; j < jobs.size(); ++j) {
         Assessment& a = out[j];

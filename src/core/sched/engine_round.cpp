@@ -173,6 +173,8 @@ bool Engine::Impl::classify_trial(const JobView& job, std::size_t j, const Trial
     if (stop) {
         a.state = TrialState::hopeless;
         a.reason = *stop;
+        // judged this early only on the sweep's held forecasts: the verdict says it is not final
+        if (e.forecasts_held && !final_stop_allowed(e, s)) a.reason.held_at = e.last_step / run_length(e);
         return false;
     }
     a.state = TrialState::promising;

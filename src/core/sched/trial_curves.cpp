@@ -41,27 +41,30 @@ void TrialCurves::adopt_earlier(std::uint32_t job_id, std::int64_t submit, std::
     if (v.size() == 1 && (v[0].submit == submit || v[0].submit == 0 || v[0].submit > submit ||
                           (v[0].uid != owner && v[0].uid != 0)))
         return;
-    std::sort(v.begin(), v.end(), [](const Instance& a, const Instance& b) { return a.submit < b.submit; });
-    BoundedCurve merged(max_points_);
-    double last_step = -1.0;
-    auto take = [&](const BoundedCurve& c) {
-        for (const CurvePoint& p : c.points()) {
-            if (p.step < last_step) continue;  // a late report of an earlier run
-            merged.push_back(p);
-            last_step = p.step;
-        }
-    };
+    // The adopted runs' points in the order explschedd accepted them (its clock): explschedd may
+    // file a restarted run's first reports under the earlier instance (it caches a job's submit
+    // time), so the instance a point sits in does not say which run sent it. A run that went back
+    // to an earlier checkpoint replaces what the run before reported from that step on.
+    std::vector<CurvePoint> all;
     std::vector<Instance> keep;
     for (Instance& i : v) {
-        if (i.submit != 0 && i.submit < submit && (i.uid == owner || i.uid == 0)) {
-            take(i.curve);
-        } else if (i.submit == submit) {
-            take(i.curve);
+        if (i.submit == submit || (i.submit != 0 && i.submit < submit && (i.uid == owner || i.uid == 0))) {
+            all.insert(all.end(), i.curve.points().begin(), i.curve.points().end());
         } else {
             keep.push_back(std::move(i));
         }
     }
-    keep.push_back(Instance{submit, std::move(merged)});
+    std::stable_sort(all.begin(), all.end(),
+                     [](const CurvePoint& a, const CurvePoint& b) { return a.wall_time < b.wall_time; });
+    std::vector<CurvePoint> lineage;
+    lineage.reserve(all.size());
+    for (const CurvePoint& p : all) {
+        while (!lineage.empty() && !(lineage.back().step < p.step)) lineage.pop_back();
+        lineage.push_back(p);
+    }
+    BoundedCurve merged(max_points_);
+    for (const CurvePoint& p : lineage) merged.push_back(p);
+    keep.push_back(Instance{submit, std::move(merged), owner});
     v = std::move(keep);
 }
 

@@ -31,9 +31,11 @@ public:
     // The curve of the job instance (job_id, submit); empty if none. Valid until the next add,
     // adopt_earlier, retain, clear or set_max_points.
     PointSpan curve(std::uint32_t job_id, std::int64_t submit) const;
-    // A requeued job: Slurm gave it a new submit time, and its reports since carry it. Its
-    // earlier instances' curves (same id, earlier non-zero submit time) become the start of this
-    // instance's curve; points of theirs that come after this instance's first step are dropped.
+    // A requeued job: Slurm gave it a new submit time, and its reports since carry it (after
+    // explschedd's owner cache expires: until then they may carry the earlier one). Its earlier
+    // instances' curves (same id, earlier non-zero submit time) and its own become one curve, in
+    // the order the points were accepted; a run that restarted from an earlier checkpoint
+    // replaces the points the run before reported from that step on. Called every round.
     // Only for a job whose restart count says it was requeued, and only instances first reported
     // by the job's owner (or root): another user's job that had the id before is never adopted.
     void adopt_earlier(std::uint32_t job_id, std::int64_t submit, std::uint32_t owner);

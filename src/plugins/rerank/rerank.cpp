@@ -118,6 +118,8 @@ struct JobEntry {
     // priority_p_set may replace the entry: a replaced one waits in State::retired until the next
     // round's walk.
     std::unique_ptr<const JobStatic> st;
+    // Its final curve went to the engine (Engine::record_ended) once the instance ended.
+    bool ended_recorded = false;
 };
 
 // One job as the locked walk copied it: a compact record of the fields the round reads, so that
@@ -243,6 +245,9 @@ struct Ranker {
     time_t last_prune = 0;
     std::vector<JobSnap> snaps;
     std::vector<JobView> views;
+    // exploratory jobs that ended since their last round, for Engine::record_ended
+    std::vector<JobSnap> ended;
+    std::vector<JobView> ended_views;
     std::vector<Assessment> out;
     std::vector<JobAnswer> answers;  // per snap: what the write-back stores
     std::vector<LiveJob> live;       // every job in job_list at the walk, sorted by id
@@ -627,6 +632,22 @@ struct JobListIterator {
 // One chunk of the walk (slurmctld's read locks held): up to kLockChunk more jobs of job_list
 // copied into the round's snapshots. `index` is the position in job_list so far. True when the
 // list is done.
+// An exploratory job that ended (completed, cancelled, failed, timed out) and whose final curve
+// has not gone to the engine yet: its snapshot, once per instance. Waits for a round whose feed
+// has caught up with the store, so that every point it reported is in. Called under the walk's
+// locks and g_state.mutex.
+void note_ended(Ranker& r, const job_record_t* job) {
+    auto it = g_state.jobs.find(job->job_id);
+    if (it != g_state.jobs.end() && it->second.job_id == job->job_id && it->second.submit == submit_of(job) &&
+        (it->second.ended_recorded || it->second.unreadable ||
+         (it->second.parsed && !it->second.st->exploratory)))
+        return;
+    JobEntry* entry = job_entry(job);
+    if (entry == nullptr || !entry->st->exploratory) return;
+    entry->ended_recorded = true;
+    r.ended.push_back(snap_of(job, entry));
+}
+
 bool walk_chunk(Ranker& r, JobListIterator& iter, std::size_t& index) {
     std::lock_guard<std::mutex> guard(g_state.mutex);
     if (iter.it == nullptr) {
@@ -660,7 +681,10 @@ bool walk_chunk(Ranker& r, JobListIterator& iter, std::size_t& index) {
         const bool pending = IS_JOB_PENDING(job) && job->priority != 0;  // 0: held, not competing
         bool paused = false;
         if (IS_JOB_PENDING(job) && !r.ledger.entries().empty() && pause_state(r, job, paused)) continue;
-        if (!pending && !paused && !IS_JOB_RUNNING(job)) continue;
+        if (!pending && !paused && !IS_JOB_RUNNING(job)) {
+            if (IS_JOB_FINISHED(job) && r.feed.caught_up()) note_ended(r, job);
+            continue;
+        }
         // Where it sat last round (the list keeps its order): the same record with the same id.
         JobEntry* known =
             index < last.size() && last[index].first == job && last[index].second->job_id == job->job_id
@@ -748,6 +772,15 @@ void attach_curves(Ranker& r) {
         if (r.views[i].group.empty()) continue;
         r.views[i].points = r.curves.curve(r.snaps[i].job_id, r.snaps[i].submit);
         gpu_types_of(r, r.snaps[i], r.views[i]);
+    }
+    // the trials that ended: their final curves (earlier runs included), nothing else needed
+    r.ended_views.resize(r.ended.size());
+    for (std::size_t i = 0; i < r.ended.size(); ++i) {
+        const JobSnap& s = r.ended[i];
+        view_of(s, r.ended_views[i], r.settings.engine);
+        if (r.ended_views[i].group.empty()) continue;
+        if (s.restarts > 0) r.curves.adopt_earlier(s.job_id, s.submit, s.uid);
+        r.ended_views[i].points = r.curves.curve(s.job_id, s.submit);
     }
 }
 
@@ -1196,6 +1229,8 @@ void rerank_all() {
     // last round's copies go before the locks are taken (their frees are not the walk's)
     r.snaps.clear();
     r.views.clear();
+    r.ended.clear();
+    r.ended_views.clear();
     r.live.clear();
     r.answers.clear();
     std::vector<std::unique_ptr<const JobStatic>> retired;
@@ -1217,6 +1252,11 @@ void rerank_all() {
     note_unpaused(r, now);
     prune(r, now);
     attach_curves(r);
+    if (!r.ended_views.empty()) {
+        r.engine->record_ended(r.ended_views);
+        g_log.write(LogLevel::debug, "recorded the final curves of " + std::to_string(r.ended_views.size()) +
+                                         " trial(s) that ended since the last round");
+    }
     if (Status st = r.engine->evaluate(r.views, cluster, r.out); !st) {
         g_log.write(LogLevel::error, "ranking round failed: " + st.error().message);
         return;

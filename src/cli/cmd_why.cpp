@@ -145,9 +145,10 @@ void print_what_would_change(const TrialInfo& t) {
             "    It is paused: requeued and held with its checkpoint, holding no GPU. It resumes (ExplSched\n"
             "    releases its hold) when its optimistic utility is at least the GPU price and GPUs are\n"
             "    free for it, paused trials with the highest optimistic bound first; it is stopped for\n"
-            "    good only once even its optimistic bound (now %g) cannot beat its sweep's best. Its\n"
+            "    good only once even its optimistic bound (now %g) cannot beat its sweep's best, and\n"
+            "    not before hopeless_min_progress (%.0f%%) of its run but on decisive evidence. Its\n"
             "    owner may release it at any time (scontrol release); ExplSched then leaves it alone.\n",
-            t.direction == Direction::maximize ? p.upper : p.lower);
+            t.direction == Direction::maximize ? p.upper : p.lower, 100.0 * defaults.hopeless_min_progress);
         return;
     }
     if (a.reason.find("resumed from pause on GPUs nobody else wants") != std::string::npos) {

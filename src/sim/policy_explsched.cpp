@@ -66,6 +66,14 @@ public:
             last_rerank_ < 0.0 || input.now - last_rerank_ >= context_.settings.rerank_period_s;
         if (rerank) {
             last_rerank_ = input.now;
+            // The trials the last re-ranking saw that have ended since, with their final curves
+            // (what the plugin hands over from slurmctld's finished jobs).
+            ended_views_.clear();
+            for (const ObservedTrial* t : seen_)
+                if (t->status == TrialStatus::finished || t->status == TrialStatus::stopped)
+                    ended_views_.push_back(view_of(*t, JobState::pending));
+            if (!ended_views_.empty()) engine_.record_ended(ended_views_);
+            seen_ = trials_;
             views_.clear();
             for (std::size_t j = 0; j < trials_.size(); ++j) {
                 views_.push_back(view_of(*trials_[j], j < n_running ? JobState::running : JobState::pending));
@@ -236,6 +244,8 @@ private:
     double now_ = 0.0;
     std::vector<JobView> views_;
     std::vector<ObservedTrial*> trials_;
+    std::vector<ObservedTrial*> seen_;  // the trials of the last re-ranking
+    std::vector<JobView> ended_views_;
     std::vector<Assessment> assessments_;
     std::unordered_map<std::uint32_t, Assessment> last_;
     double last_rerank_ = -1.0;

@@ -8,11 +8,12 @@
 # poor one and run beside it, is not judged before 35 % of its run, and its SystemComment never
 # says its forecasts have held; B's own poor trial is judged early (B's record is real, so the
 # attack was armed). Control: once A's own resnet sweep has held forecasts, A's poor trial in a
-# new sweep is judged and paused before 35 %, its SystemComment says why and that the verdict is
-# not final, and it is stopped for good only from 35 % on. Two real users, one node, four GPUs; the decisive early stop
+# new sweep is judged and paused before 35 %, SystemComment and `explsched why` say why and that
+# the verdict is not final, and it is stopped for good only from 35 % on. Two real users, one node, four GPUs; the decisive early stop
 # (early_stop_probability) is off here, so that only the audited rule can judge before 35 %.
 set -u
 . "$(dirname "$0")/lib.sh"
+[ -x "$top_builddir/src/cli/explsched" ] || skip "the explsched CLI not built"
 two_users esh_au
 start_cluster --nodes 1 --gpus 4 --explschedd --params rerank_period=1,min_run=0,early_stop_probability=0
 open_to_users
@@ -26,7 +27,8 @@ trial_as() {
         --wrap "exec $trial --a $4 --b 1 --steps 1000 --every $5 --stride $6 --checkpoint $work/$3.ckpt"
 }
 
-# watch_trial JOB TAG: polls JOB's SystemComment until it ends or its checkpoint passes step 500, and
+# watch_trial JOB TAG: polls JOB's SystemComment until it ends, is paused, or its checkpoint passes
+# step 500, and
 # writes to $work/TAG.first the first hopeless verdict seen ("POINTS COMMENT"), to $work/TAG.held
 # any comment naming held forecasts.
 watch_trial() {
@@ -46,6 +48,7 @@ watch_trial() {
         esac
         ended "$job" && break
         [ "$(step_of "$tag")" -ge 500 ] && break
+        [ -s "$work/$tag.first" ] && [ "$(state_of "$job")" = PENDING ] && break  # paused
         sleep 0.2
     done
 }
@@ -88,8 +91,10 @@ scancel "$ap" "$bp" 2>/dev/null
 # "own" (a short best, then the poor trial) reads A's pool and is judged from 15 %.
 a2=$(trial_as $A prior a2 0.01 0.1 10) || fail "sbatch as $A (control)"
 wait_until 90 'ended $a2' "A's smooth trial to end"
-a3=$(trial_as $A own a3 0.01 0.1 250) || fail "sbatch as $A (control)"
+a3=$(trial_as $A own a3 0.1 0.1 250) || fail "sbatch as $A (control)"
 wait_until 60 'ended $a3' "A's short best in 'own' to end"
+# a sibling far better than that best runs beside it (while it runs, the paused trial waits)
+cq=$(trial_as $A own cq 0.001 0.3 10) || fail "sbatch as $A (control)"
 cp=$(trial_as $A own cp 0.9 0.3 10) || fail "sbatch as $A (control)"
 watch_trial "$cp" cp
 read -r cn cc <"$work/cp.first" || true
@@ -99,11 +104,15 @@ held=$(head -1 "$work/cp.held")
 [ -n "$held" ] || fail "control: the early verdict does not name held forecasts: $cc"
 case $held in *decision=pause*) ;; *) fail "control: an early verdict that is not a pause: $held" ;; esac
 pass "control: A's poor trial $cp judged at step $((cn * 10)) of 1000 on A's own record: ${held#*reason=}"
-# Not final: not cancelled before 35 %. Paused, it may resume on GPUs nobody else wants (its
-# sweep has no other trial left to run), its curve whole across the restart (explschedd files a
+# Paused (requeued and held with its checkpoint) while its sibling runs; `explsched why` says why.
+wait_until 30 '[ "$(state_of "$cp")" = PENDING ]' "A's trial $cp to be paused"
+ended "$cq" && fail "control: the sibling $cq ended before the pause could be looked at"
+why_says "$cp" "checked forecasts have held"
+# Not final: not cancelled before 35 %. It resumes (when GPUs are cheap, or once its sweep has no
+# other trial left to run), its curve whole across the restart (explschedd files a
 # restarted run's first reports under the earlier instance; a resumed trial once kept only the
 # last round's points and was never judged again), and it is stopped for good from 35 % on.
-wait_until 120 'ended $cp' "A's trial $cp to end"
+wait_until 150 'ended $cp' "A's trial $cp to end"
 st=$(state_of "$cp")
 [ "$st" = CANCELLED ] || fail "control: A's trial $cp ended $st at step $(step_of cp): $(comment "$cp")"
 why=$(grep "cancelling [a-z]* job $cp:" "$CLUSTER_DIR/log/slurmctld.log" | tail -1)
@@ -111,6 +120,7 @@ why=$(grep "cancelling [a-z]* job $cp:" "$CLUSTER_DIR/log/slurmctld.log" | tail 
 [ "$(step_of cp)" -ge 350 ] || fail "control: A's trial $cp was cancelled at step $(step_of cp), before 35 %: $why"
 case $why in *"checked forecasts have held"*) fail "control: a final stop on the early verdict: $why" ;; esac
 pass "control: A's trial $cp stopped for good at step $(step_of cp) of 1000: ${why#*: }"
-grep -q "resuming paused job $cp " "$CLUSTER_DIR/log/slurmctld.log" &&
-    pass "resumed in between: $(grep "resuming paused job $cp " "$CLUSTER_DIR/log/slurmctld.log" | tail -1 | sed 's/.*(releasing our hold): //')"
+resumed=$(grep "resuming paused job $cp " "$CLUSTER_DIR/log/slurmctld.log" | tail -1)
+[ -n "$resumed" ] || fail "control: A's paused trial $cp was never resumed"
+pass "resumed in between: ${resumed#*(releasing our hold): }"
 exit 0

@@ -44,10 +44,10 @@ public:
 
     // Trials that left the queue since the last round (completed, cancelled, failed) with their
     // final curves, given before the next evaluate(): each one's sweep keeps what it reached
-    // (its best, its furthest step, its curve for the sibling rules, the forecast that came due
-    // with its last points), and its cached fit is dropped. Without this a trial's points
-    // reported after the last round, or the whole of a trial that started and ended between two
-    // rounds, never reach its sweep's record. Views without a group or points are ignored; a bad
+    // (its best, its furthest step, its curve for the sibling rules; not a check of the forecast
+    // its last points reached: the audit stays what the rounds saw), and its cached fit is dropped. Without
+    // this a trial's points reported after the last round, or the whole of a trial that started and ended
+    // between two rounds, never reach its sweep's record. Views without a group or points are ignored; a bad
     // curve records nothing. Refits count against the next round's max_refits_per_round.
     void record_ended(const std::vector<JobView>& ended);
 

@@ -49,7 +49,9 @@ if not lost:
 moved = [t for t in after.values() if ((t.get("assessment") or {}).get("prediction") or {}).get("jump", 0) > 0]
 if not moved:
     problems.append("no trial's prediction has a jump allowance")
-stopped = [t for t in moved if (t.get("assessment") or {}).get("state") == "hopeless"]
+# (stopped by a bound that allowed for the jumps; not, say, a diverged one)
+stopped = [t for t in moved if (t.get("assessment") or {}).get("state") == "hopeless"
+           and "cannot beat the group's best" in (t.get("assessment") or {}).get("reason", "")]
 if not stopped:
     problems.append("no hopeless trial's prediction has a jump allowance")
 for p in problems:

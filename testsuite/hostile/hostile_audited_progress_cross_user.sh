@@ -53,10 +53,13 @@ watch_trial() {
     done
 }
 
-# B's record: a smooth resnet trial to its end (five checked forecasts, all held).
+# B's record: two smooth resnet trials to their ends, in "shared" and in another sweep (up to four
+# checked forecasts each, at twice the step of the last: 120, 240, 480, 960; all held; pooled for
+# the model, which a sweep reads while it has fewer than four of its own).
 b1=$(trial_as $B shared b1 0.01 0.1 10) || fail "sbatch as $B"
-wait_until 90 'ended $b1' "B's first trial to end"
-[ "$(state_of "$b1")" = COMPLETED ] || fail "B's trial ended $(state_of "$b1")"
+b2=$(trial_as $B other b2 0.01 0.1 10) || fail "sbatch as $B"
+wait_until 90 'ended $b1 && ended $b2' "B's first trials to end"
+[ "$(state_of "$b1")" = COMPLETED ] || fail "B's trial $b1 ended $(state_of "$b1")"
 # A's sweep of the same name and model: a best (three points, nothing to check), then a poor trial.
 a1=$(trial_as $A shared a1 0.01 0.1 250) || fail "sbatch as $A"
 wait_until 60 'ended $a1' "A's short best to end"
@@ -87,10 +90,12 @@ else
 fi
 scancel "$ap" "$bp" 2>/dev/null
 
-# Control: A earns the record (a smooth resnet trial to its end in sweep "prior"); A's new sweep
+# Control: A earns the record (two smooth resnet trials to their ends, sweeps "prior" and
+# "prior2"); A's new sweep
 # "own" (a short best, then the poor trial) reads A's pool and is judged from 15 %.
 a2=$(trial_as $A prior a2 0.01 0.1 10) || fail "sbatch as $A (control)"
-wait_until 90 'ended $a2' "A's smooth trial to end"
+a4=$(trial_as $A prior2 a4 0.01 0.1 10) || fail "sbatch as $A (control)"
+wait_until 90 'ended $a2 && ended $a4' "A's smooth trials to end"
 a3=$(trial_as $A own a3 0.1 0.1 250) || fail "sbatch as $A (control)"
 wait_until 60 'ended $a3' "A's short best in 'own' to end"
 # a sibling far better than that best runs beside it (while it runs, the paused trial waits)

@@ -1,6 +1,8 @@
 #include "core/sched/trial_curves.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 namespace explsched {
 
@@ -54,8 +56,12 @@ void TrialCurves::adopt_earlier(std::uint32_t job_id, std::int64_t submit, std::
             keep.push_back(std::move(i));
         }
     }
+    // (a point without a time, which the server's clock never gives, sorts first: a strict order)
+    const auto when = [](const CurvePoint& p) {
+        return std::isnan(p.wall_time) ? -std::numeric_limits<double>::infinity() : p.wall_time;
+    };
     std::stable_sort(all.begin(), all.end(),
-                     [](const CurvePoint& a, const CurvePoint& b) { return a.wall_time < b.wall_time; });
+                     [&](const CurvePoint& a, const CurvePoint& b) { return when(a) < when(b); });
     std::vector<CurvePoint> lineage;
     lineage.reserve(all.size());
     for (const CurvePoint& p : all) {

@@ -629,9 +629,6 @@ struct JobListIterator {
     }
 };
 
-// One chunk of the walk (slurmctld's read locks held): up to kLockChunk more jobs of job_list
-// copied into the round's snapshots. `index` is the position in job_list so far. True when the
-// list is done.
 // An exploratory job that ended (completed, cancelled, failed, timed out) and whose final curve
 // has not gone to the engine yet: its snapshot, once per instance. Waits for a round whose feed
 // has caught up with the store, so that every point it reported is in. Called under the walk's
@@ -648,6 +645,9 @@ void note_ended(Ranker& r, const job_record_t* job) {
     r.ended.push_back(snap_of(job, entry));
 }
 
+// One chunk of the walk (slurmctld's read locks held): up to kLockChunk more jobs of job_list
+// copied into the round's snapshots. `index` is the position in job_list so far. True when the
+// list is done.
 bool walk_chunk(Ranker& r, JobListIterator& iter, std::size_t& index) {
     std::lock_guard<std::mutex> guard(g_state.mutex);
     if (iter.it == nullptr) {

@@ -481,10 +481,26 @@ _cluster_pids() {
         | sed -n 's|^/proc/\([0-9]*\)/.*|\1|p' | sort -un | grep -vxF -e "$$" -e "$BASHPID"
 }
 
+# _cluster_wait_ctld_port DIR: after slurmctld was killed, waits (15 s at most) until nothing
+# listens on the cluster's SlurmctldPort any more. The killed process may be gone while a child
+# that inherited the listening socket is not yet: CI once failed to start the next slurmctld there
+# ("Error binding slurm stream socket: Address already in use", Slurm 24.11).
+_cluster_wait_ctld_port() {
+    local dir=$1 port deadline
+    port=$(sed -n 's/^SlurmctldPort=\([0-9]*\).*/\1/p' "$dir/slurm.conf" 2>/dev/null | head -1)
+    [ -n "$port" ] || return 0
+    deadline=$((SECONDS + 15))
+    while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
+        [ $SECONDS -lt $deadline ] || { cluster_log "port $port still in use after slurmctld stopped"; return 0; }
+        sleep 0.2
+    done
+}
+
 cluster_restart_slurmctld() {
     local dir=$1 slurmctld
     slurmctld=$(_cluster_sbin slurmctld) || return 1
     _cluster_kill_pidfile "$dir/run/slurmctld.pid"
+    _cluster_wait_ctld_port "$dir"
     SLURM_CONF=$dir/slurm.conf "$slurmctld" -f "$dir/slurm.conf" \
         || { cluster_die "slurmctld failed to restart"; tail -20 "$dir/log/slurmctld.log" >&2; return 1; }
     local deadline=$((SECONDS + 30))

@@ -42,6 +42,7 @@ pass "submissions work after restart (job $new)"
 sed -i 's/^PriorityParameters=.*/PriorityParameters=rerank_period=1,preempt_margin=lots/' "$SLURM_CONF"
 slurmctld_bin=$(_cluster_sbin slurmctld)
 _cluster_kill_pidfile "$CLUSTER_DIR/run/slurmctld.pid"
+_cluster_wait_ctld_port "$CLUSTER_DIR"
 : >"$CLUSTER_DIR/log/slurmctld.log"
 "$slurmctld_bin" -f "$SLURM_CONF" -D >"$CLUSTER_DIR/log/bad-start.out" 2>&1 &
 bad=$!

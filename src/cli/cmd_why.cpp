@@ -120,8 +120,9 @@ void print_what_would_change(const TrialInfo& t) {
         std::printf(
             "    It might still beat its sweep's best, but by so little that finishing it is expected to\n"
             "    add under min_expected_gain (%g) of the sweep's metric range to the sweep's best model\n"
-            "    (a sweep yields one model; see the decision above).",
-            defaults.min_expected_gain);
+            "    (a sweep yields one model; see the decision above). The rule judges only near twins:\n"
+            "    trials predicted within near_tie_range (%g) of that range of the sweep's best.",
+            defaults.min_expected_gain, defaults.near_tie_range);
     };
     if (a.decision == "pause" && near_tie) {
         print_near_tie();

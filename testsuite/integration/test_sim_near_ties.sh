@@ -4,7 +4,9 @@
 # under 0.5 % of the sweep's metric range (the decision says so), spend fewer GPU-hours than with
 # the rule off (min_expected_gain=0) and keep every sweep's best and the same profit; `explsched
 # why` explains the rule with the setting's value; a sweep's leader is never stopped by it; a bad
-# value is refused with the setting's name. Needs ../shared/data, no cluster.
+# value is refused with the setting's name. The rule judges near twins only (near_tie_range, 0.2):
+# with near_tie_range=0 (any trial, the rule before) it stops more trials. Needs ../shared/data,
+# no cluster.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -20,9 +22,15 @@ for bad in -0.1 2 tiny; do
     grep -q "min_expected_gain" <<<"$out" || { echo "FAIL: min_expected_gain=$bad: $out"; fail=1; }
 done
 
+for bad in -1 nan; do
+    out=$(pollux --params near_tie_range=$bad 2>&1) && { echo "FAIL: near_tie_range=$bad accepted"; fail=1; }
+    grep -q "near_tie_range" <<<"$out" || { echo "FAIL: near_tie_range=$bad: $out"; fail=1; }
+done
+
 pollux --output "$tmp/rec.json" >"$tmp/default.json" || { echo "FAIL: explsched-sim (defaults)"; exit 1; }
 pollux --params min_expected_gain=0 >"$tmp/off.json" || { echo "FAIL: explsched-sim min_expected_gain=0"; exit 1; }
-trial=$(/usr/bin/python3 - "$tmp/default.json" "$tmp/off.json" "$tmp/rec.json" <<'PY'
+pollux --params near_tie_range=0 --output "$tmp/any.json" >/dev/null || { echo "FAIL: explsched-sim near_tie_range=0"; exit 1; }
+trial=$(/usr/bin/python3 - "$tmp/default.json" "$tmp/off.json" "$tmp/rec.json" "$tmp/any.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))["mean"]["explsched"]
 o = json.load(open(sys.argv[2]))["mean"]["explsched"]
@@ -46,6 +54,16 @@ for t in ties:
     if "less than 0.005" not in t["assessment"]["reason"]:
         problems.append("trial %d's decision does not name 0.005: %s" % (t["id"], t["assessment"]["reason"]))
 print("  %d near ties stopped, e.g. %s" % (len(ties), ties[0]["assessment"]["reason"] if ties else "-"), file=sys.stderr)
+def near_tie_verdicts(records):
+    # every verdict (pause or stop) in every trial's history that the near-tie rule gave
+    return sum(1 for t in records for m in t.get("marks", [])
+               if "is expected to improve the group's best" in m.get("note", ""))
+mine = near_tie_verdicts(trials)
+anyt = near_tie_verdicts(json.load(open(sys.argv[4]))["results"][0]["trials"])
+print("  near-tie verdicts: %d with near_tie_range=0 (any trial), %d with the default 0.2" % (anyt, mine),
+      file=sys.stderr)
+if not anyt > mine:
+    problems.append("near_tie_range=0 gave %d near-tie verdicts, not more than the default's %d" % (anyt, mine))
 for p in problems:
     print("FAIL: " + p, file=sys.stderr)
 if problems:
@@ -57,6 +75,7 @@ if [ -n "$trial" ]; then
     out=$("$cli" why --sim "$tmp/rec.json" "$trial" 2>&1)
     grep -q "is expected to improve the group's best" <<<"$out" || { echo "FAIL: why $trial has no near tie in its decision: $out"; fail=1; }
     grep -q "min_expected_gain (0.005)" <<<"$out" || { echo "FAIL: why $trial does not explain the setting: $out"; fail=1; }
+    grep -q "near_tie_range (0.2)" <<<"$out" || { echo "FAIL: why $trial does not name near_tie_range: $out"; fail=1; }
     grep -q "cannot beat what its sweep's" <<<"$out" && { echo "FAIL: why $trial says it cannot win: $out"; fail=1; }
 fi
 [ $fail = 0 ] || exit 1

@@ -8,6 +8,7 @@
 
 #include "core/sched/policy.hpp"
 #include "core/sched/priority.hpp"
+#include "core/sched/settings.hpp"
 #include "core/sched/utility.hpp"
 
 using namespace explsched;
@@ -542,6 +543,37 @@ BOOST_AUTO_TEST_CASE(expected_gain_rule_compares_with_min_expected_gain) {
     StopEvidence done = e;
     done.last_step = done.max_steps;
     BOOST_TEST(!expected_gain_rule(done, s).has_value());
+}
+
+// A near tie only: a trial predicted far behind the sweep's best (more than near_tie_range of the
+// sweep's range) has a small expected gain too, but the hopeless and pause rules judge it.
+BOOST_AUTO_TEST_CASE(expected_gain_rule_judges_near_ties_only) {
+    EngineSettings s;
+    BOOST_TEST(s.near_tie_range == 0.2);  // the default
+    StopEvidence e = behind_trial();      // 0.80 predicted, 0.90 best: 0.1 behind
+    e.sweep_scale = 0.4;                  // 0.25 of the sweep's range behind: not a near tie
+    s.min_expected_gain = 1.0;            // any gain is below it
+    BOOST_TEST(!expected_gain_rule(e, s).has_value());
+    e.sweep_scale = 0.6;  // 0.17 of the range behind: a near tie
+    BOOST_TEST(expected_gain_rule(e, s).has_value());
+    e.sweep_scale = 0.4;
+    s.near_tie_range = 0.0;  // no gate: any trial
+    BOOST_TEST(expected_gain_rule(e, s).has_value());
+    s.near_tie_range = 0.3;
+    BOOST_TEST(expected_gain_rule(e, s).has_value());
+    s.near_tie_range = 0.2;
+    e.final_metric.value = std::nan("");  // no prediction: not judged
+    BOOST_TEST(!expected_gain_rule(e, s).has_value());
+
+    // the setting is read, bounded and printed as the others
+    const auto set = apply_setting(Settings{}, "near_tie_range=0.5");
+    BOOST_REQUIRE(set.ok());
+    BOOST_TEST(set->engine.near_tie_range == 0.5);
+    for (const char* bad : {"near_tie_range=-1", "near_tie_range=nan", "near_tie_range=x"}) {
+        const auto r = apply_setting(*set, bad);
+        BOOST_REQUIRE(!r.ok());
+        BOOST_TEST(r.error().message.find("near_tie_range") != std::string::npos, r.error().message);
+    }
 }
 
 BOOST_AUTO_TEST_CASE(milestone_rule_stops_a_trial_behind_at_a_milestone) {

@@ -137,6 +137,14 @@ struct EngineSettings : FitSettings {
     // (0.02, the aggressive profile's, cancels it). With hopeless_min_points 6, GPU-hours: the
     // held-out sweeps 1.01x -> 0.84x asha's, philly -11 %, every best kept (doc/results.md).
     double min_expected_gain = 0.005;
+    // ... and whose predicted final is within this fraction of the sweep's metric range of the
+    // sweep's best: a near tie. A trial predicted far behind with a small chance has a small
+    // expected gain too, but that is the hopeless and pause rules' to judge (with their chance
+    // thresholds, and a pause that can be undone): a plateau-shaped late bloomer's forecast is far
+    // behind until its plateau ends. 0: no such gate. 0.2 since 2026-11-29: `philly` seeds 0-2,
+    // sweeps at their best 98.9 -> 99.7 % for +4 % GPU-hours; other scenarios +0-3 % GPU-hours, bests
+    // unchanged (contrib/bench_analysis.md).
+    double near_tie_range = 0.2;
     // Pause and resume (freeze-thaw, core/sched/pause.hpp). A running trial past its grace
     // (min_run_s), past pause_min_progress of its run, below the GPU price while pending trials
     // want GPUs, whose chance to beat its sweep's best is below this, is paused: requeued and

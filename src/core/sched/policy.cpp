@@ -218,6 +218,10 @@ std::optional<Reason> expected_gain_rule(const StopEvidence& e, const EngineSett
         expected_improvement_heavy(e.final_metric, e.direction, e.best_other, s.interval_level) /
         e.sweep_scale;
     if (!(gain < s.min_expected_gain)) return std::nullopt;
+    // a near tie only: far behind is the hopeless and pause rules' (near_tie_range)
+    if (s.near_tie_range > 0.0 &&
+        !(std::fabs(e.final_metric.value - e.best_other) <= s.near_tie_range * e.sweep_scale))
+        return std::nullopt;
     return make_reason(ReasonCode::negligible_gain, gain, s.min_expected_gain, e.final_metric.value,
                        e.best_other);
 }

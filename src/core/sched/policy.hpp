@@ -125,7 +125,8 @@ double costly_chance_threshold(const StopEvidence& evidence, const EngineSetting
 
 // Negligible gain: a trial that is not its sweep's leader nor done, judged as the hopeless rule
 // does, whose expected improvement over the sweep's best (in units of the sweep's range) is below
-// min_expected_gain (0: rule off). Reason ReasonCode::negligible_gain.
+// min_expected_gain (0: rule off), and whose predicted final is within near_tie_range of that
+// range of the sweep's best (a near tie; 0: any). Reason ReasonCode::negligible_gain.
 std::optional<Reason> expected_gain_rule(const StopEvidence& evidence, const EngineSettings& settings);
 
 // Whether the milestone rule can stop the trial at all, before its standing at a milestone is

@@ -415,6 +415,11 @@ const Row kRows[] = {
      "range is hopeless (0: never)",
      set_double<&EngineSettings::min_expected_gain, 0, 1000000>,
      [](const Settings& s) { return fmt_double(s.engine.min_expected_gain); }},
+    {"near_tie_range",
+     "min_expected_gain judges only trials predicted within this fraction of the sweep's metric range of "
+     "its best (0: any trial)",
+     set_double<&EngineSettings::near_tie_range, 0, 1000000>,
+     [](const Settings& s) { return fmt_double(s.engine.near_tie_range); }},
     {"sibling_jumps",
      "a trial's optimistic bound allows for the jumps (learning-rate drops, plateaus that ended) its "
      "sweep's other trials made later in their runs (yes/no)",

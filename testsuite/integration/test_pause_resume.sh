@@ -87,6 +87,16 @@ c=$(comment "$bloomer")
 grep -qi "resumed" why.txt || echo "$c" | grep -qi "resumed" || \
     grep -q "job $pid.*resum" "$log" || fail "nothing says resumed: $c; $(cat why.txt)"
 pass "the bloomer completed as the sweep's best (loss $best); $(echo "$c" | cut -c1-160)"
+# `explsched show` reads the trial's whole curve from the report store, from before its pause and
+# after its resume: explschedd caches a job's submit time (owner_cache_ttl), so a resumed run's
+# first reports may be filed under the instance before the requeue; none may be missing.
+show=$("$cli" show "$pid" 2>&1) || fail "explsched show $pid failed: $show"
+curve=$(echo "$show" | sed -n 's/^ *curve: *//p')
+acked=$(sort -n -u acks.a.0 | wc -l)
+first=$(sort -n acks.a.0 | head -1)
+echo "$curve" | grep -q "^$acked points, step $first \.\. 1500 " ||
+    fail "explsched show $pid: '$curve', not the $acked points acknowledged (steps $first .. 1500): $show"
+pass "explsched show $pid after the resume: $curve"
 
 # An operator's hold on a paused trial is theirs: ExplSched notes that the hold is no longer its
 # own and never releases it, even when GPUs are free. (A user's `scontrol hold`, or an operator's

@@ -131,21 +131,10 @@ void Engine::Impl::record_ended(const std::vector<JobView>& ended) {
     bool erased = false;
     for (const JobView& job : ended) {
         if (job.group.empty() || job.points.size == 0) continue;
-        auto [g, inserted] = group_index.try_emplace(job.group, groups.size());
-        if (inserted) {
-            groups.emplace_back();
-            groups.back().direction = job.direction;
-        }
-        GroupStats& gs = groups[g->second];
-        if (gs.application.empty()) gs.application = engine_detail::application_key(job);
-        auto it = cache.find(job.key);
-        if (it != cache.end() && it->second.predictor.direction() != job.direction) {
-            cache.erase(it);
-            it = cache.end();
-        }
-        if (it == cache.end()) it = cache.emplace(job.key, TrialCache(job.direction, settings)).first;
-        TrialCache& c = it->second;
-        c.group = g->second;
+        const std::size_t g = group_index_of(job);
+        GroupStats& gs = groups[g];
+        TrialCache& c = cache_of(job);
+        c.group = g;
         // Out of budget, an entry kept from the last round records what that round saw (as
         // retire_departed would have), a new one nothing.
         const std::size_t before = budget;
@@ -157,7 +146,7 @@ void Engine::Impl::record_ended(const std::vector<JobView>& ended) {
         // more at its best, philly 88,611 -> 89,780 with one fewer (doc/results.md).
         rungs_of(job, c);
         if (c.predictor.size() > 0 && !std::isnan(c.best)) gs.record_ended(c, job.key);
-        cache.erase(it);
+        cache.erase(job.key);
         erased = true;
     }
     // Last round's pointers into the cache may dangle now: the next round indexes afresh.
@@ -212,31 +201,42 @@ void Engine::Impl::reset_groups(std::size_t n, bool same_keys) {
 
 // The job's cache entry: last round's (same keys in the same order need no hashing), else found
 // or made by key; a trial whose direction changed starts afresh.
+Engine::Impl::TrialCache& Engine::Impl::cache_of(const JobView& job) {
+    auto it = cache.find(job.key);
+    if (it == cache.end() || it->second.predictor.direction() != job.direction) {
+        if (it != cache.end()) cache.erase(it);
+        it = cache.emplace(job.key, TrialCache(job.direction, settings)).first;
+    }
+    return it->second;
+}
+
 Engine::Impl::TrialCache& Engine::Impl::cache_entry(const JobView& job, std::size_t j) {
     TrialCache* cached = trial_of[j];
-    if (cached == nullptr || cached->predictor.direction() != job.direction) {
-        auto it = cache.find(job.key);
-        if (it == cache.end() || it->second.predictor.direction() != job.direction) {
-            if (it != cache.end()) cache.erase(it);
-            it = cache.emplace(job.key, TrialCache(job.direction, settings)).first;
-        }
-        cached = &it->second;
-    }
+    if (cached == nullptr || cached->predictor.direction() != job.direction) cached = &cache_of(job);
     return *cached;
 }
 
-void Engine::Impl::join_group(const JobView& job, std::size_t j, TrialCache& c, bool changed, bool is_new) {
+std::size_t Engine::Impl::group_index_of(const JobView& job) {
     auto [g, inserted] = group_index.try_emplace(job.group, groups.size());
-    if (inserted) groups.emplace_back();
+    if (inserted) {
+        groups.emplace_back();
+        groups.back().direction = job.direction;
+    }
     GroupStats& gs = groups[g->second];
+    if (gs.application.empty()) gs.application = engine_detail::application_key(job);
+    return g->second;
+}
+
+void Engine::Impl::join_group(const JobView& job, std::size_t j, TrialCache& c, bool changed, bool is_new) {
+    const std::size_t g = group_index_of(job);
+    GroupStats& gs = groups[g];
     if (gs.seen_round != round) {
         gs.start_round(round, job.direction);
         ++active_groups;
     }
-    if (gs.application.empty()) gs.application = engine_detail::application_key(job);
     gs.siblings.find_jumps = settings.sibling_jumps;
-    group_of[j] = g->second;
-    c.group = g->second;
+    group_of[j] = g;
+    c.group = g;
     gs.members.push_back(j);
     if (changed) {
         audit(job, c, gs);

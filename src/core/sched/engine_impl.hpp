@@ -251,6 +251,10 @@ struct Engine::Impl {
     RoundCounts sync_fit_cache(const std::vector<JobView>& jobs, bool same_keys);
     void reset_groups(std::size_t n, bool same_keys);
     TrialCache& cache_entry(const JobView& job, std::size_t j);
+    // The cache entry of a trial's key, made afresh when missing or of another direction.
+    TrialCache& cache_of(const JobView& job);
+    // The index of the job's group in `groups`, made when new (its direction and application set).
+    std::size_t group_index_of(const JobView& job);
     void join_group(const JobView& job, std::size_t j, TrialCache& c, bool changed, bool is_new);
     void end_sync(std::size_t trials);
     bool sync(const JobView& job, TrialCache& c, std::size_t& budget);

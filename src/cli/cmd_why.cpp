@@ -167,6 +167,15 @@ void print_what_would_change(const TrialInfo& t) {
             "    judged from here on as any running trial.\n");
         return;
     }
+    if (a.reason.find("no verdict on its forecast before min_run") != std::string::npos) {
+        std::printf(
+            "    It was paused and then resumed. Its forecast still gives it little chance to beat its\n"
+            "    sweep's best, but a resume pays for a restart to see more of its curve: it keeps its\n"
+            "    GPUs until it has run min_run (%g s) since the restart, then it is judged again on its\n"
+            "    newer points (stopped for good if they changed nothing).\n",
+            defaults.min_run_s);
+        return;
+    }
     if (a.state == "hopeless" && a.reason.find("chance_worth_gpu_hours") != std::string::npos) {
         std::printf(
             "    It might still beat its sweep's best, but the site's chance_worth_gpu_hours says that\n"

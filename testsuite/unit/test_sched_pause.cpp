@@ -2,7 +2,8 @@
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
-
+#include <limits>
+#include <string>
 #include <vector>
 
 #include "core/sched/action_ledger.hpp"
@@ -227,6 +228,48 @@ BOOST_AUTO_TEST_CASE(engine_turns_a_stop_into_a_pause_while_the_bound_can_matter
     jobs[1].pauses = 0;
     BOOST_REQUIRE(e.evaluate(jobs, cluster(1002, 8), out).ok());
     BOOST_TEST((out[1].decision == Decision::terminate), explain(out[1]));
+}
+
+// A trial resumed from a pause is not stopped on its forecast within its grace (min_run) after the
+// restart: the resume bought new evidence at a restart's cost, and a verdict on the same evidence
+// a few points on would throw both away. After the grace it is judged as any; a diverged curve is
+// stopped at once.
+BOOST_AUTO_TEST_CASE(a_resumed_trial_keeps_its_grace_before_a_verdict_on_its_forecast) {
+    EngineSettings s;
+    s.min_run_s = 600;
+    Engine e = Engine::create(s).value();
+    const auto good = rising(30, 0.95), poor = rising(30, 0.5);
+    std::vector<JobView> jobs = {view(1, "g", good), view(2, "g", poor)};
+    jobs[1].has_hopeless_action = true;
+    jobs[1].hopeless_action = HopelessAction::terminate;
+    jobs[1].pauses = 1;         // paused once, resumed
+    jobs[1].start_time = 5000;  // restarted at 5000
+    std::vector<Assessment> out;
+    BOOST_REQUIRE(e.evaluate(jobs, cluster(5100, 8), out).ok());
+    BOOST_TEST((out[1].decision == Decision::keep), explain(out[1]));
+    BOOST_TEST((out[1].reason.code == ReasonCode::resumed_grace), explain(out[1]));
+    BOOST_TEST(out[1].reason.a == 100.0);
+    BOOST_TEST(out[1].reason.b == 600.0);
+    BOOST_TEST(out[1].reason.c < s.hopeless_probability);  // its chance: hopeless on its forecast
+    BOOST_TEST(explain(out[1]).find(
+                   "resumed from pause 100 s ago: no verdict on its forecast before min_run 600 s") !=
+                   std::string::npos,
+               explain(out[1]));
+    // its grace over: stopped as any hopeless trial
+    BOOST_REQUIRE(e.evaluate(jobs, cluster(5700, 8), out).ok());
+    BOOST_TEST((out[1].decision == Decision::terminate), explain(out[1]));
+    // never paused: no such grace (a hopeless trial is stopped whenever it started)
+    jobs[1].pauses = 0;
+    BOOST_REQUIRE(e.evaluate(jobs, cluster(5100, 8), out).ok());
+    BOOST_TEST((out[1].decision == Decision::terminate), explain(out[1]));
+    // a diverged curve is stopped at once, resumed or not
+    auto diverged = poor;
+    diverged.back().metric = std::numeric_limits<double>::quiet_NaN();
+    jobs[1].points = diverged;
+    jobs[1].pauses = 1;
+    BOOST_REQUIRE(e.evaluate(jobs, cluster(5101, 8), out).ok());
+    BOOST_TEST((out[1].decision == Decision::terminate), explain(out[1]));
+    BOOST_TEST((out[1].reason.code == ReasonCode::diverged), explain(out[1]));
 }
 
 BOOST_AUTO_TEST_CASE(engine_resumes_a_paused_trial_when_gpus_are_free_and_stops_one_that_cannot_matter) {

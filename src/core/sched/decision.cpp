@@ -81,6 +81,8 @@ const char* to_string(ReasonCode code) {
             return "resumed_idle";
         case ReasonCode::explore_first:
             return "explore_first";
+        case ReasonCode::resumed_grace:
+            return "resumed_grace";
         case ReasonCode::bound_cannot_matter:
             return "bound_cannot_matter";
     }
@@ -191,6 +193,11 @@ std::string describe(Decision decision, const Reason& r) {
                 "run): optimistic utility " +
                 num(r.a) + "/GPU-s is below the GPU price " + num(r.b) + " at load " + num(r.c, 2) +
                 " (optimistic bound " + num(r.d, 4) + ", group's best " + num(r.e, 4) + ")";
+            break;
+        case ReasonCode::resumed_grace:
+            text += "resumed from pause " + num(r.a, 6) +
+                    " s ago: no verdict on its forecast before min_run " + num(r.b, 6) +
+                    " s (its chance to beat the group's best " + num(r.d, 4) + " is " + num(r.c, 2) + ")";
             break;
         case ReasonCode::bound_cannot_matter:
             text += "even the optimistic bound " + num(r.a, 4) + " cannot beat the group's best " +

@@ -41,6 +41,7 @@ enum class ReasonCode {
     resumed_idle,         // the same figures, a < b: on GPUs nobody else wants, its sweep's others gone
     bound_cannot_matter,  // optimistic bound a cannot beat the sweep's best b (chance c)
     explore_first,        // a untried job records of its sweep wait; paused at fraction b of its run (c)
+    resumed_grace,        // resumed from pause a s ago < min_run_s b: kept; chance c to beat best d
 };
 
 struct Reason {

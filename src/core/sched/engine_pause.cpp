@@ -144,6 +144,24 @@ void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const Clus
             continue;
         }
         if (job.state != JobState::running) continue;
+        if (job.pauses > 0 && usable(c) &&
+            (a.decision == Decision::terminate || a.decision == Decision::requeue_hold)) {
+            // Resumed from a pause: the resume bought new evidence at the cost of a restart. A
+            // verdict on its forecast (the same evidence, a few points on) waits for its grace
+            // (min_run) to end; a diverged or invalid curve is stopped at once.
+            const double running_s = job.start_time > 0.0 ? cluster.now - job.start_time : kInf;
+            if (running_s < s.min_run_s) {
+                const StopEvidence e = stop_evidence(job, j, *c);
+                a.decision = Decision::keep;
+                a.reason = Reason{};
+                a.reason.code = ReasonCode::resumed_grace;
+                a.reason.a = running_s;
+                a.reason.b = s.min_run_s;
+                a.reason.c = e.win_probability;
+                a.reason.d = e.best_other;
+                continue;
+            }
+        }
         if (!untried.empty() && group_of[j] != kNone && untried[group_of[j]] > 0 &&
             explore_first_applies(job, c, a, cluster.now, s) && groups[group_of[j]].best_key != job.key) {
             Reason r;

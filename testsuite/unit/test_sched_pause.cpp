@@ -258,16 +258,31 @@ BOOST_AUTO_TEST_CASE(a_resumed_trial_keeps_its_grace_before_a_verdict_on_its_for
     // its grace over: stopped as any hopeless trial
     BOOST_REQUIRE(e.evaluate(jobs, cluster(5700, 8), out).ok());
     BOOST_TEST((out[1].decision == Decision::terminate), explain(out[1]));
+    // started again without a new pause (its owner requeued it): no new grace
+    jobs[1].start_time = 5800;
+    BOOST_REQUIRE(e.evaluate(jobs, cluster(5850, 8), out).ok());
+    BOOST_TEST((out[1].decision == Decision::terminate), explain(out[1]));
+    // paused a second time and resumed: a grace again, for that run
+    jobs[1].pauses = 2;
+    jobs[1].start_time = 6000;
+    BOOST_REQUIRE(e.evaluate(jobs, cluster(6050, 8), out).ok());
+    BOOST_TEST((out[1].reason.code == ReasonCode::resumed_grace), explain(out[1]));
+    jobs[1].start_time = 6100;  // requeued by its owner within that grace: none for the new run
+    BOOST_REQUIRE(e.evaluate(jobs, cluster(6150, 8), out).ok());
+    BOOST_TEST((out[1].decision == Decision::terminate), explain(out[1]));
     // never paused: no such grace (a hopeless trial is stopped whenever it started)
+    Engine fresh = Engine::create(s).value();
     jobs[1].pauses = 0;
-    BOOST_REQUIRE(e.evaluate(jobs, cluster(5100, 8), out).ok());
+    jobs[1].start_time = 5000;
+    BOOST_REQUIRE(fresh.evaluate(jobs, cluster(5100, 8), out).ok());
     BOOST_TEST((out[1].decision == Decision::terminate), explain(out[1]));
     // a diverged curve is stopped at once, resumed or not
+    Engine other = Engine::create(s).value();
     auto diverged = poor;
     diverged.back().metric = std::numeric_limits<double>::quiet_NaN();
     jobs[1].points = diverged;
     jobs[1].pauses = 1;
-    BOOST_REQUIRE(e.evaluate(jobs, cluster(5101, 8), out).ok());
+    BOOST_REQUIRE(other.evaluate(jobs, cluster(5101, 8), out).ok());
     BOOST_TEST((out[1].decision == Decision::terminate), explain(out[1]));
     BOOST_TEST((out[1].reason.code == ReasonCode::diverged), explain(out[1]));
 }

@@ -199,8 +199,6 @@ void Engine::Impl::reset_groups(std::size_t n, bool same_keys) {
     active_groups = 0;
 }
 
-// The job's cache entry: last round's (same keys in the same order need no hashing), else found
-// or made by key; a trial whose direction changed starts afresh.
 Engine::Impl::TrialCache& Engine::Impl::cache_of(const JobView& job) {
     auto it = cache.find(job.key);
     if (it == cache.end() || it->second.predictor.direction() != job.direction) {
@@ -210,6 +208,8 @@ Engine::Impl::TrialCache& Engine::Impl::cache_of(const JobView& job) {
     return it->second;
 }
 
+// The job's cache entry: last round's (same keys in the same order need no hashing), else found
+// or made by key; a trial whose direction changed starts afresh.
 Engine::Impl::TrialCache& Engine::Impl::cache_entry(const JobView& job, std::size_t j) {
     TrialCache* cached = trial_of[j];
     if (cached == nullptr || cached->predictor.direction() != job.direction) cached = &cache_of(job);

@@ -72,6 +72,11 @@ struct TrialCache {
     double audit_step = kNaN, audit_value = kNaN, audit_bound = kNaN;
     double audit_floor = kNaN;  // the forecast's pessimistic bound
     std::size_t own_jumps = 0;  // jumps its own curve made so far (sibling_jumps)
+    // The run that follows a resume from a pause keeps its grace before a verdict on its forecast
+    // (ReasonCode::resumed_grace): the first start seen after each pause, one per pause, so that
+    // a user who requeues the trial again gets no new grace.
+    std::uint32_t graced_pauses = 0;
+    double graced_start = kNaN;
 };
 
 // One owner's (user's) checked forecasts, across all their trials and sweeps: whether each fell

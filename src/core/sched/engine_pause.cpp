@@ -144,7 +144,12 @@ void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const Clus
             continue;
         }
         if (job.state != JobState::running) continue;
-        if (job.pauses > 0 && usable(c) &&
+        if (trial_of[j] != nullptr && job.pauses > trial_of[j]->graced_pauses) {
+            // the first run seen after this pause is the resumed one (one per pause)
+            trial_of[j]->graced_pauses = job.pauses;
+            trial_of[j]->graced_start = job.start_time;
+        }
+        if (job.pauses > 0 && usable(c) && job.start_time == c->graced_start &&
             (a.decision == Decision::terminate || a.decision == Decision::requeue_hold)) {
             // Resumed from a pause: the resume bought new evidence at the cost of a restart. A
             // verdict on its forecast (the same evidence, a few points on) waits for its grace

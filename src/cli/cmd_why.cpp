@@ -152,6 +152,15 @@ void print_what_would_change(const TrialInfo& t) {
             t.direction == Direction::maximize ? p.upper : p.lower, 100.0 * defaults.hopeless_min_progress);
         return;
     }
+    if (a.reason.find("no verdict on its forecast before min_run") != std::string::npos) {
+        std::printf(
+            "    It was paused and then resumed. Its forecast still gives it little chance to beat its\n"
+            "    sweep's best, but a resume pays for a restart to see more of its curve: it keeps its\n"
+            "    GPUs until it has run min_run (%g s) since the restart, then it is judged again on its\n"
+            "    newer points (stopped for good if they changed nothing).\n",
+            defaults.min_run_s);
+        return;
+    }
     if (a.reason.find("resumed from pause on GPUs nobody else wants") != std::string::npos) {
         std::printf(
             "    It was paused and has been resumed from its checkpoint although its optimistic utility\n"
@@ -165,15 +174,6 @@ void print_what_would_change(const TrialInfo& t) {
             "    It was paused and has been resumed from its checkpoint: its optimistic utility is at\n"
             "    least the GPU price and GPUs were free. It is not paused again (pause_max); it is\n"
             "    judged from here on as any running trial.\n");
-        return;
-    }
-    if (a.reason.find("no verdict on its forecast before min_run") != std::string::npos) {
-        std::printf(
-            "    It was paused and then resumed. Its forecast still gives it little chance to beat its\n"
-            "    sweep's best, but a resume pays for a restart to see more of its curve: it keeps its\n"
-            "    GPUs until it has run min_run (%g s) since the restart, then it is judged again on its\n"
-            "    newer points (stopped for good if they changed nothing).\n",
-            defaults.min_run_s);
         return;
     }
     if (a.state == "hopeless" && a.reason.find("chance_worth_gpu_hours") != std::string::npos) {

@@ -3,7 +3,8 @@
 # so a utility a hair under the price reads back equal to it. The answer must follow the engine's
 # decision (computed at full precision), not the rounded figures: a preemptable trial is not
 # told that it keeps its GPUs, and a kept one is not told that it is preemptable; nor is a trial
-# below the price that is kept for its grace after a (re)start (min_run_s). The records are
+# below the price that is kept for its grace after a (re)start (min_run_s), nor one judged hopeless
+# but kept for its grace after a resume from a pause (resumed_grace). The records are
 # a simulator run's (Pollux workload, 40 jobs) with one trial's assessment rewritten to the
 # rounded figures. Needs ../shared/data, no cluster.
 set -u
@@ -28,7 +29,13 @@ trial = next(t for t in rec["results"][0]["trials"] if t["points"] and t.get("as
 a = trial["assessment"]
 a["utility"] = a["price"] = 1.234e-07
 a["state"] = "promising"
-if sys.argv[3] == "grace":
+if sys.argv[3] == "resumed":
+    # the engine's resumed_grace text (describe(), test_sched_pause)
+    a["state"] = "hopeless"
+    a["decision"] = "keep"
+    a["reason"] = ("keep: resumed from pause 14 s ago: no verdict on its forecast before min_run 20 s "
+                   "(its chance to beat the group's best 0.223 is 0.017)")
+elif sys.argv[3] == "grace":
     a["utility"] = 0.5e-07
     a["decision"] = "keep"
     a["reason"] = "keep: running 420 s, not preemptable before 600 s"
@@ -61,6 +68,13 @@ out=$("$cli" why --sim "$tmp/grace.json" "$id" 2>&1) || { echo "FAIL: why $id: $
 grep -q "it keeps its GPUs only until its grace" <<<"$out" || { echo "FAIL: grace: not told it keeps its GPUs for its grace: $out"; fail=1; }
 grep -q "it is preemptable (or waits)" <<<"$out" && { echo "FAIL: grace: a trial in its grace is told it is preemptable now: $out"; fail=1; }
 grep -q "After its grace, a waiting trial takes its GPUs" <<<"$out" || { echo "FAIL: grace: no 'After its grace': $out"; fail=1; }
+
+# judged hopeless, but kept for its grace after a resume from a pause: neither stopped nor told so
+id=$(edit resumed) || { echo "FAIL: could not edit the record"; exit 1; }
+out=$("$cli" why --sim "$tmp/resumed.json" "$id" 2>&1) || { echo "FAIL: why $id: $out"; fail=1; }
+grep -q "It was paused and then resumed" <<<"$out" || { echo "FAIL: resumed: no word of the resume: $out"; fail=1; }
+grep -q "until it has run min_run (600 s) since the restart" <<<"$out" || { echo "FAIL: resumed: min_run not named: $out"; fail=1; }
+grep -q "cannot beat what its sweep's" <<<"$out" && { echo "FAIL: resumed: told it cannot win as a stopped trial: $out"; fail=1; }
 
 [ $fail = 0 ] && echo "ok: explsched why follows the decision when utility and price read back equal, and in a trial's grace"
 exit $fail

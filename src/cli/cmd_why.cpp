@@ -165,15 +165,17 @@ void print_what_would_change(const TrialInfo& t) {
         std::printf(
             "    It was paused and has been resumed from its checkpoint although its optimistic utility\n"
             "    is below the GPU price: its sweep has no other trial left to run, and the GPUs were\n"
-            "    free with nobody else waiting for them. It is not paused again (pause_max); it is\n"
-            "    judged from here on as any running trial.\n");
+            "    free with nobody else waiting for them. It is judged from here on as any running trial;\n"
+            "    it may be paused again only while it has pauses left (pause_max: %u per trial).\n",
+            static_cast<unsigned>(defaults.pause_max));
         return;
     }
     if (a.reason.find("resumed from pause") != std::string::npos) {
         std::printf(
             "    It was paused and has been resumed from its checkpoint: its optimistic utility is at\n"
-            "    least the GPU price and GPUs were free. It is not paused again (pause_max); it is\n"
-            "    judged from here on as any running trial.\n");
+            "    least the GPU price and GPUs were free. It is judged from here on as any running trial;\n"
+            "    it may be paused again only while it has pauses left (pause_max: %u per trial).\n",
+            static_cast<unsigned>(defaults.pause_max));
         return;
     }
     if (a.state == "hopeless" && a.reason.find("chance_worth_gpu_hours") != std::string::npos) {

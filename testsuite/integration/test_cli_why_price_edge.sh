@@ -4,7 +4,8 @@
 # decision (computed at full precision), not the rounded figures: a preemptable trial is not
 # told that it keeps its GPUs, and a kept one is not told that it is preemptable; nor is a trial
 # below the price that is kept for its grace after a (re)start (min_run_s), nor one judged hopeless
-# but kept for its grace after a resume from a pause (resumed_grace). The records are
+# but kept for its grace after a resume from a pause (resumed_grace), nor a resumed trial
+# told it cannot be paused again where pause_max allows more. The records are
 # a simulator run's (Pollux workload, 40 jobs) with one trial's assessment rewritten to the
 # rounded figures. Needs ../shared/data, no cluster.
 set -u
@@ -29,7 +30,13 @@ trial = next(t for t in rec["results"][0]["trials"] if t["points"] and t.get("as
 a = trial["assessment"]
 a["utility"] = a["price"] = 1.234e-07
 a["state"] = "promising"
-if sys.argv[3] == "resumed":
+if sys.argv[3] == "resumed-again":
+    # resumed (ReasonCode::resumed) under a run that allows three pauses per trial
+    rec.setdefault("config", {})["params"] = "pause_max=3"
+    a["decision"] = "keep"
+    a["reason"] = ("keep: resumed from pause: optimistic utility 2e-07/GPU-s is at least the GPU price "
+                   "1.234e-07 at load 0.9 (optimistic bound 0.3, group's best 0.25)")
+elif sys.argv[3] == "resumed":
     # the engine's resumed_grace text (describe(), test_sched_pause)
     a["state"] = "hopeless"
     a["decision"] = "keep"
@@ -75,6 +82,13 @@ out=$("$cli" why --sim "$tmp/resumed.json" "$id" 2>&1) || { echo "FAIL: why $id:
 grep -q "It was paused and then resumed" <<<"$out" || { echo "FAIL: resumed: no word of the resume: $out"; fail=1; }
 grep -q "until it has run min_run (600 s) since the restart" <<<"$out" || { echo "FAIL: resumed: min_run not named: $out"; fail=1; }
 grep -q "cannot beat what its sweep's" <<<"$out" && { echo "FAIL: resumed: told it cannot win as a stopped trial: $out"; fail=1; }
+
+# resumed under pause_max=3: told it may be paused again, with the run's pause_max
+id=$(edit resumed-again) || { echo "FAIL: could not edit the record"; exit 1; }
+out=$("$cli" why --sim "$tmp/resumed-again.json" "$id" 2>&1) || { echo "FAIL: why $id: $out"; fail=1; }
+grep -q "it may be paused again only while it has pauses left (pause_max: 3 per trial)" <<<"$out" ||
+    { echo "FAIL: resumed-again: pause_max 3 not named: $out"; fail=1; }
+grep -q "not paused again" <<<"$out" && { echo "FAIL: resumed-again: told it is not paused again: $out"; fail=1; }
 
 [ $fail = 0 ] && echo "ok: explsched why follows the decision when utility and price read back equal, and in a trial's grace"
 exit $fail

@@ -496,11 +496,18 @@ _cluster_wait_ctld_port() {
     done
 }
 
+# cluster_stop_slurmctld DIR: stops the cluster's slurmctld and waits until its port is free, so
+# that the next slurmctld (restarted, started with other settings or with a clean state) can bind.
+cluster_stop_slurmctld() {
+    local dir=$1
+    _cluster_kill_pidfile "$dir/run/slurmctld.pid"
+    _cluster_wait_ctld_port "$dir"
+}
+
 cluster_restart_slurmctld() {
     local dir=$1 slurmctld
     slurmctld=$(_cluster_sbin slurmctld) || return 1
-    _cluster_kill_pidfile "$dir/run/slurmctld.pid"
-    _cluster_wait_ctld_port "$dir"
+    cluster_stop_slurmctld "$dir"
     SLURM_CONF=$dir/slurm.conf "$slurmctld" -f "$dir/slurm.conf" \
         || { cluster_die "slurmctld failed to restart"; tail -20 "$dir/log/slurmctld.log" >&2; return 1; }
     local deadline=$((SECONDS + 30))

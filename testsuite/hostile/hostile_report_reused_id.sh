@@ -20,8 +20,7 @@ pass "job $ajob of $VICTIM: 5 points stored as instance (job $ajob, submitted $s
 
 # Reset the controller's state: job ids start over.
 sleep 1
-_cluster_kill_pidfile "$CLUSTER_DIR/run/slurmctld.pid"
-_cluster_wait_ctld_port "$CLUSTER_DIR"
+cluster_stop_slurmctld "$CLUSTER_DIR"
 # slurmctld -c still numbers on past the batch-script directories it finds: remove the whole state.
 rm -rf "$CLUSTER_DIR"/state/hash.* "$CLUSTER_DIR"/state/job_state* "$CLUSTER_DIR"/state/last_*
 slurmctld -c -f "$SLURM_CONF" || fail "slurmctld -c did not start"

@@ -90,7 +90,7 @@ pass "after the restart a new Victim job is placed away from Bully without new r
 
 # A damaged state file: set aside with an error; placement goes on from the loaded table (the
 # probe, a pin of ours, moves back to the fullest nodes, beside a Bully believed harmless).
-_cluster_kill_pidfile "$CLUSTER_DIR/run/slurmctld.pid"
+cluster_stop_slurmctld "$CLUSTER_DIR"
 printf '{"format": "explsched-net-learned", "version": 1, "prior": {"fingerprint"' >"$state"
 lines=$(wc -l <"$log")
 cluster_restart_slurmctld "$CLUSTER_DIR" || fail "slurmctld did not restart"

@@ -41,8 +41,7 @@ pass "submissions work after restart (job $new)"
 # A bad setting: slurmctld refuses to start and says which key.
 sed -i 's/^PriorityParameters=.*/PriorityParameters=rerank_period=1,preempt_margin=lots/' "$SLURM_CONF"
 slurmctld_bin=$(_cluster_sbin slurmctld)
-_cluster_kill_pidfile "$CLUSTER_DIR/run/slurmctld.pid"
-_cluster_wait_ctld_port "$CLUSTER_DIR"
+cluster_stop_slurmctld "$CLUSTER_DIR"
 : >"$CLUSTER_DIR/log/slurmctld.log"
 "$slurmctld_bin" -f "$SLURM_CONF" -D >"$CLUSTER_DIR/log/bad-start.out" 2>&1 &
 bad=$!

@@ -762,26 +762,27 @@ void gpu_types_of(Ranker& r, JobSnap& s, JobView& view) {
 // earlier runs included).
 void attach_curves(Ranker& r) {
     r.views.resize(r.snaps.size());
-    for (std::size_t i = 0; i < r.snaps.size(); ++i) view_of(r.snaps[i], r.views[i], r.settings.engine);
-    for (std::size_t i = 0; i < r.snaps.size(); ++i) {
-        const JobSnap& s = r.snaps[i];
-        if (r.views[i].group.empty()) continue;
-        if (s.restarts > 0) r.curves.adopt_earlier(s.job_id, s.submit, s.uid);
-    }
-    for (std::size_t i = 0; i < r.snaps.size(); ++i) {
-        if (r.views[i].group.empty()) continue;
-        r.views[i].points = r.curves.curve(r.snaps[i].job_id, r.snaps[i].submit);
-        gpu_types_of(r, r.snaps[i], r.views[i]);
-    }
-    // the trials that ended: their final curves (earlier runs included), nothing else needed
     r.ended_views.resize(r.ended.size());
-    for (std::size_t i = 0; i < r.ended.size(); ++i) {
-        const JobSnap& s = r.ended[i];
-        view_of(s, r.ended_views[i], r.settings.engine);
-        if (r.ended_views[i].group.empty()) continue;
+    for (std::size_t i = 0; i < r.snaps.size(); ++i) view_of(r.snaps[i], r.views[i], r.settings.engine);
+    // the trials that ended: their final curves (earlier runs included), nothing else needed
+    for (std::size_t i = 0; i < r.ended.size(); ++i) view_of(r.ended[i], r.ended_views[i], r.settings.engine);
+    // Every requeued trial's earlier runs first, live and ended alike: a curve handed out is valid
+    // only until the next adopt_earlier (TrialCurves), so none is read before the last.
+    const auto each_trial = [](std::vector<JobSnap>& snaps, std::vector<JobView>& views, auto&& f) {
+        for (std::size_t i = 0; i < snaps.size(); ++i)
+            if (!views[i].group.empty()) f(snaps[i], views[i]);
+    };
+    const auto adopt = [&r](const JobSnap& s, JobView&) {
         if (s.restarts > 0) r.curves.adopt_earlier(s.job_id, s.submit, s.uid);
-        r.ended_views[i].points = r.curves.curve(s.job_id, s.submit);
-    }
+    };
+    const auto attach = [&r](const JobSnap& s, JobView& v) { v.points = r.curves.curve(s.job_id, s.submit); };
+    each_trial(r.snaps, r.views, adopt);
+    each_trial(r.ended, r.ended_views, adopt);
+    each_trial(r.snaps, r.views, [&](JobSnap& s, JobView& v) {
+        attach(s, v);
+        gpu_types_of(r, s, v);
+    });
+    each_trial(r.ended, r.ended_views, attach);
 }
 
 // What the act step does to one job: a hopeless trial's stop, a pause (requeue and hold, the

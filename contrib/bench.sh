@@ -71,6 +71,15 @@ profile() {
         --params "$aggressive" "$@" >"$out/$name-aggressive.json"
 }
 
+# frontier NAME CURVES ARGS...: GPU-hours against the sweeps kept at their best, asha at each of
+# its settings and explsched at a few of its own (contrib/bench_frontier.py), as NAME-frontier.json.
+frontier() {
+    local name=$1 curves_dir=$2 start=$SECONDS; shift 2
+    /usr/bin/python3 "$top/contrib/bench_frontier.py" "$sim" "$seeds" "$out/$name-frontier.json" -- \
+        --curves "$curves_dir" "$@"
+    echo "bench.sh: $name: the trade-off runs took $((SECONDS - start)) s" >&2
+}
+
 # replayed NAME CURVES ARGS...: a scenario on curves made by our own trainers (not the shared
 # data's): every policy, the aggressive profile and the Optuna peer, written as NAME*.json.
 replayed() {
@@ -80,6 +89,7 @@ replayed() {
     "$sim" --curves "$curves_dir" --seeds "$seeds" --json --quiet --policies fifo,asha,slaq,explsched,oracle \
         --params "$aggressive" "$@" >"$out/$name-aggressive.json"
     optuna_peer "$name" "$curves_dir" "$@"
+    frontier "$name" "$curves_dir" "$@"
 }
 
 # The demo's real training sweep (contrib/demo.sh), replayed from fresh runs of its trainer.
@@ -104,10 +114,14 @@ optuna_peer pollux-heterogeneous "$curves" --trace "$pollux" --cluster v100:4x8,
 profile pollux --trace "$pollux" --gpus 64
 profile pollux-real-curves --trace "$pollux" --gpus 64 --variation none
 profile pollux-heterogeneous --trace "$pollux" --cluster v100:4x8,p100:4x8,k80:6x8 --throughputs "$tput"
+frontier pollux "$curves" --trace "$pollux" --gpus 64
+frontier pollux-real-curves "$curves" --trace "$pollux" --gpus 64 --variation none
+frontier pollux-heterogeneous "$curves" --trace "$pollux" --cluster v100:4x8,p100:4x8,k80:6x8 --throughputs "$tput"
 if [ "$quick" = 0 ]; then
     scenario philly --trace "$philly" --jobs 1000 --gpus 128
     profile philly --trace "$philly" --jobs 1000 --gpus 128
     optuna_peer philly "$curves" --trace "$philly" --jobs 1000 --gpus 128
+    frontier philly "$curves" --trace "$philly" --jobs 1000 --gpus 128
 fi
 
 # One recorded run to show a trial and a sweep as the scheduler saw them.

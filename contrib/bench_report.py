@@ -3,7 +3,9 @@
 
 usage: bench_report.py RESULTS_DIR OUT.md SEEDS [RECORDED_RUN.json]
 RESULTS_DIR holds <scenario>.json (explsched-sim --json), <scenario>-optuna.json (the same workloads
-through Optuna's pruners, contrib/optuna_replay.py), <scenario>.svg, scale-*.json/.time,
+through Optuna's pruners, contrib/optuna_replay.py), <scenario>-frontier.json (GPU-hours against
+sweeps kept at their best over asha's and explsched's settings, contrib/bench_frontier.py),
+<scenario>.svg, scale-*.json/.time,
 trial.svg, sweep.svg, show.txt, why.txt. RECORDED_RUN is an explsched-sim --output file of
 explsched and asha on one scenario, used to show where the exploration GPU-hours go.
 """
@@ -290,6 +292,54 @@ def scale_section(results_dir):
                      + rows)
 
 
+def cheapest_asha_as_good(points, at_best):
+    """The asha point with the fewest GPU-hours among those keeping at least `at_best` % of the
+    sweeps at their best (None if no asha setting keeps as many)."""
+    good = [p for p in points if p["policy"] == "asha" and p["sweeps_at_best"] >= at_best - 1e-6]
+    return min(good, key=lambda p: p["gpu_hours"]) if good else None
+
+
+def frontier_tables(frontiers):
+    """frontiers: [(scenario, bench_frontier.py JSON)]. A summary (explsched's defaults against the
+    cheapest asha setting that keeps as many sweeps at their best) and one table per scenario."""
+    out = []
+    out.append("| scenario | explsched defaults: GPU-h, sweeps at best | cheapest asha keeping as many | "
+               "GPU-h × that asha's | cheapest explsched setting keeping as many | its GPU-h × that asha's |")
+    out.append("|---|---|---|---|---|---|")
+    for name, fr in frontiers:
+        pts = fr["points"]
+        d = next((p for p in pts if p["policy"] == "explsched" and p["setting"] == "defaults"), None)
+        if d is None:
+            continue
+        a = cheapest_asha_as_good(pts, d["sweeps_at_best"])
+        ex = [p for p in pts if p["policy"] == "explsched" and p["sweeps_at_best"] >= d["sweeps_at_best"] - 1e-6]
+        e = min(ex, key=lambda p: p["gpu_hours"])
+        acell = "%s: %s, %.1f%%" % (a["setting"], f(a["gpu_hours"], 1), a["sweeps_at_best"]) if a else "none"
+        out.append("| %s | %s, %.1f%% | %s | %s | `%s`: %s | %s |" % (
+            name, f(d["gpu_hours"], 1), d["sweeps_at_best"], acell,
+            f(d["gpu_hours"] / a["gpu_hours"]) + "×" if a else "-", e["setting"], f(e["gpu_hours"], 1),
+            f(e["gpu_hours"] / a["gpu_hours"]) + "×" if a else "-"))
+    out.append("")
+    for name, fr in frontiers:
+        pts = sorted(fr["points"], key=lambda p: (p["policy"] != "explsched", p["gpu_hours"]))
+        out.append("`%s` (seeds %s):\n" % (name, fr.get("seeds", "?")))
+        out.append("| policy | setting | GPU-h | sweeps at best | profit (% of bound) | time to best (h) | "
+                   "GPU-h × the cheapest asha keeping as many |")
+        out.append("|---|---|---|---|---|---|---|")
+        for p in pts:
+            rel = "-"
+            if p["policy"] == "explsched":
+                a = cheapest_asha_as_good(fr["points"], p["sweeps_at_best"])
+                rel = "%s× (%s)" % (f(p["gpu_hours"] / a["gpu_hours"]), a["setting"]) if a else "no asha setting"
+            out.append("| %s | %s | %s | %.1f%% | %s | %s | %s |" % (
+                p["policy"], "`%s`" % p["setting"] if p["policy"] == "explsched" else p["setting"],
+                f(p["gpu_hours"], 1), p["sweeps_at_best"],
+                "%.1f%%" % p["profit_pct"] if p.get("profit_pct") is not None else "-",
+                f(p.get("time_to_best_h")), rel))
+        out.append("")
+    return "\n".join(out)
+
+
 def main(argv):
     if len(argv) < 4:
         sys.stderr.write(__doc__)
@@ -339,6 +389,21 @@ def main(argv):
         md.append("Command: `%s`\n" % command_line(name, cfg))
         md.append(table(summary) + "\n")
         md.append("![%s](%s/%s.svg)\n" % (name, rel, name))
+    frontiers = []
+    for name, _ in SCENARIOS:
+        p = os.path.join(results_dir, name + "-frontier.json")
+        if os.path.exists(p):
+            frontiers.append((name, json.load(open(p))))
+    if frontiers:
+        md.append("## Trade-off: GPU-hours against the sweeps kept at their best\n")
+        md.append("The targets compare with asha at its usual setting (reduction factor 3, 3 rungs), which "
+                  "loses best models in most scenarios. Here asha runs at each reduction factor 2, 3, 4 and "
+                  "1, 2, 3 rungs (`explsched-sim --asha-reduction E --asha-rungs K`), explsched at its defaults "
+                  "and with one setting moved (then the aggressive profile), and each explsched point is "
+                  "compared with the cheapest asha setting that keeps at least as many sweeps at their best "
+                  "(`contrib/bench_frontier.py`, means over the seeds; Optuna's pruners are left at their "
+                  "settings above).\n")
+        md.append(frontier_tables(frontiers) + "\n")
     if recorded is not None:
         md.append("## Where the exploration GPU-hours go (scenario `pollux`, seed 0)\n")
         md.append("Non-best trials only, by the class of their hp variation (see Method). \"Fraction of its steps "

@@ -41,6 +41,9 @@ const char* sim_usage() {
            "  --params LIST         explsched's engine settings, as in PriorityParameters\n"
            "                        (e.g. hopeless_probability=0.05,preempt_margin=0.5)\n"
            "  --slice S             time slice of gandiva and gavel (default 1800)\n"
+           "  --asha-reduction E    asha's reduction factor: a trial goes on at a rung only within\n"
+           "                        the top 1/E of its sweep there (default 3)\n"
+           "  --asha-rungs K        asha's rungs, at max_step / E^K .. max_step / E (default 3)\n"
            "  --rerank S            explsched and slaq re-assess every S seconds (default 60, the\n"
            "                        recommended PriorityCalcPeriod=1; Slurm's default is 300)\n"
            "  --json                print the summary as JSON\n"
@@ -70,6 +73,8 @@ nlohmann::json SimOptions::describe() const {
     j["max_time_s"] = sim.max_time_s;
     j["min_run_s"] = policy.min_run_s;
     j["slice_s"] = policy.slice_s;
+    j["asha_reduction"] = policy.asha_reduction;
+    j["asha_rungs"] = policy.asha_rungs;
     j["rerank_period_s"] = policy.rerank_period_s;
     j["params"] = params;
     return j;
@@ -223,6 +228,22 @@ Result<SimOptions> parse_sim_options(int argc, char** argv) {
              return {};
          }},
         {"--slice", set_seconds(o.policy.slice_s)},
+        {"--asha-reduction",
+         [&](std::string_view v) -> Status {
+             const auto x = parse_finite_double(v);
+             if (!x || !(*x > 1.0) || *x > 100.0)
+                 return make_error("'" + std::string(v) + "' is not a reduction factor in (1, 100]");
+             o.policy.asha_reduction = *x;
+             return {};
+         }},
+        {"--asha-rungs",
+         [&](std::string_view v) -> Status {
+             auto n = count(v, 1);
+             if (!n) return n.error();
+             if (*n > 10) return make_error("'" + std::string(v) + "' is more than 10 rungs");
+             o.policy.asha_rungs = static_cast<std::size_t>(*n);
+             return {};
+         }},
         {"--rerank",
          [&](std::string_view v) -> Status {
              auto s = seconds(v);

@@ -58,8 +58,41 @@ rows = {line.split(" | ")[0].lstrip("| "): line for line in text.splitlines()}
 expect("(least time to best", "| - |")
 expect("(time to best over that least time", "| - / - |")
 expect("(time to best vs asha on the sweeps both", "| - |")
+
+# The trade-off tables (bench_frontier.py's points): each explsched point against the cheapest asha
+# setting that keeps at least as many sweeps at their best.
+def pt(policy, setting, gpu_hours, at_best):
+    return {"policy": policy, "setting": setting, "gpu_hours": gpu_hours, "sweeps_at_best": at_best,
+            "profit_pct": 100.0, "time_to_best_h": 1.0}
+fr = {"seeds": "0,1", "points": [
+    pt("asha", "reduction 3, 3 rungs", 50.0, 80.0),    # cheapest, but loses more bests
+    pt("asha", "reduction 2, 2 rungs", 100.0, 95.0),   # the one to compare the defaults with
+    pt("asha", "reduction 2, 1 rung", 150.0, 100.0),
+    pt("explsched", "defaults", 120.0, 95.0),
+    pt("explsched", "hopeless_min_progress=0.1", 90.0, 100.0),
+    pt("explsched", "aggressive", 40.0, 90.0)]}
+text = br.frontier_tables([("toy", fr)])
+summary = next((l for l in text.splitlines() if l.startswith("| toy |")), "")
+for cell in ("| 120.0, 95.0% |", "| reduction 2, 2 rungs: 100.0, 95.0% |", "| 1.20× |",
+             "| `hopeless_min_progress=0.1`: 90.0 |", "| 0.90× |"):
+    if cell not in summary:
+        problems.append("frontier summary: want %r in %r" % (cell, summary))
+detail = {l.split(" | ")[1]: l for l in text.splitlines() if l.startswith("| explsched |")}
+want = {"`defaults`": "1.20× (reduction 2, 2 rungs)",
+        "`hopeless_min_progress=0.1`": "0.60× (reduction 2, 1 rung)",
+        "`aggressive`": "0.40× (reduction 2, 2 rungs)"}
+for setting, cell in want.items():
+    if cell not in detail.get(setting, ""):
+        problems.append("frontier row %s: want %r, got %r" % (setting, cell, detail.get(setting)))
+# no asha setting keeps as many: said, not a ratio to a worse one
+fr["points"] = [p for p in fr["points"] if p["sweeps_at_best"] < 100.0 or p["policy"] != "asha"]
+text = br.frontier_tables([("toy", fr)])
+row = next((l for l in text.splitlines() if "`hopeless_min_progress=0.1`" in l and l.startswith("| explsched")), "")
+if "no asha setting" not in row:
+    problems.append("frontier: a point no asha setting matches: %r" % row)
 if problems:
     print("FAIL:\n" + "\n".join(problems))
     sys.exit(1)
-print("ok: targets table, ratios and time-to-best rows as computed by hand")
+print("ok: targets table, ratios and time-to-best rows as computed by hand; trade-off tables against the "
+      "cheapest asha setting keeping as many sweeps at their best")
 EOF

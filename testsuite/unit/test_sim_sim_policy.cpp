@@ -197,6 +197,49 @@ BOOST_AUTO_TEST_CASE(asha_keeps_the_top_third_at_the_rung) {
     BOOST_TEST(run.metrics.profit == 1.0, tt::tolerance(1e-12));
 }
 
+// asha's reduction factor and rungs (explsched-sim --asha-reduction, --asha-rungs; the trade-off
+// runs of contrib/bench_frontier.py): parsed and bounded, and they change what asha keeps.
+BOOST_AUTO_TEST_CASE(asha_reduction_and_rungs_are_options) {
+    auto parse = [](std::vector<std::string> args) {
+        args.insert(args.begin(), "explsched-sim");
+        args.insert(args.end(), {"--trace", "t.csv", "--curves", "c"});
+        std::vector<char*> argv;
+        for (auto& a : args) argv.push_back(a.data());
+        return parse_sim_options(static_cast<int>(argv.size()), argv.data());
+    };
+    auto ok = parse({"--asha-reduction", "2", "--asha-rungs", "4"});
+    BOOST_REQUIRE(ok.ok());
+    BOOST_TEST(ok->policy.asha_reduction == 2.0);
+    BOOST_TEST(ok->policy.asha_rungs == 4u);
+    BOOST_TEST(ok->describe()["asha_reduction"].get<double>() == 2.0);
+    BOOST_TEST(ok->describe()["asha_rungs"].get<std::size_t>() == 4u);
+    for (const char* bad : {"1", "0.5", "nan", "101", "x"}) {
+        auto r = parse({"--asha-reduction", bad});
+        BOOST_REQUIRE(!r.ok());
+        BOOST_TEST(r.error().message.find("--asha-reduction") != std::string::npos, r.error().message);
+    }
+    for (const char* bad : {"0", "11", "-1"}) {
+        auto r = parse({"--asha-rungs", bad});
+        BOOST_REQUIRE(!r.ok());
+        BOOST_TEST(r.error().message.find("--asha-rungs") != std::string::npos, r.error().message);
+    }
+    // reduction 1.5: the one rung at max_step 10 / 1.5 = step 6.7, reached by the report at step 7
+    // (t=70), not at step 4 as with 3 (asha_keeps_the_top_third_at_the_rung); asynchronous, each
+    // trial is judged on the values recorded so far, so "mid" (below "good" there) stops all the same
+    const CurveLibrary lib = toy_library();
+    const Workload w =
+        make_workload(lib, {{0, 1, 100, "good", "s"}, {0, 1, 100, "mid", "s"}, {0, 1, 100, "bad", "s"}});
+    PolicySettings ps;
+    ps.asha_rungs = 1;
+    ps.asha_reduction = 1.5;
+    const Run run = run_policy("asha", lib, w, homogeneous_cluster(3, "v100", 3), small_settings(), ps);
+    BOOST_TEST(is(status_of(run, 0), TrialStatus::finished));
+    BOOST_TEST(is(status_of(run, 1), TrialStatus::stopped));
+    BOOST_TEST(is(status_of(run, 2), TrialStatus::stopped));
+    BOOST_TEST(run.result.trials[1].end == 70.0);
+    BOOST_TEST(run.result.trials[2].gpu_seconds == 70.0, tt::tolerance(1e-6));
+}
+
 BOOST_AUTO_TEST_CASE(slaq_gives_a_new_trial_the_gpu_after_the_grace) {
     const CurveLibrary lib = toy_library();
     // job 1 reports every 100 s, so by 600 it has the points the predictor needs and a finite

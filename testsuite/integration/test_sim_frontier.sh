@@ -1,0 +1,49 @@
+#!/bin/bash
+# The trade-off runs of contrib/bench.sh (contrib/bench_frontier.py): asha at each reduction factor
+# and rung count (explsched-sim --asha-reduction/--asha-rungs), explsched at a few settings, on the
+# Pollux workload (60 jobs, seed 0); bench_report.py's table from them. Checks that every point is
+# there, that asha's settings act (one rung at reduction 2 spends more GPU-hours than three rungs
+# at 4, and keeps at least as many sweeps at their best), that the report compares explsched's
+# defaults with the cheapest asha setting keeping as many sweeps at their best, and that a bad
+# scenario argument stops the runs with the simulator's error. Needs ../shared/data, no cluster.
+set -u
+. "$(dirname "$0")/lib.sh"
+require_sim_pollux
+[ -x /usr/bin/python3 ] || skip "/usr/bin/python3 missing"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fr=$top_srcdir/contrib/bench_frontier.py
+args=(--trace "$data/traces/pollux-workloads/workload-1.csv" --curves "$data/curves" --gpus 64 --jobs 60)
+
+/usr/bin/python3 "$fr" "$sim" 0 "$tmp/pollux-frontier.json" -- "${args[@]}" || fail "bench_frontier.py failed"
+/usr/bin/python3 - "$tmp/pollux-frontier.json" <<'PY' || fail "the trade-off points"
+import json, sys
+fr = json.load(open(sys.argv[1]))
+pts = fr["points"]
+asha = {p["setting"]: p for p in pts if p["policy"] == "asha"}
+ex = {p["setting"]: p for p in pts if p["policy"] == "explsched"}
+assert len(asha) == 9 and len(ex) == 7, (sorted(asha), sorted(ex))
+wide, narrow = asha["reduction 2, 1 rung"], asha["reduction 4, 3 rungs"]
+print("asha reduction 2, 1 rung: %.1f GPU-h, %.1f %% at best; reduction 4, 3 rungs: %.1f GPU-h, %.1f %%"
+      % (wide["gpu_hours"], wide["sweeps_at_best"], narrow["gpu_hours"], narrow["sweeps_at_best"]))
+assert wide["gpu_hours"] > narrow["gpu_hours"], "asha's settings changed nothing"
+assert wide["sweeps_at_best"] >= narrow["sweeps_at_best"]
+assert "defaults" in ex and all(0 <= p["sweeps_at_best"] <= 100 for p in pts)
+PY
+pass "bench_frontier.py: 9 asha and 7 explsched points"
+
+out=$(/usr/bin/python3 -c "
+import json, sys
+sys.path.insert(0, '$top_srcdir/contrib')
+import bench_report as br
+print(br.frontier_tables([('pollux', json.load(open('$tmp/pollux-frontier.json')))]))") || fail "bench_report.py's trade-off table: $out"
+row=$(echo "$out" | grep '^| pollux |')
+echo "$row"
+echo "$row" | grep -Eq '^\| pollux \| [0-9.]+, [0-9.]+% \| (reduction [234], [123] rungs?: [0-9.]+, [0-9.]+%|none) \|' ||
+    fail "no comparison of the defaults with the cheapest asha setting: $out"
+pass "bench_report.py compares the defaults with the cheapest asha keeping as many sweeps at their best"
+
+err=$(/usr/bin/python3 "$fr" "$sim" 0 "$tmp/bad.json" -- "${args[@]}" --gpus 0 2>&1) && fail "a bad scenario argument was accepted: $err"
+echo "$err" | grep -q "bench_frontier.py: .*explsched-sim .*failed" || fail "no clear error for a bad scenario argument: $err"
+[ ! -e "$tmp/bad.json" ] || fail "a failed run wrote $tmp/bad.json"
+pass "a bad scenario argument: $(echo "$err" | grep -o "explsched-sim: --gpus.*" | head -1 | cut -c1-160)"

@@ -6,7 +6,10 @@ at each of its settings and explsched at each of a few of its own, on one scenar
 
 Runs `SIM --seeds SEEDS --json --quiet SCENARIO-ARGS` once per setting: asha with
 --asha-reduction E (2, 3, 4) and --asha-rungs K (1, 2, 3), explsched with its defaults and with
-the --params below (each one setting moved, then the aggressive profile). Writes OUT.json:
+the --params below (each one setting moved, then the aggressive profile); and, where
+python3-optuna is installed, the same workloads (SIM --export-workload) through Optuna's
+SuccessiveHalvingPruner at reduction_factor R (2, 3, 4) and min_resource M (1, 10, 30 epochs)
+(contrib/optuna_replay.py --pruners sha:R:M; policy "optuna-sha"). Writes OUT.json:
 {"seeds", "args", "points": [{"policy", "setting", "gpu_hours", "sweeps_at_best", "profit_pct",
 "time_to_best_h"}]}, means over the seeds. bench_report.py turns it into a table and compares
 each explsched setting with the cheapest asha setting that keeps at least as many sweeps at their
@@ -14,10 +17,13 @@ best. A default-tuned asha (E=3, K=3) loses best models that a tuned one keeps, 
 "GPU-hours vs asha" alone does not say which policy spends less for the same sweeps kept.
 """
 import json
+import os
 import subprocess
 import sys
+import tempfile
 
 ASHA = [(e, k) for e in (2, 3, 4) for k in (1, 2, 3)]
+OPTUNA_SHA = [(r, m) for r in (2, 3, 4) for m in (1, 10, 30)]
 AGGRESSIVE = "hopeless_min_progress=0,milestone_stop_probability=1,milestone_stop_unpredicted=yes,min_expected_gain=0.02"
 EXPLSCHED = [
     "",
@@ -46,6 +52,39 @@ def run(sim, seeds, args, policy, extra):
     }
 
 
+def optuna_points(sim, seeds, args):
+    """The Optuna SuccessiveHalvingPruner points, or [] (with a warning) without python3-optuna."""
+    try:
+        import optuna  # noqa: F401
+    except ImportError:
+        sys.stderr.write("bench_frontier.py: warning: no python3-optuna: Optuna's points are left out\n")
+        return []
+    replay = os.path.join(os.path.dirname(os.path.abspath(__file__)), "optuna_replay.py")
+    with tempfile.TemporaryDirectory(prefix="explsched-frontier-") as tmp:
+        workload, summary = os.path.join(tmp, "workload.json"), os.path.join(tmp, "optuna.json")
+        cmd = [sim, "--seeds", seeds, "--quiet"] + args + ["--export-workload", workload]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise SystemExit("bench_frontier.py: %s failed (%d): %s" % (" ".join(cmd), done.returncode,
+                                                                        done.stderr.strip()[-400:]))
+        pruners = ",".join("sha:%d:%d" % rm for rm in OPTUNA_SHA)
+        cmd = [sys.executable, replay, workload, "--pruners", pruners, "--quiet", "-o", summary]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise SystemExit("bench_frontier.py: %s failed (%d): %s" % (" ".join(cmd), done.returncode,
+                                                                        done.stderr.strip()[-400:]))
+        means = json.load(open(summary))["mean"]
+    points = []
+    for r, m in OPTUNA_SHA:
+        x = means["optuna-sha:%d:%d" % (r, m)]
+        bound = x.get("profit_bound") or 0.0
+        points.append({"policy": "optuna-sha", "setting": "reduction %d, min_resource %d" % (r, m),
+                       "gpu_hours": x["gpu_hours"], "sweeps_at_best": 100.0 * x["sweeps_reaching_best"],
+                       "profit_pct": 100.0 * x["profit"] / bound if bound > 0 else None,
+                       "time_to_best_h": x.get("time_to_best_mean_h")})
+    return points
+
+
 def main(argv):
     if len(argv) < 5 or argv[4] != "--":
         sys.stderr.write(__doc__)
@@ -61,6 +100,7 @@ def main(argv):
         p = run(sim, seeds, args, "explsched", ["--params", params] if params else [])
         p.update(policy="explsched", setting=params or "defaults")
         points.append(p)
+    points += optuna_points(sim, seeds, args)
     with open(out, "w") as f:
         json.dump({"seeds": seeds, "args": args, "points": points}, f, indent=1)
     return 0

@@ -292,50 +292,75 @@ def scale_section(results_dir):
                      + rows)
 
 
-def cheapest_asha_as_good(points, at_best):
-    """The asha point with the fewest GPU-hours among those keeping at least `at_best` % of the
-    sweeps at their best (None if no asha setting keeps as many)."""
-    good = [p for p in points if p["policy"] == "asha" and p["sweeps_at_best"] >= at_best - 1e-6]
+# The peers of the trade-off runs (bench_frontier.py): policy, as named in the tables.
+FRONTIER_PEERS = [("asha", "asha"), ("optuna-sha", "Optuna SHA")]
+
+
+def cheapest_as_good(points, policy, at_best):
+    """The `policy` point with the fewest GPU-hours among those keeping at least `at_best` % of the
+    sweeps at their best (None if none of its settings keeps as many)."""
+    good = [p for p in points if p["policy"] == policy and p["sweeps_at_best"] >= at_best - 1e-6]
     return min(good, key=lambda p: p["gpu_hours"]) if good else None
 
 
 def frontier_tables(frontiers):
-    """frontiers: [(scenario, bench_frontier.py JSON)]. A summary (explsched's defaults against the
-    cheapest asha setting that keeps as many sweeps at their best) and one table per scenario."""
+    """frontiers: [(scenario, bench_frontier.py JSON)]. A summary (explsched's defaults, and its
+    cheapest setting keeping as many sweeps at their best, against each peer's cheapest setting
+    keeping as many) and one table per scenario."""
+    peers = [(pol, label) for pol, label in FRONTIER_PEERS
+             if any(p["policy"] == pol for _, fr in frontiers for p in fr["points"])]
+
+    def versus(pts, point, pol):
+        a = cheapest_as_good(pts, pol, point["sweeps_at_best"])
+        return a, (point["gpu_hours"] / a["gpu_hours"] if a and a["gpu_hours"] > 0 else None)
+
     out = []
-    out.append("| scenario | explsched defaults: GPU-h, sweeps at best | cheapest asha keeping as many | "
-               "GPU-h × that asha's | cheapest explsched setting keeping as many | its GPU-h × that asha's |")
-    out.append("|---|---|---|---|---|---|")
+    head = "| scenario | explsched defaults: GPU-h, sweeps at best |"
+    for _, label in peers:
+        head += " cheapest %s keeping as many | defaults × it |" % label
+    head += " cheapest explsched setting keeping as many |"
+    head += "".join(" it × %s's |" % label for _, label in peers)
+    out.append(head)
+    out.append("|---" * head.count(" |") + "|")
     for name, fr in frontiers:
         pts = fr["points"]
         d = next((p for p in pts if p["policy"] == "explsched" and p["setting"] == "defaults"), None)
         if d is None:
             continue
-        a = cheapest_asha_as_good(pts, d["sweeps_at_best"])
         ex = [p for p in pts if p["policy"] == "explsched" and p["sweeps_at_best"] >= d["sweeps_at_best"] - 1e-6]
         e = min(ex, key=lambda p: p["gpu_hours"])
-        acell = "%s: %s, %.1f%%" % (a["setting"], f(a["gpu_hours"], 1), a["sweeps_at_best"]) if a else "none"
-        out.append("| %s | %s, %.1f%% | %s | %s | `%s`: %s | %s |" % (
-            name, f(d["gpu_hours"], 1), d["sweeps_at_best"], acell,
-            f(d["gpu_hours"] / a["gpu_hours"]) + "×" if a else "-", e["setting"], f(e["gpu_hours"], 1),
-            f(e["gpu_hours"] / a["gpu_hours"]) + "×" if a else "-"))
+        row = "| %s | %s, %.1f%% |" % (name, f(d["gpu_hours"], 1), d["sweeps_at_best"])
+        for pol, _ in peers:
+            a, r = versus(pts, d, pol)
+            row += (" %s: %s, %.1f%% | %s× |" % (a["setting"], f(a["gpu_hours"], 1), a["sweeps_at_best"], f(r))
+                    if a else " none | - |")
+        row += " `%s`: %s |" % (e["setting"], f(e["gpu_hours"], 1))
+        for pol, _ in peers:
+            a, r = versus(pts, e, pol)
+            row += " %s× |" % f(r) if a else " - |"
+        out.append(row)
     out.append("")
     for name, fr in frontiers:
-        pts = sorted(fr["points"], key=lambda p: (p["policy"] != "explsched", p["gpu_hours"]))
+        pts = sorted(fr["points"], key=lambda p: ([q for q, _ in FRONTIER_PEERS].index(p["policy"]) + 1
+                                                  if p["policy"] != "explsched" else 0, p["gpu_hours"]))
         out.append("`%s` (seeds %s):\n" % (name, fr.get("seeds", "?")))
-        out.append("| policy | setting | GPU-h | sweeps at best | profit (% of bound) | time to best (h) | "
-                   "GPU-h × the cheapest asha keeping as many |")
-        out.append("|---|---|---|---|---|---|---|")
+        head = "| policy | setting | GPU-h | sweeps at best | profit (% of bound) | time to best (h) |"
+        head += "".join(" GPU-h × the cheapest %s keeping as many |" % label for _, label in peers)
+        out.append(head)
+        out.append("|---" * head.count(" |") + "|")
         for p in pts:
-            rel = "-"
-            if p["policy"] == "explsched":
-                a = cheapest_asha_as_good(fr["points"], p["sweeps_at_best"])
-                rel = "%s× (%s)" % (f(p["gpu_hours"] / a["gpu_hours"]), a["setting"]) if a else "no asha setting"
-            out.append("| %s | %s | %s | %.1f%% | %s | %s | %s |" % (
+            row = "| %s | %s | %s | %.1f%% | %s | %s |" % (
                 p["policy"], "`%s`" % p["setting"] if p["policy"] == "explsched" else p["setting"],
                 f(p["gpu_hours"], 1), p["sweeps_at_best"],
                 "%.1f%%" % p["profit_pct"] if p.get("profit_pct") is not None else "-",
-                f(p.get("time_to_best_h")), rel))
+                f(p.get("time_to_best_h")))
+            for pol, label in peers:
+                if p["policy"] != "explsched":
+                    row += " - |"
+                    continue
+                a, r = versus(fr["points"], p, pol)
+                row += " %s× (%s) |" % (f(r), a["setting"]) if a else " no %s setting |" % label
+            out.append(row)
         out.append("")
     return "\n".join(out)
 
@@ -401,8 +426,9 @@ def main(argv):
                   "1, 2, 3 rungs (`explsched-sim --asha-reduction E --asha-rungs K`), explsched at its defaults "
                   "and with one setting moved (then the aggressive profile), and each explsched point is "
                   "compared with the cheapest asha setting that keeps at least as many sweeps at their best "
-                  "(`contrib/bench_frontier.py`, means over the seeds; Optuna's pruners are left at their "
-                  "settings above).\n")
+                  "(`contrib/bench_frontier.py`, means over the seeds); so is each with the cheapest "
+                  "Optuna SuccessiveHalvingPruner keeping as many, at reduction factor 2, 3, 4 and "
+                  "min_resource 1, 10, 30 epochs (`contrib/optuna_replay.py --pruners sha:R:M`).\n")
         md.append(frontier_tables(frontiers) + "\n")
     if recorded is not None:
         md.append("## Where the exploration GPU-hours go (scenario `pollux`, seed 0)\n")

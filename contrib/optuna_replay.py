@@ -21,6 +21,8 @@ diverged trial reports NaN, which Optuna's pruners prune. Pruners:
              "auto" prunes nothing until a trial has completed (in a parallel sweep, most of it)
   hyperband  HyperbandPruner(min_resource=1, max_resource=E) (reduction_factor 3), E the sweep's
              epochs (its longest trial's report count), given up front for the same reason
+  sha:R:M    SuccessiveHalvingPruner(min_resource=M, reduction_factor=R), R in 2..10, M >= 1
+             (the trade-off runs of contrib/bench_frontier.py)
   none       NopPruner()               (every trial to the end: the replay's check against fifo)
 
 Figures are src/sim/metrics.hpp's, computed the same way (profit = sum over sweeps of the best
@@ -38,7 +40,24 @@ import math
 import sys
 import time
 
-PRUNERS = ("median", "sha", "hyperband", "none")
+PRUNERS = ("median", "sha", "hyperband", "none", "sha:R:M")
+
+
+def sha_params(name):
+    """(reduction_factor, min_resource) of a pruner named sha:R:M, None for any other name;
+    ValueError for a sha: name whose R or M is out of range."""
+    if not name.startswith("sha:"):
+        return None
+    parts = name.split(":")
+    try:
+        if len(parts) != 3:
+            raise ValueError
+        r, m = int(parts[1]), int(parts[2])
+    except ValueError:
+        raise ValueError("'%s' is not sha:R:M (whole numbers)" % name) from None
+    if not 2 <= r <= 10 or not 1 <= m <= 1000000:
+        raise ValueError("'%s': R must be in 2..10 and M >= 1" % name)
+    return r, m
 
 
 def make_pruner(name, epochs):
@@ -48,6 +67,9 @@ def make_pruner(name, epochs):
         return optuna.pruners.MedianPruner()
     if name == "sha":
         return optuna.pruners.SuccessiveHalvingPruner(min_resource=1)
+    sha = sha_params(name)
+    if sha is not None:
+        return optuna.pruners.SuccessiveHalvingPruner(min_resource=sha[1], reduction_factor=sha[0])
     if name == "hyperband":
         return optuna.pruners.HyperbandPruner(min_resource=1, max_resource=max(epochs, 1))
     if name == "none":
@@ -247,7 +269,11 @@ def main(argv):
     args = ap.parse_args(argv[1:])
     pruners = [p.strip() for p in args.pruners.split(",") if p.strip()]
     for p in pruners:
-        if p not in PRUNERS:
+        try:
+            known = p in PRUNERS[:-1] or sha_params(p) is not None
+        except ValueError as e:
+            ap.error("--pruners: %s" % e)
+        if not known:
             ap.error("--pruners: '%s' is not one of %s" % (p, ", ".join(PRUNERS)))
     try:
         import optuna

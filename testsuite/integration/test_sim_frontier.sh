@@ -1,6 +1,7 @@
 #!/bin/bash
 # The trade-off runs of contrib/bench.sh (contrib/bench_frontier.py): asha at each reduction factor
-# and rung count (explsched-sim --asha-reduction/--asha-rungs), explsched at a few settings, on the
+# and rung count (explsched-sim --asha-reduction/--asha-rungs), explsched at a few settings, Optuna's
+# SuccessiveHalvingPruner at each reduction factor and min_resource (where installed), on the
 # Pollux workload (60 jobs, seed 0); bench_report.py's table from them. Checks that every point is
 # there, that asha's settings act (one rung at reduction 2 spends more GPU-hours than three rungs
 # at 4, and keeps at least as many sweeps at their best), that the report compares explsched's
@@ -29,8 +30,19 @@ print("asha reduction 2, 1 rung: %.1f GPU-h, %.1f %% at best; reduction 4, 3 run
 assert wide["gpu_hours"] > narrow["gpu_hours"], "asha's settings changed nothing"
 assert wide["sweeps_at_best"] >= narrow["sweeps_at_best"]
 assert "defaults" in ex and all(0 <= p["sweeps_at_best"] <= 100 for p in pts)
+try:
+    import optuna  # noqa: F401
+    sha = {p["setting"]: p for p in pts if p["policy"] == "optuna-sha"}
+    assert len(sha) == 9, sorted(sha)
+    late, early = sha["reduction 2, min_resource 30"], sha["reduction 4, min_resource 1"]
+    print("Optuna SHA reduction 2, min_resource 30: %.1f GPU-h; reduction 4, min_resource 1: %.1f"
+          % (late["gpu_hours"], early["gpu_hours"]))
+    assert late["gpu_hours"] > early["gpu_hours"], "Optuna SHA's settings changed nothing"
+except ImportError:
+    print("no python3-optuna: Optuna's points left out")
+    assert not any(p["policy"] == "optuna-sha" for p in pts)
 PY
-pass "bench_frontier.py: 9 asha and 7 explsched points"
+pass "bench_frontier.py: 9 asha, 7 explsched and (with python3-optuna) 9 Optuna SHA points"
 
 out=$(/usr/bin/python3 -c "
 import json, sys

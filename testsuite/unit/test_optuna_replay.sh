@@ -79,6 +79,31 @@ m = run(c, "sha")
 check("C stopped", m["stopped"], 1)
 check("C gpu_hours", m["gpu_hours"], (40 + 10) / 3600)
 check("C time_to_best_mean_h", m["time_to_best_mean_h"], 40 / 3600)
+
+# D: SuccessiveHalvingPruner at other settings (sha:R:M, the trade-off runs). One GPU: a good trial
+# first, then three worse ones, four epochs of 10 s each. sha:4:1 is sha's own setting; with
+# min_resource 2 no trial is pruned before its second report (3 pruned: at least 60 s), with 1 one
+# is pruned after its first.
+d = {"seed": 3, "cluster": [{"type": "v100", "gpus": 1}], "sweeps": [sweep(0, 0.95, 0.95)], "trials": [
+    trial(0, 0, 0.0, 1, [10.0, 20.0, 30.0, 40.0], [0.5, 0.9, 0.95, 0.95])] +
+    [trial(i, 0, 0.0, 1, [10.0, 20.0, 30.0, 40.0], [0.4, 0.5, 0.6, 0.7]) for i in range(1, 4)]}
+base, same = run(d, "sha"), run(d, "sha:4:1")
+check("D sha:4:1 policy name", 1.0 if same["policy"] == "optuna-sha:4:1" else 0.0, 1.0)
+check("D sha:4:1 gpu_hours = sha's", same["gpu_hours"], base["gpu_hours"])
+check("D sha:4:1 stopped = sha's", same["stopped"], base["stopped"])
+late, early = run(d, "sha:2:2"), run(d, "sha:2:1")
+check("D sha:2:2 stopped", late["stopped"], 3)
+check("D sha:2:2 no prune before epoch 2", 1.0 if late["stopped_gpu_hours"] * 3600 >= 60 - 1e-6 else 0.0, 1.0)
+check("D sha:2:1 prunes after epoch 1", 1.0 if early["stopped_gpu_hours"] * 3600 < 60 - 1e-6 else 0.0, 1.0)
+for bad, says in (("sha:1:1", "R must be in 2..10"), ("sha:2", "is not sha:R:M"), ("sha:x:1", "is not sha:R:M"),
+                  ("bogus", "is not one of")):
+    path = "%s/w-bad.json" % tmp
+    json.dump({"tolerance": 0.01, "seeds": [d]}, open(path, "w"))
+    p = subprocess.run([sys.executable, script, path, "--pruners", bad], capture_output=True, text=True)
+    ok = p.returncode == 2 and ("--pruners" in p.stderr and says in p.stderr)
+    print("%-4s --pruners %-8s refused: %s" % ("ok" if ok else "FAIL", bad, p.stderr.strip().splitlines()[-1:]))
+    if not ok:
+        failed.append("--pruners " + bad)
 sys.exit(1 if failed else 0)
 EOF
 

@@ -332,8 +332,15 @@ def frontier_tables(frontiers):
         row = "| %s | %s, %.1f%% |" % (name, f(d["gpu_hours"], 1), d["sweeps_at_best"])
         for pol, _ in peers:
             a, r = versus(pts, d, pol)
-            row += (" %s: %s, %.1f%% | %s× |" % (a["setting"], f(a["gpu_hours"], 1), a["sweeps_at_best"], f(r))
-                    if a else " none | - |")
+            if a:
+                row += " %s: %s, %.1f%% | %s× |" % (a["setting"], f(a["gpu_hours"], 1), a["sweeps_at_best"], f(r))
+                continue
+            # none keeps as many: the one that keeps the most (the cheapest of those), for scale
+            mine = [p for p in pts if p["policy"] == pol]
+            most = max(mine, key=lambda p: (p["sweeps_at_best"], -p["gpu_hours"])) if mine else None
+            row += (" none (the most: %s, %.1f%% at %s GPU-h) | - |" % (most["setting"], most["sweeps_at_best"],
+                                                                        f(most["gpu_hours"], 1))
+                    if most else " none | - |")
         row += " `%s`: %s |" % (e["setting"], f(e["gpu_hours"], 1))
         for pol, _ in peers:
             a, r = versus(pts, e, pol)
@@ -362,6 +369,46 @@ def frontier_tables(frontiers):
                 row += " %s× (%s) |" % (f(r), a["setting"]) if a else " no %s setting |" % label
             out.append(row)
         out.append("")
+    return "\n".join(out)
+
+
+def frontier_one_setting(frontiers):
+    """Each peer setting over all the scenarios at once (one setting for a whole site, as
+    explsched's defaults are): in how many it keeps as many sweeps at their best as explsched's
+    defaults, explsched's GPU-hours over its there, and how far short it falls elsewhere."""
+    scen = [(n, fr["points"]) for n, fr in frontiers]
+    defaults = {}
+    for n, pts in scen:
+        d = next((p for p in pts if p["policy"] == "explsched" and p["setting"] == "defaults"), None)
+        if d is not None:
+            defaults[n] = d
+    keys = []
+    for _, pts in scen:
+        for p in pts:
+            k = (p["policy"], p["setting"])
+            if p["policy"] != "explsched" and k not in keys:
+                keys.append(k)
+    rows = []
+    for k in keys:
+        ratios, short = [], []
+        for n, pts in scen:
+            p = next((q for q in pts if (q["policy"], q["setting"]) == k), None)
+            d = defaults.get(n)
+            if p is None or d is None:
+                continue
+            if p["sweeps_at_best"] >= d["sweeps_at_best"] - 1e-6:
+                if p["gpu_hours"] > 0:
+                    ratios.append(d["gpu_hours"] / p["gpu_hours"])
+            else:
+                short.append("%s %.1f" % (n, d["sweeps_at_best"] - p["sweeps_at_best"]))
+        rows.append((-len(ratios), k, ratios, short))
+    rows.sort(key=lambda r: (r[0], r[1][0], r[1][1]))
+    out = ["| policy | setting | scenarios where it keeps as many sweeps at their best | explsched defaults' "
+           "GPU-h × its there (lowest–highest) | where it keeps fewer: points short |", "|---|---|---|---|---|"]
+    for _, (pol, setting), ratios, short in rows:
+        span = "%s–%s×" % (f(min(ratios)), f(max(ratios))) if ratios else "-"
+        out.append("| %s | %s | %d of %d | %s | %s |" % (pol, setting, len(ratios), len(ratios) + len(short), span,
+                                                      ", ".join(short) or "-"))
     return "\n".join(out)
 
 
@@ -430,6 +477,9 @@ def main(argv):
                   "Optuna SuccessiveHalvingPruner keeping as many, at reduction factor 2, 3, 4 and "
                   "min_resource 1, 10, 30 epochs (`contrib/optuna_replay.py --pruners sha:R:M`).\n")
         md.append(frontier_tables(frontiers) + "\n")
+        md.append("One setting for every scenario, as a site runs a policy (explsched's defaults against each "
+                  "setting of the peers above, scenario by scenario):\n")
+        md.append(frontier_one_setting(frontiers) + "\n")
     if recorded is not None:
         md.append("## Where the exploration GPU-hours go (scenario `pollux`, seed 0)\n")
         md.append("Non-best trials only, by the class of their hp variation (see Method). \"Fraction of its steps "

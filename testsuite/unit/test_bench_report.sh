@@ -86,12 +86,31 @@ want = {"`defaults`": "| 1.20× (reduction 2, 2 rungs) | 0.50× (reduction 2, mi
 for setting, cell in want.items():
     if not detail.get(setting, "").endswith(cell):
         problems.append("frontier row %s: want %r, got %r" % (setting, cell, detail.get(setting)))
+# one setting for every scenario: a second scenario where the asha setting that matched falls short
+fr2 = {"seeds": "0,1", "points": [pt("asha", "reduction 2, 2 rungs", 300.0, 90.0),
+                                   pt("asha", "reduction 2, 1 rung", 400.0, 99.0),
+                                   pt("explsched", "defaults", 200.0, 98.0)]}
+one = br.frontier_one_setting([("toy", fr), ("toy2", fr2)])
+rows1 = {l.split(" | ")[1]: l for l in one.splitlines() if l.startswith("| asha |")}
+for setting, cell in (("reduction 2, 1 rung", "| 2 of 2 | 0.50–0.80× | - |"),
+                      ("reduction 2, 2 rungs", "| 1 of 2 | 1.20–1.20× | toy2 8.0 |"),
+                      ("reduction 3, 3 rungs", "| 0 of 1 | - | toy 15.0 |")):
+    if not rows1.get(setting, "").endswith(cell):
+        problems.append("one setting %s: want %r, got %r" % (setting, cell, rows1.get(setting)))
+if not one.splitlines()[2].startswith("| asha | reduction 2, 1 rung |"):
+    problems.append("one setting: the setting matching in most scenarios first:\n" + one)
 # no setting of a peer keeps as many: said, not a ratio to a worse one
 fr["points"] = [p for p in fr["points"] if p["sweeps_at_best"] < 100.0 or p["policy"] != "asha"]
 text = br.frontier_tables([("toy", fr)])
 row = next((l for l in text.splitlines() if "`hopeless_min_progress=0.1`" in l and l.startswith("| explsched")), "")
 if "no asha setting" not in row:
     problems.append("frontier: a point no asha setting matches: %r" % row)
+# nor the defaults: the peer's setting that keeps the most is named instead
+fr["points"] = [p for p in fr["points"] if p["sweeps_at_best"] < 95.0 or p["policy"] != "asha"]
+text = br.frontier_tables([("toy", fr)])
+summary = next((l for l in text.splitlines() if l.startswith("| toy |")), "")
+if "| none (the most: reduction 3, 3 rungs, 80.0% at 50.0 GPU-h) | - |" not in summary:
+    problems.append("frontier: no asha setting keeps as many as the defaults: %r" % summary)
 # without Optuna's points (no python3-optuna) its columns are left out
 fr["points"] = [p for p in fr["points"] if p["policy"] != "optuna-sha"]
 text = br.frontier_tables([("toy", fr)])

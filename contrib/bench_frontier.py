@@ -11,10 +11,11 @@ python3-optuna is installed, the same workloads (SIM --export-workload) through 
 SuccessiveHalvingPruner at reduction_factor R (2, 3, 4) and min_resource M (1, 10, 30 epochs)
 (contrib/optuna_replay.py --pruners sha:R:M; policy "optuna-sha"). Writes OUT.json:
 {"seeds", "args", "points": [{"policy", "setting", "gpu_hours", "sweeps_at_best", "profit_pct",
-"time_to_best_h"}]}, means over the seeds. bench_report.py turns it into a table and compares
-each explsched setting with the cheapest asha setting that keeps at least as many sweeps at their
-best. A default-tuned asha (E=3, K=3) loses best models that a tuned one keeps, so the targets'
-"GPU-hours vs asha" alone does not say which policy spends less for the same sweeps kept.
+"time_to_best_h"}]}, means over the seeds. bench_report.py turns it into tables: each explsched
+setting against the cheapest asha and Optuna SHA settings that keep at least as many sweeps at
+their best, and each of their settings over all scenarios against explsched's defaults. asha at
+its usual setting (E=3, K=3) loses best models that another keeps, so the targets' "GPU-hours vs
+asha" alone does not say which policy spends less for the same sweeps kept.
 """
 import json
 import os

@@ -40,7 +40,8 @@ import math
 import sys
 import time
 
-PRUNERS = ("median", "sha", "hyperband", "none", "sha:R:M")
+NAMED_PRUNERS = ("median", "sha", "hyperband", "none")
+PRUNERS = NAMED_PRUNERS + ("sha:R:M",)
 
 
 def sha_params(name):
@@ -270,7 +271,7 @@ def main(argv):
     pruners = [p.strip() for p in args.pruners.split(",") if p.strip()]
     for p in pruners:
         try:
-            known = p in PRUNERS[:-1] or sha_params(p) is not None
+            known = p in NAMED_PRUNERS or sha_params(p) is not None
         except ValueError as e:
             ap.error("--pruners: %s" % e)
         if not known:

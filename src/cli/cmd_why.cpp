@@ -161,21 +161,26 @@ void print_what_would_change(const TrialInfo& t) {
             defaults.min_run_s);
         return;
     }
+    // what follows a resume, whatever bought it
+    const auto print_judged_after_resume = [&] {
+        std::printf(
+            " It is judged from here on as any running trial;\n"
+            "    it may be paused again only while it has pauses left (pause_max: %u per trial).\n",
+            static_cast<unsigned>(defaults.pause_max));
+    };
     if (a.reason.find("resumed from pause on GPUs nobody else wants") != std::string::npos) {
         std::printf(
             "    It was paused and has been resumed from its checkpoint although its optimistic utility\n"
             "    is below the GPU price: its sweep has no other trial left to run, and the GPUs were\n"
-            "    free with nobody else waiting for them. It is judged from here on as any running trial;\n"
-            "    it may be paused again only while it has pauses left (pause_max: %u per trial).\n",
-            static_cast<unsigned>(defaults.pause_max));
+            "    free with nobody else waiting for them.");
+        print_judged_after_resume();
         return;
     }
     if (a.reason.find("resumed from pause") != std::string::npos) {
         std::printf(
             "    It was paused and has been resumed from its checkpoint: its optimistic utility is at\n"
-            "    least the GPU price and GPUs were free. It is judged from here on as any running trial;\n"
-            "    it may be paused again only while it has pauses left (pause_max: %u per trial).\n",
-            static_cast<unsigned>(defaults.pause_max));
+            "    least the GPU price and GPUs were free.");
+        print_judged_after_resume();
         return;
     }
     if (a.state == "hopeless" && a.reason.find("chance_worth_gpu_hours") != std::string::npos) {

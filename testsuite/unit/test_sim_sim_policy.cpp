@@ -60,6 +60,26 @@ struct RankRound {
 
 using Ids = std::vector<std::uint32_t>;
 
+// asha on a sweep of three trials ("good", "mid", "bad", one GPU each, 3 GPUs) with one rung at
+// max_step / reduction.
+Run asha_one_rung(double reduction) {
+    const CurveLibrary lib = toy_library();
+    const Workload w =
+        make_workload(lib, {{0, 1, 100, "good", "s"}, {0, 1, 100, "mid", "s"}, {0, 1, 100, "bad", "s"}});
+    PolicySettings ps;
+    ps.asha_rungs = 1;
+    ps.asha_reduction = reduction;
+    return run_policy("asha", lib, w, homogeneous_cluster(3, "v100", 3), small_settings(), ps);
+}
+
+// explsched-sim's command line ARGS, parsed.
+Result<SimOptions> parse_args(std::vector<std::string> args) {
+    args.insert(args.begin(), "explsched-sim");
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    return parse_sim_options(static_cast<int>(argv.size()), argv.data());
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(sim_sim_policy)
@@ -183,12 +203,8 @@ BOOST_AUTO_TEST_CASE(gavel_moves_the_type_sensitive_job_to_the_fast_gpu) {
 #endif
 
 BOOST_AUTO_TEST_CASE(asha_keeps_the_top_third_at_the_rung) {
-    const CurveLibrary lib = toy_library();
-    const Workload w =
-        make_workload(lib, {{0, 1, 100, "good", "s"}, {0, 1, 100, "mid", "s"}, {0, 1, 100, "bad", "s"}});
-    PolicySettings ps;
-    ps.asha_rungs = 1;  // one rung at max_step / 3 = 3.3: reached by the report at step 4 (t=40)
-    const Run run = run_policy("asha", lib, w, homogeneous_cluster(3, "v100", 3), small_settings(), ps);
+    // one rung at max_step / 3 = 3.3: reached by the report at step 4 (t=40)
+    const Run run = asha_one_rung(3.0);
     BOOST_TEST(is(status_of(run, 0), TrialStatus::finished));
     BOOST_TEST(is(status_of(run, 1), TrialStatus::stopped));
     BOOST_TEST(is(status_of(run, 2), TrialStatus::stopped));
@@ -201,11 +217,8 @@ BOOST_AUTO_TEST_CASE(asha_keeps_the_top_third_at_the_rung) {
 // runs of contrib/bench_frontier.py): parsed and bounded, and they change what asha keeps.
 BOOST_AUTO_TEST_CASE(asha_reduction_and_rungs_are_options) {
     auto parse = [](std::vector<std::string> args) {
-        args.insert(args.begin(), "explsched-sim");
         args.insert(args.end(), {"--trace", "t.csv", "--curves", "c"});
-        std::vector<char*> argv;
-        for (auto& a : args) argv.push_back(a.data());
-        return parse_sim_options(static_cast<int>(argv.size()), argv.data());
+        return parse_args(std::move(args));
     };
     auto ok = parse({"--asha-reduction", "2", "--asha-rungs", "4"});
     BOOST_REQUIRE(ok.ok());
@@ -226,13 +239,7 @@ BOOST_AUTO_TEST_CASE(asha_reduction_and_rungs_are_options) {
     // reduction 1.5: the one rung at max_step 10 / 1.5 = step 6.7, reached by the report at step 7
     // (t=70), not at step 4 as with 3 (asha_keeps_the_top_third_at_the_rung); asynchronous, each
     // trial is judged on the values recorded so far, so "mid" (below "good" there) stops all the same
-    const CurveLibrary lib = toy_library();
-    const Workload w =
-        make_workload(lib, {{0, 1, 100, "good", "s"}, {0, 1, 100, "mid", "s"}, {0, 1, 100, "bad", "s"}});
-    PolicySettings ps;
-    ps.asha_rungs = 1;
-    ps.asha_reduction = 1.5;
-    const Run run = run_policy("asha", lib, w, homogeneous_cluster(3, "v100", 3), small_settings(), ps);
+    const Run run = asha_one_rung(1.5);
     BOOST_TEST(is(status_of(run, 0), TrialStatus::finished));
     BOOST_TEST(is(status_of(run, 1), TrialStatus::stopped));
     BOOST_TEST(is(status_of(run, 2), TrialStatus::stopped));
@@ -322,12 +329,7 @@ BOOST_AUTO_TEST_CASE(explsched_stops_trials_behind_at_a_milestone_early) {
 }
 
 BOOST_AUTO_TEST_CASE(params_set_explscheds_engine_settings) {
-    auto parse = [](std::vector<std::string> args) {
-        args.insert(args.begin(), "explsched-sim");
-        std::vector<char*> argv;
-        for (auto& a : args) argv.push_back(a.data());
-        return parse_sim_options(static_cast<int>(argv.size()), argv.data());
-    };
+    const auto parse = parse_args;
     auto ok = parse({"--trace", "t.csv", "--curves", "c", "--params", "min_expected_gain=0.02,min_run=300"});
     BOOST_REQUIRE(ok.ok());
     BOOST_TEST(ok->policy.engine.min_expected_gain == 0.02);

@@ -199,6 +199,7 @@ void Engine::Impl::reset_groups(std::size_t n, bool same_keys) {
     active_groups = 0;
 }
 
+// The job's cache entry, found or made by key; a trial whose direction changed starts afresh.
 Engine::Impl::TrialCache& Engine::Impl::cache_of(const JobView& job) {
     auto it = cache.find(job.key);
     if (it == cache.end() || it->second.predictor.direction() != job.direction) {

@@ -303,6 +303,11 @@ def cheapest_as_good(points, policy, at_best):
     return min(good, key=lambda p: p["gpu_hours"]) if good else None
 
 
+def explsched_defaults(points):
+    """explsched's point at its defaults among a scenario's trade-off points (None if absent)."""
+    return next((p for p in points if p["policy"] == "explsched" and p["setting"] == "defaults"), None)
+
+
 def frontier_tables(frontiers):
     """frontiers: [(scenario, bench_frontier.py JSON)]. A summary (explsched's defaults, and its
     cheapest setting keeping as many sweeps at their best, against each peer's cheapest setting
@@ -324,7 +329,7 @@ def frontier_tables(frontiers):
     out.append("|---" * head.count(" |") + "|")
     for name, fr in frontiers:
         pts = fr["points"]
-        d = next((p for p in pts if p["policy"] == "explsched" and p["setting"] == "defaults"), None)
+        d = explsched_defaults(pts)
         if d is None:
             continue
         ex = [p for p in pts if p["policy"] == "explsched" and p["sweeps_at_best"] >= d["sweeps_at_best"] - 1e-6]
@@ -379,7 +384,7 @@ def frontier_one_setting(frontiers):
     scen = [(n, fr["points"]) for n, fr in frontiers]
     defaults = {}
     for n, pts in scen:
-        d = next((p for p in pts if p["policy"] == "explsched" and p["setting"] == "defaults"), None)
+        d = explsched_defaults(pts)
         if d is not None:
             defaults[n] = d
     keys = []

@@ -93,6 +93,50 @@ BOOST_AUTO_TEST_CASE(pause_rule_needs_an_unlikely_trial_below_the_price_past_its
     BOOST_TEST(!pause_enabled(1, s));  // pause_max 1
 }
 
+// pause_idle_utility: a trial the pause rule picked is paused without anyone waiting only past
+// hopeless_min_progress, at a utility of at most that fraction of the price, and when even its
+// optimistic utility is below the price (the resume rule would not resume it at once).
+BOOST_AUTO_TEST_CASE(idle_pause_needs_next_to_no_utility_past_hopeless_min_progress) {
+    EngineSettings s;
+    s.min_run_s = 600;
+    StopEvidence e = evidence(0.6, 0.55, 0.65, 0.9, 0.05);
+    e.last_step = 3000;  // half its run
+    const PauseOutlook o = pause_outlook(e, 0.5, 1.0, 1, 1.0, s);
+    BOOST_REQUIRE(!o.can_matter);
+    const double price = 2.0 * o.optimistic_utility + 1e-9;  // even the bound is not worth it
+    const auto unlikely = pause_rule(e, o, 0.05 * price, price, 1000, s);
+    BOOST_REQUIRE(unlikely.has_value());
+    BOOST_TEST(!idle_pause_rule(e, o, *unlikely, s).has_value());  // off by default
+    s.pause_idle_utility = 0.1;
+    const auto idle = idle_pause_rule(e, o, *unlikely, s);
+    BOOST_REQUIRE(idle.has_value());
+    BOOST_TEST((idle->code == ReasonCode::pause_idle));
+    BOOST_TEST(idle->a == unlikely->a);
+    BOOST_TEST(
+        describe(Decision::pause, *idle).find("although no trial waits for its GPUs") != std::string::npos,
+        describe(Decision::pause, *idle));
+    // more than a tenth of the price: it waits for a pending trial to need its GPUs
+    const auto worth = pause_rule(e, o, 0.2 * price, price, 1000, s);
+    BOOST_REQUIRE(worth.has_value());
+    BOOST_TEST(!idle_pause_rule(e, o, *worth, s).has_value());
+    // an optimistic bound worth the price: the resume rule would resume it at once
+    const auto cheap = pause_rule(e, o, 0.05 * price, 0.5 * o.optimistic_utility, 1000, s);
+    BOOST_REQUIRE(cheap.has_value());
+    BOOST_TEST(!idle_pause_rule(e, o, *cheap, s).has_value());
+    // before hopeless_min_progress (0.35): a late bloomer's plateau is left alone
+    StopEvidence early = e;
+    early.last_step = 1800;  // 30 % of its run
+    const auto r_early = pause_rule(early, o, 0.05 * price, price, 1000, s);
+    BOOST_REQUIRE(r_early.has_value());
+    BOOST_TEST(!idle_pause_rule(early, o, *r_early, s).has_value());
+    // only what the pause rule picked
+    Reason other = *unlikely;
+    other.code = ReasonCode::explore_first;
+    BOOST_TEST(!idle_pause_rule(e, o, other, s).has_value());
+    s.pause_idle_utility = 1.5;
+    BOOST_TEST(!validate(s).ok());
+}
+
 BOOST_AUTO_TEST_CASE(a_stop_is_final_only_when_the_optimistic_bound_cannot_matter) {
     EngineSettings s;
     const StopEvidence can = evidence(0.8, 0.7, 0.92, 0.9, 0.01);
@@ -152,6 +196,39 @@ BOOST_AUTO_TEST_CASE(engine_pauses_an_unlikely_trial_only_when_pending_trials_ne
     jobs.push_back(view(3, "g", fresh, JobState::pending));
     BOOST_REQUIRE(off.evaluate(jobs, cluster(1000, 2), out).ok());
     BOOST_TEST((out[1].decision != Decision::pause));
+}
+
+// The engine with pause_idle_utility: the same round with nobody waiting pauses a trial far behind
+// past hopeless_min_progress whose utility is next to nothing; the leader runs on; without the
+// setting (or before hopeless_min_progress) nothing is paused.
+BOOST_AUTO_TEST_CASE(engine_pauses_a_trial_buying_next_to_nothing_though_nobody_waits) {
+    EngineSettings s;
+    s.min_run_s = 0;
+    s.hopeless_probability = 0.0;  // the pause rules alone
+    s.min_expected_gain = 0.0;
+    s.pause_probability = 0.5;
+    s.price_lower_quantile = 0.98;  // a price floor at the best utility seen
+    s.price_upper_quantile = 0.99;
+    s.price_smoothing = 1.0;
+    s.price_min_ratio = 1.01;
+    const auto good = rising(40, 0.95), flat = rising(40, 0.6, 0.05), flat_early = rising(20, 0.6, 0.05);
+    auto round = [&](const EngineSettings& settings, const std::vector<CurvePoint>& pts) {
+        Engine e = Engine::create(settings).value();
+        std::vector<JobView> jobs = {view(1, "g", good), view(2, "g", pts)};
+        std::vector<Assessment> out;
+        for (int r = 0; r < 3; ++r) BOOST_REQUIRE(e.evaluate(jobs, cluster(1000 + r, 4), out).ok());
+        BOOST_TEST((out[0].decision != Decision::pause), explain(out[0]));
+        return out[1];
+    };
+    const Assessment off = round(s, flat);  // 4,000 of 6,000 steps, nobody waits
+    BOOST_TEST((off.decision != Decision::pause), explain(off));
+    EngineSettings idle = s;
+    idle.pause_idle_utility = 0.1;
+    const Assessment paused = round(idle, flat);
+    BOOST_TEST((paused.decision == Decision::pause), explain(paused));
+    BOOST_TEST((paused.reason.code == ReasonCode::pause_idle), explain(paused));
+    const Assessment early = round(idle, flat_early);  // 2,000 of 6,000: under hopeless_min_progress
+    BOOST_TEST((early.decision != Decision::pause), explain(early));
 }
 
 BOOST_AUTO_TEST_CASE(explore_first_pauses_a_follower_while_its_sweeps_untried_trials_wait) {

@@ -71,6 +71,8 @@ const char* to_string(ReasonCode code) {
             return "costly_chance";
         case ReasonCode::pause_unlikely:
             return "pause_unlikely";
+        case ReasonCode::pause_idle:
+            return "pause_idle";
         case ReasonCode::paused_below_price:
             return "paused_below_price";
         case ReasonCode::paused_no_room:
@@ -173,6 +175,13 @@ std::string describe(Decision decision, const Reason& r) {
             text += "chance " + num(r.a, 2) + " to beat the group's best is below " + num(r.b, 2) +
                     " and its utility " + num(r.c) + "/GPU-s below the GPU price " + num(r.d) +
                     ": paused with its checkpoint (optimistic bound " + num(r.e, 4) + ")";
+            break;
+        case ReasonCode::pause_idle:
+            text +=
+                "chance " + num(r.a, 2) + " to beat the group's best is below " + num(r.b, 2) +
+                ", its utility " + num(r.c) + "/GPU-s is next to nothing at the GPU price " + num(r.d) +
+                " and even its optimistic bound " + num(r.e, 4) +
+                " is not worth the price: paused with its checkpoint although no trial waits for its GPUs";
             break;
         case ReasonCode::paused_below_price:
             text += "paused; optimistic utility " + num(r.a) + "/GPU-s is below the GPU price " + num(r.b) +

@@ -35,6 +35,7 @@ enum class ReasonCode {
     costly_chance,        // chance a to beat best d is worth a*c GPU-hours < the b its run needs; final e
     // pause and resume (core/sched/pause.hpp)
     pause_unlikely,       // chance a < pause_probability b, utility c < price d; optimistic bound e
+    pause_idle,           // pause_unlikely's figures, no trial waiting: utility c <= pause_idle_utility x d
     paused_below_price,   // paused: optimistic utility a < price b at load c; optimistic bound d
     paused_no_room,       // paused: optimistic utility a >= price b, but c GPUs free, d needed
     resumed,              // optimistic utility a >= price b at load c; optimistic bound d vs best e

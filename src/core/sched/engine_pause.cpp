@@ -2,6 +2,7 @@
 // trials are paused, which paused ones resume, stay paused, or stop for good.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include "core/sched/engine_impl.hpp"
@@ -62,6 +63,7 @@ void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const Clus
     const EngineSettings& s = settings;
     std::vector<PauseCandidate> unlikely, thaw, last_hope;
     std::vector<Reason> pause_reason(jobs.size());
+    std::vector<std::optional<Reason>> idle_reason(jobs.size());  // paused even with nobody waiting
     // explore first: the members of each sweep that wait without having reported
     std::vector<std::uint32_t> untried;
     if (s.explore_first_progress > 0.0) {
@@ -222,6 +224,7 @@ void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const Clus
         if (auto r = pause_rule(e, o, a.utility, a.price, running_s, s)) {
             pause_reason[j] = *r;
             unlikely.push_back(PauseCandidate{j, job.gpus, -e.own_win_probability});
+            if (auto idle = idle_pause_rule(e, o, *r, s)) idle_reason[j] = *idle;
         }
     }
     const double short_gpus = shortfall(jobs, out, load);
@@ -233,6 +236,14 @@ void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const Clus
         if (freed >= short_gpus) break;
         out[p.job].decision = Decision::pause;
         out[p.job].reason = pause_reason[p.job];
+        freed += p.gpus;
+    }
+    // ... and, past hopeless_min_progress, those buying next to nothing with their GPUs whom the
+    // resume rule would not resume (pause_idle_utility), whether or not anyone waits.
+    for (const PauseCandidate& p : unlikely) {
+        if (out[p.job].decision == Decision::pause || !idle_reason[p.job]) continue;
+        out[p.job].decision = Decision::pause;
+        out[p.job].reason = *idle_reason[p.job];
         freed += p.gpus;
     }
     double left = -short_gpus;  // GPUs the pending trials leave free

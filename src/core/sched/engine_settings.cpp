@@ -84,6 +84,7 @@ Status validate(const EngineSettings& s) {
         in_range("near_tie_range", s.near_tie_range, 0.0, 1000.0),
         in_range("pause_probability", s.pause_probability, 0.0, 1.0),
         in_range("pause_min_progress", s.pause_min_progress, 0.0, 1.0),
+        in_range("pause_idle_utility", s.pause_idle_utility, 0.0, 1.0),
         in_range("explore_first_progress", s.explore_first_progress, 0.0, 1.0),
         in_range("pause_max", static_cast<double>(s.pause_max), 0, 1000),
         in_range("asha_reduction", s.asha_reduction, 1.0, 1000.0, true),

@@ -155,6 +155,13 @@ struct EngineSettings : FitSettings {
     // optimistic bound cannot beat the sweep's best. 0: no pause (the hopeless rules act alone).
     double pause_probability = 0.2;
     double pause_min_progress = 0.1;
+    // Pause without waiters: a trial the pause rule picks is paused only as far as pending trials
+    // need its GPUs, unless it is past hopeless_min_progress of its run, its utility is at most
+    // this fraction of the GPU price and even its optimistic utility is below the price (the
+    // resume rule would not resume it): then it is paused although nobody waits, since it buys
+    // next to nothing with the GPU-hours it holds. Before hopeless_min_progress it is left alone
+    // (a late bloomer's plateau). 0: off.
+    double pause_idle_utility = 0.0;
     // Explore first (0: off, the default): from this fraction of its run, a running trial that
     // does not lead its sweep is paused, as far as pending trials need GPUs, while members of its
     // sweep that have not reported yet wait; they get a first look before it goes on. Uses a

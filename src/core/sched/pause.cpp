@@ -74,6 +74,19 @@ std::optional<Reason> pause_rule(const StopEvidence& e, const PauseOutlook& o, d
     return r;
 }
 
+std::optional<Reason> idle_pause_rule(const StopEvidence& e, const PauseOutlook& o, const Reason& unlikely,
+                                      const EngineSettings& s) {
+    const double utility = unlikely.c, price = unlikely.d;
+    if (!(s.pause_idle_utility > 0.0) || unlikely.code != ReasonCode::pause_unlikely ||
+        !(e.last_step >= s.hopeless_min_progress * run_length(e)) || !(price > 0.0) ||
+        !(utility <= s.pause_idle_utility * price) || !(o.optimistic_utility < price)) {
+        return std::nullopt;
+    }
+    Reason r = unlikely;
+    r.code = ReasonCode::pause_idle;
+    return r;
+}
+
 bool stop_is_final(const StopEvidence& e, const PauseOutlook& o, const EngineSettings& s) {
     // Not before hopeless_min_progress of its run (final_stop_allowed, policy.hpp), even where
     // held forecasts let the rules judge it earlier: a trial paused early on a plateau (a late

@@ -45,6 +45,14 @@ bool pause_enabled(std::uint32_t pauses, const EngineSettings& settings);
 std::optional<Reason> pause_rule(const StopEvidence& evidence, const PauseOutlook& outlook, double utility,
                                  double price, double running_s, const EngineSettings& settings);
 
+// A trial pause_rule picked, paused although no pending trial needs its GPUs
+// (pause_idle_utility): past hopeless_min_progress of its run, its utility at most
+// pause_idle_utility x the price, and even its optimistic utility below the price, so that the
+// resume rule does not resume it at once. Reason ReasonCode::pause_idle (the figures of
+// pause_unlikely).
+std::optional<Reason> idle_pause_rule(const StopEvidence& evidence, const PauseOutlook& outlook,
+                                      const Reason& unlikely, const EngineSettings& settings);
+
 // A stopped trial (a stopping rule fired) whose optimistic bound still beats its sweep's best is
 // paused instead (keeping the rule's reason); a paused one that cannot matter any more is stopped
 // (ReasonCode::bound_cannot_matter). Not before hopeless_min_progress of its run, even once its

@@ -438,6 +438,12 @@ const Row kRows[] = {
     {"pause_min_progress", "fraction of its run a trial must have done before it can be paused",
      set_double<&EngineSettings::pause_min_progress, 0, 1000000>,
      [](const Settings& s) { return fmt_double(s.engine.pause_min_progress); }},
+    {"pause_idle_utility",
+     "past hopeless_min_progress, a trial the pause rule picks is paused even when no trial waits for its "
+     "GPUs if its utility is at most this fraction of the GPU price and its optimistic utility is below it "
+     "(0: only as far as pending trials need GPUs)",
+     set_double<&EngineSettings::pause_idle_utility, 0, 1000000>,
+     [](const Settings& s) { return fmt_double(s.engine.pause_idle_utility); }},
     {"pause_max", "times one trial may be paused; then it is stopped as without pause",
      set_uint<&EngineSettings::pause_max, 0, 1000>,
      [](const Settings& s) { return std::to_string(s.engine.pause_max); }},

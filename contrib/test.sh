@@ -4,12 +4,12 @@
 #   1. a build with ASan + UBSan: the core library, tools and their unit tests;
 #   2. a build with ThreadSanitizer: the core, explschedd and the kernel-scheduler intercept and
 #      daemon, with the unit and fake-driver tests that run their threads;
-#   3. the normal build: every test, the integration and hostile-user tests on a real local
-#      Slurm cluster included;
+#   3. the normal build: the integration and hostile-user tests on a real local Slurm cluster,
+#      the kernel-scheduler and contrib tests (the unit and fuzz tests too with --no-sanitizers);
 #   4. the same source tree again in a Debian 13 (trixie) root filesystem with trixie's Slurm
 #      24.11 (contrib/trixie-root.sh: debootstrap, cached between runs, entered with chroot):
 #      its own build against 24.11's headers, and the integration tests on a local cluster of
-#      that root's slurmctld and slurmd (the unit tests do not depend on Slurm: step 3 ran them).
+#      that root's slurmctld and slurmd (the unit tests do not depend on Slurm: step 1 ran them).
 # Prints a summary of all runs; exits non-zero if any test failed.
 #   contrib/test.sh [--no-sanitizers] [--no-trixie] [--distcheck]
 set -uo pipefail
@@ -42,7 +42,22 @@ run_check() {  # run_check NAME BUILDDIR [SUBDIR...]  (default: the whole tree);
     [ ${#subdirs[@]} -gt 0 ] || subdirs=(.)
     : >"$dir/check.out"
     rc=0
+    if [ "${check_together:-no}" = yes ]; then
+        # Every subdirectory's tests under one jobserver: the cluster tests of one directory fill
+        # the slots another's last slow tests leave, instead of each directory waiting for its
+        # slowest. Their programs are built first (TESTS= runs none), since integration tests run
+        # programs of testsuite/kernel_sched.
+        for sd in "${subdirs[@]}"; do
+            in_check_env "cd $(printf %q "$dir/$sd") && make -j$(nproc) check TESTS=" >>"$dir/check.out" 2>&1 || rc=1
+        done
+        {
+            printf 'all:'; printf ' %s' "${subdirs[@]}"; printf '\n.PHONY: all'; printf ' %s' "${subdirs[@]}"; printf '\n'
+            for sd in "${subdirs[@]}"; do printf '%s:\n\t+$(MAKE) -C %q check\n' "$sd" "$dir/$sd"; done
+        } >"$dir/check-together.mk"
+        in_check_env "make -k -j${check_jobs:-$(nproc)} -f $(printf %q "$dir/check-together.mk")" >>"$dir/check.out" 2>&1 || rc=1
+    fi
     for sd in "${subdirs[@]}"; do
+        [ "${check_together:-no}" = yes ] && break
         if [ -n "${check_tests:-}" ]; then
             # Build only the programs those tests are (make check would build every check_PROGRAM).
             in_check_env "cd $(printf %q "$dir/$sd") && make -j${check_jobs:-$(nproc)} check \
@@ -110,8 +125,16 @@ step "build"
 if bash contrib/build.sh --builddir "$top/_build"; then
     step "tests (unit, integration on a local Slurm cluster)"
     # The cluster tests mostly wait on Slurm's own cycles, not the CPU: twice as many run at once
-    # as there are cores (CI at -j2 took 46 minutes, over its 45).
-    check_jobs=$(( $(nproc) * 2 )) run_check main "$top/_build"
+    # as there are cores (CI at -j2 took 46 minutes, over its 45), all directories' under one
+    # jobserver. The unit and fuzz tests ran in step 1 under ASan and UBSan (the same sources and
+    # tests): here only without it (--no-sanitizers).
+    if [ $sanitizers = yes ]; then
+        check_together=yes check_jobs=$(( $(nproc) * 2 )) run_check main "$top/_build" \
+            contrib testsuite/kernel_sched testsuite/integration testsuite/hostile
+    else
+        check_together=yes check_jobs=$(( $(nproc) * 2 )) run_check main "$top/_build" \
+            contrib testsuite/unit testsuite/fuzz testsuite/kernel_sched testsuite/integration testsuite/hostile
+    fi
     if [ $distcheck = yes ]; then
         step "make distcheck"
         (cd "$top/_build" && make distcheck >distcheck.out 2>&1) && summaries+=("distcheck: passed") \

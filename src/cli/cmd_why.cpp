@@ -141,6 +141,19 @@ void print_what_would_change(const TrialInfo& t) {
             100.0 * defaults.hopeless_min_progress, defaults.audited_min_checks,
             100.0 * defaults.audited_min_progress);
     }
+    if (a.decision == "pause" &&
+        a.reason.find("not resumed while its sweep's other trials run") != std::string::npos) {
+        std::printf(
+            "    It is past hopeless_min_progress (%.0f%%) of its run and even the optimistic end of its\n"
+            "    forecast is behind its sweep's best: GPUs would buy only the forecast's tail, so it is\n"
+            "    not resumed, however cheap GPUs are, while its sweep's other trials run (they can only\n"
+            "    raise the best). Its chance is not yet under hopeless_probability (%g): then it is\n"
+            "    stopped for good. If the rest of its sweep ends first, it resumes as its sweep's last.\n"
+            "    It holds no GPU meanwhile (requeued and held with its checkpoint). Its owner may release\n"
+            "    it at any time (scontrol release); ExplSched then leaves it alone.\n",
+            100.0 * defaults.hopeless_min_progress, defaults.hopeless_probability);
+        return;
+    }
     if (a.decision == "pause") {
         std::printf(
             "    It is paused: requeued and held with its checkpoint, holding no GPU. It resumes (ExplSched\n"

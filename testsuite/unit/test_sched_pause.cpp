@@ -392,6 +392,56 @@ BOOST_AUTO_TEST_CASE(engine_resumes_a_paused_trial_when_gpus_are_free_and_stops_
     BOOST_TEST(e.last_round().utilisation == 0.0);
 }
 
+// A paused trial past hopeless_min_progress whose optimistic bound is behind its sweep's best is
+// not resumed while the sweep's other trials run, however many GPUs are free (pollux seed 0: an
+// ImageNet trial resumed at a price that fell to its optimistic utility, ran 76 minutes and was
+// stopped at a chance of 0.017). Before hopeless_min_progress it resumes as before; once it is
+// its sweep's last it resumes too.
+BOOST_AUTO_TEST_CASE(a_paused_trial_whose_bound_is_behind_waits_for_its_sweeps_leaders) {
+    StopEvidence e = evidence(0.6, 0.55, 0.65, 0.9, 0.05);
+    EngineSettings s;
+    const PauseOutlook behind = pause_outlook(e, 0.5, 1.0, 1, 1.0, s);
+    BOOST_TEST(!waits_for_leaders(e, behind, s));  // a third of its run
+    e.last_step = 3000;
+    BOOST_TEST(waits_for_leaders(e, behind, s));
+    const StopEvidence can = evidence(0.8, 0.7, 0.92, 0.9, 0.1);
+    StopEvidence can_late = can;
+    can_late.last_step = 3000;
+    BOOST_TEST(!waits_for_leaders(can_late, pause_outlook(can_late, 0.6, 1.0, 1, 1.0, s), s));
+    StopEvidence no_best = e;
+    no_best.best_other = std::numeric_limits<double>::quiet_NaN();
+    BOOST_TEST(!waits_for_leaders(no_best, pause_outlook(no_best, 0.5, 1.0, 1, 1.0, s), s));
+
+    s.min_run_s = 0;
+    s.hopeless_probability = 0.0;  // never final on its chance: the trial stays a paused one
+    s.early_stop_probability = 0.0;
+    s.min_expected_gain = 0.0;
+    auto round = [&](int points, bool leader_ends) {
+        Engine engine = Engine::create(s).value();
+        static std::vector<std::vector<CurvePoint>> curves;
+        curves = {rising(40, 0.95), rising(points, 0.5)};
+        std::vector<JobView> jobs = {view(2, "g", curves[1], JobState::pending), view(1, "g", curves[0])};
+        jobs[0].paused = true;
+        jobs[0].pauses = 1;
+        std::vector<Assessment> out;
+        BOOST_REQUIRE(engine.evaluate(jobs, cluster(1000, 16), out).ok());
+        if (leader_ends) {
+            jobs.pop_back();
+            BOOST_REQUIRE(engine.evaluate(jobs, cluster(1001, 16), out).ok());
+        }
+        return out[0];
+    };
+    const Assessment waits = round(30, false);  // half its run, 15 GPUs free
+    BOOST_TEST((waits.decision == Decision::pause), explain(waits));
+    BOOST_TEST((waits.reason.code == ReasonCode::paused_bound_behind), explain(waits));
+    BOOST_TEST(explain(waits).find("not resumed while its sweep's other trials run") != std::string::npos,
+               explain(waits));
+    const Assessment early = round(20, false);  // a third of its run
+    BOOST_TEST((early.reason.code != ReasonCode::paused_bound_behind), explain(early));
+    const Assessment last = round(30, true);  // its sweep's last: nothing left to wait for
+    BOOST_TEST((last.decision == Decision::run), explain(last));
+}
+
 // milestone_stop_unpredicted (ASHA's rule on the ranking alone, before a curve can be
 // extrapolated): with pause on, a trial behind at a milestone is paused, not stopped (nothing says
 // it cannot matter); once resumed it is not stopped again at the milestone it was paused at (it

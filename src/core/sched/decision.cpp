@@ -73,6 +73,8 @@ const char* to_string(ReasonCode code) {
             return "pause_unlikely";
         case ReasonCode::pause_idle:
             return "pause_idle";
+        case ReasonCode::paused_bound_behind:
+            return "paused_bound_behind";
         case ReasonCode::paused_below_price:
             return "paused_below_price";
         case ReasonCode::paused_no_room:
@@ -186,6 +188,12 @@ std::string describe(Decision decision, const Reason& r) {
         case ReasonCode::paused_below_price:
             text += "paused; optimistic utility " + num(r.a) + "/GPU-s is below the GPU price " + num(r.b) +
                     " at load " + num(r.c, 2) + " (optimistic bound " + num(r.d, 4) + ")";
+            break;
+        case ReasonCode::paused_bound_behind:
+            text += "paused; even its optimistic bound " + num(r.a, 4) + " is behind the group's best " +
+                    num(r.b, 4) + " (chance " + num(r.c, 2) +
+                    "): not resumed while its sweep's other trials run, stopped once the chance is under "
+                    "hopeless_probability";
             break;
         case ReasonCode::paused_no_room:
             text += "paused; optimistic utility " + num(r.a) + "/GPU-s is at least the GPU price " +

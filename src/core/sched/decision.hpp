@@ -37,6 +37,7 @@ enum class ReasonCode {
     pause_unlikely,       // chance a < pause_probability b, utility c < price d; optimistic bound e
     pause_idle,           // pause_unlikely's figures, no trial waiting: utility c <= pause_idle_utility x d
     paused_below_price,   // paused: optimistic utility a < price b at load c; optimistic bound d
+    paused_bound_behind,  // paused: optimistic bound a behind best b (chance c): waits for its leaders
     paused_no_room,       // paused: optimistic utility a >= price b, but c GPUs free, d needed
     resumed,              // optimistic utility a >= price b at load c; optimistic bound d vs best e
     resumed_idle,         // the same figures, a < b: on GPUs nobody else wants, its sweep's others gone

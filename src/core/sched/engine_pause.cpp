@@ -114,6 +114,19 @@ void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const Clus
                 last_hope.push_back(PauseCandidate{j, job.gpus, o.optimism});
                 continue;
             }
+            if (!alone && waits_for_leaders(e, o, s)) {
+                // Past hopeless_min_progress and even its optimistic bound behind the sweep's
+                // best: what its GPUs would buy is the interval's tail, not worth a restart while
+                // the sweep's leaders run (they can only raise the best). It is stopped once its
+                // chance falls under hopeless_probability, or resumed as the sweep's last.
+                a.reason = Reason{};
+                a.reason.code = ReasonCode::paused_bound_behind;
+                a.reason.a = o.bound;
+                a.reason.b = e.best_other;
+                a.reason.c = e.win_probability;
+                a.reason.e = o.bound;
+                continue;
+            }
             a.reason = Reason{};
             a.reason.a = o.optimistic_utility;
             a.reason.b = a.price;

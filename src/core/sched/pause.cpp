@@ -97,6 +97,11 @@ bool stop_is_final(const StopEvidence& e, const PauseOutlook& o, const EngineSet
     return !o.can_matter && e.win_probability < std::max(s.hopeless_probability, 1e-9);
 }
 
+bool waits_for_leaders(const StopEvidence& e, const PauseOutlook& o, const EngineSettings& s) {
+    return !o.can_matter && std::isfinite(e.best_other) &&
+           e.last_step >= s.hopeless_min_progress * run_length(e);
+}
+
 Reason cannot_matter_reason(const StopEvidence& e, const PauseOutlook& o) {
     Reason r;
     r.code = ReasonCode::bound_cannot_matter;

@@ -61,6 +61,13 @@ std::optional<Reason> idle_pause_rule(const StopEvidence& evidence, const PauseO
 bool stop_is_final(const StopEvidence& evidence, const PauseOutlook& outlook, const EngineSettings& settings);
 Reason cannot_matter_reason(const StopEvidence& evidence, const PauseOutlook& outlook);
 
+// A paused trial that is not resumed while other trials of its sweep run, whatever the price:
+// past hopeless_min_progress of its run (before it, a late bloomer's plateau may hide its
+// curve's shape) with even its optimistic bound behind the sweep's best. Reason
+// ReasonCode::paused_bound_behind.
+bool waits_for_leaders(const StopEvidence& evidence, const PauseOutlook& outlook,
+                       const EngineSettings& settings);
+
 // Chooses among candidates (job index, GPUs, rank key: higher goes first) those that fit in
 // `budget` GPUs, in order of the key; the rest are left out. Ties keep the input order.
 struct PauseCandidate {

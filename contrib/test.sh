@@ -123,7 +123,7 @@ fi
 
 step "build"
 if bash contrib/build.sh --builddir "$top/_build"; then
-    step "tests (unit, integration on a local Slurm cluster)"
+    step "tests (integration and hostile-user on a local Slurm cluster; unit too with --no-sanitizers)"
     # The cluster tests mostly wait on Slurm's own cycles, not the CPU: twice as many run at once
     # as there are cores (CI at -j2 took 46 minutes, over its 45), all directories' under one
     # jobserver. The unit and fuzz tests ran in step 1 under ASan and UBSan (the same sources and

@@ -257,7 +257,6 @@ void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const Clus
         if (out[p.job].decision == Decision::pause || !idle_reason[p.job]) continue;
         out[p.job].decision = Decision::pause;
         out[p.job].reason = *idle_reason[p.job];
-        freed += p.gpus;
     }
     double left = -short_gpus;  // GPUs the pending trials leave free
     auto resume = [&](std::size_t j, bool idle) {

@@ -128,13 +128,9 @@ if bash contrib/build.sh --builddir "$top/_build"; then
     # as there are cores (CI at -j2 took 46 minutes, over its 45), all directories' under one
     # jobserver. The unit and fuzz tests ran in step 1 under ASan and UBSan (the same sources and
     # tests): here only without it (--no-sanitizers).
-    if [ $sanitizers = yes ]; then
-        check_together=yes check_jobs=$(( $(nproc) * 2 )) run_check main "$top/_build" \
-            contrib testsuite/kernel_sched testsuite/integration testsuite/hostile
-    else
-        check_together=yes check_jobs=$(( $(nproc) * 2 )) run_check main "$top/_build" \
-            contrib testsuite/unit testsuite/fuzz testsuite/kernel_sched testsuite/integration testsuite/hostile
-    fi
+    main_dirs=(contrib testsuite/kernel_sched testsuite/integration testsuite/hostile)
+    [ $sanitizers = yes ] || main_dirs+=(testsuite/unit testsuite/fuzz)
+    check_together=yes check_jobs=$(( $(nproc) * 2 )) run_check main "$top/_build" "${main_dirs[@]}"
     if [ $distcheck = yes ]; then
         step "make distcheck"
         (cd "$top/_build" && make distcheck >distcheck.out 2>&1) && summaries+=("distcheck: passed") \

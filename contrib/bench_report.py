@@ -292,15 +292,30 @@ def scale_section(results_dir):
                      + rows)
 
 
-# The peers of the trade-off runs (bench_frontier.py): policy, as named in the tables.
-FRONTIER_PEERS = [("asha", "asha"), ("optuna-sha", "Optuna SHA")]
+# The peers of the trade-off runs (bench_frontier.py): the policies each stands for, as named in
+# the tables. "any Optuna pruner" is the cheapest of Optuna's SuccessiveHalving, Hyperband and
+# Median pruners at any of their settings: what a user picking the best pruner for the sweep would get.
+OPTUNA_POLICIES = ("optuna-sha", "optuna-hyperband", "optuna-median")
+FRONTIER_PEERS = [(("asha",), "asha"), (("optuna-sha",), "Optuna SHA"), (OPTUNA_POLICIES, "any Optuna pruner")]
+FRONTIER_ORDER = ["asha"] + list(OPTUNA_POLICIES)
+PRUNER_NAMES = {"optuna-sha": "SHA", "optuna-hyperband": "Hyperband", "optuna-median": "Median"}
 
 
-def cheapest_as_good(points, policy, at_best):
-    """The `policy` point with the fewest GPU-hours among those keeping at least `at_best` % of the
-    sweeps at their best (None if none of its settings keeps as many)."""
-    good = [p for p in points if p["policy"] == policy and p["sweeps_at_best"] >= at_best - 1e-6]
+def cheapest_as_good(points, policies, at_best):
+    """The point of `policies` (a policy name or a tuple of them) with the fewest GPU-hours among
+    those keeping at least `at_best` % of the sweeps at their best (None if none keeps as many)."""
+    if isinstance(policies, str):
+        policies = (policies,)
+    good = [p for p in points if p["policy"] in policies and p["sweeps_at_best"] >= at_best - 1e-6]
     return min(good, key=lambda p: p["gpu_hours"]) if good else None
+
+
+def peer_setting(point, policies):
+    """A peer point's setting as a table names it: with the pruner's name where the peer stands for
+    several policies."""
+    if len(policies) > 1:
+        return "%s %s" % (PRUNER_NAMES.get(point["policy"], point["policy"]), point["setting"])
+    return point["setting"]
 
 
 def explsched_defaults(points):
@@ -313,7 +328,7 @@ def frontier_tables(frontiers):
     cheapest setting keeping as many sweeps at their best, against each peer's cheapest setting
     keeping as many) and one table per scenario."""
     peers = [(pol, label) for pol, label in FRONTIER_PEERS
-             if any(p["policy"] == pol for _, fr in frontiers for p in fr["points"])]
+             if any(p["policy"] in pol for _, fr in frontiers for p in fr["points"])]
 
     def versus(pts, point, pol):
         a = cheapest_as_good(pts, pol, point["sweeps_at_best"])
@@ -338,12 +353,13 @@ def frontier_tables(frontiers):
         for pol, _ in peers:
             a, r = versus(pts, d, pol)
             if a:
-                row += " %s: %s, %.1f%% | %s× |" % (a["setting"], f(a["gpu_hours"], 1), a["sweeps_at_best"], f(r))
+                row += " %s: %s, %.1f%% | %s× |" % (peer_setting(a, pol), f(a["gpu_hours"], 1), a["sweeps_at_best"],
+                                                   f(r))
                 continue
             # none keeps as many: the one that keeps the most (the cheapest of those), for scale
-            mine = [p for p in pts if p["policy"] == pol]
+            mine = [p for p in pts if p["policy"] in pol]
             most = max(mine, key=lambda p: (p["sweeps_at_best"], -p["gpu_hours"])) if mine else None
-            row += (" none (the most: %s, %.1f%% at %s GPU-h) | - |" % (most["setting"], most["sweeps_at_best"],
+            row += (" none (the most: %s, %.1f%% at %s GPU-h) | - |" % (peer_setting(most, pol), most["sweeps_at_best"],
                                                                         f(most["gpu_hours"], 1))
                     if most else " none | - |")
         row += " `%s`: %s |" % (e["setting"], f(e["gpu_hours"], 1))
@@ -353,8 +369,8 @@ def frontier_tables(frontiers):
         out.append(row)
     out.append("")
     for name, fr in frontiers:
-        pts = sorted(fr["points"], key=lambda p: ([q for q, _ in FRONTIER_PEERS].index(p["policy"]) + 1
-                                                  if p["policy"] != "explsched" else 0, p["gpu_hours"]))
+        pts = sorted(fr["points"], key=lambda p: (FRONTIER_ORDER.index(p["policy"]) + 1
+                                                  if p["policy"] in FRONTIER_ORDER else 0, p["gpu_hours"]))
         out.append("`%s` (seeds %s):\n" % (name, fr.get("seeds", "?")))
         head = "| policy | setting | GPU-h | sweeps at best | profit (% of bound) | time to best (h) |"
         head += "".join(" GPU-h × the cheapest %s keeping as many |" % label for _, label in peers)
@@ -371,7 +387,7 @@ def frontier_tables(frontiers):
                     row += " - |"
                     continue
                 a, r = versus(fr["points"], p, pol)
-                row += " %s× (%s) |" % (f(r), a["setting"]) if a else " no %s setting |" % label
+                row += " %s× (%s) |" % (f(r), peer_setting(a, pol)) if a else " no %s setting |" % label
             out.append(row)
         out.append("")
     return "\n".join(out)
@@ -480,7 +496,10 @@ def main(argv):
                   "compared with the cheapest asha setting that keeps at least as many sweeps at their best "
                   "(`contrib/bench_frontier.py`, means over the seeds); so is each with the cheapest "
                   "Optuna SuccessiveHalvingPruner keeping as many, at reduction factor 2, 3, 4 and "
-                  "min_resource 1, 10, 30 epochs (`contrib/optuna_replay.py --pruners sha:R:M`).\n")
+                  "min_resource 1, 10, 30 epochs (`contrib/optuna_replay.py --pruners sha:R:M`), and with "
+                  "the cheapest of any Optuna pruner at any of its settings: those, HyperbandPruner at the "
+                  "same reduction factors and min_resource (`hyperband:R:M`) and MedianPruner at "
+                  "n_startup_trials 1, 5 and n_warmup_steps 0, 10, 30 epochs (`median:S:W`).\n")
         md.append(frontier_tables(frontiers) + "\n")
         md.append("One setting for every scenario, as a site runs a policy (explsched's defaults against each "
                   "setting of the peers above, scenario by scenario):\n")

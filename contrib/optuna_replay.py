@@ -22,7 +22,11 @@ diverged trial reports NaN, which Optuna's pruners prune. Pruners:
   hyperband  HyperbandPruner(min_resource=1, max_resource=E) (reduction_factor 3), E the sweep's
              epochs (its longest trial's report count), given up front for the same reason
   sha:R:M    SuccessiveHalvingPruner(min_resource=M, reduction_factor=R), R in 2..10, M >= 1
-             (the trade-off runs of contrib/bench_frontier.py)
+  hyperband:R:M  HyperbandPruner(min_resource=min(M, E), max_resource=E, reduction_factor=R),
+             R in 2..10, M >= 1
+  median:S:W MedianPruner(n_startup_trials=S, n_warmup_steps=W), S >= 1 (Optuna's MedianPruner
+             prunes nothing before a trial has completed), W >= 0
+             (the settings are the trade-off runs' of contrib/bench_frontier.py)
   none       NopPruner()               (every trial to the end: the replay's check against fifo)
 
 Figures are src/sim/metrics.hpp's, computed the same way (profit = sum over sweeps of the best
@@ -41,24 +45,32 @@ import sys
 import time
 
 NAMED_PRUNERS = ("median", "sha", "hyperband", "none")
-PRUNERS = NAMED_PRUNERS + ("sha:R:M",)
+PRUNERS = NAMED_PRUNERS + ("sha:R:M", "hyperband:R:M", "median:S:W")
+# The pruners with settings: kind -> (form, (lowest, highest) of each of the two numbers, what they are)
+SET_PRUNERS = {
+    "sha": ("sha:R:M", ((2, 10), (1, 1000000)), "R must be in 2..10 and M >= 1"),
+    "hyperband": ("hyperband:R:M", ((2, 10), (1, 1000000)), "R must be in 2..10 and M >= 1"),
+    "median": ("median:S:W", ((1, 1000000), (0, 1000000)), "S must be >= 1 and W >= 0"),
+}
 
 
-def sha_params(name):
-    """(reduction_factor, min_resource) of a pruner named sha:R:M, None for any other name;
-    ValueError for a sha: name whose R or M is out of range."""
-    if not name.startswith("sha:"):
+def pruner_params(name):
+    """(kind, a, b) of a pruner with settings (sha:R:M, hyperband:R:M, median:S:W), None for any
+    other name; ValueError for such a name whose numbers are malformed or out of range."""
+    kind = name.split(":", 1)[0]
+    if ":" not in name or kind not in SET_PRUNERS:
         return None
+    form, ranges, says = SET_PRUNERS[kind]
     parts = name.split(":")
     try:
         if len(parts) != 3:
             raise ValueError
-        r, m = int(parts[1]), int(parts[2])
+        a, b = int(parts[1]), int(parts[2])
     except ValueError:
-        raise ValueError("'%s' is not sha:R:M (whole numbers)" % name) from None
-    if not 2 <= r <= 10 or not 1 <= m <= 1000000:
-        raise ValueError("'%s': R must be in 2..10 and M >= 1" % name)
-    return r, m
+        raise ValueError("'%s' is not %s (whole numbers)" % (name, form)) from None
+    if not all(lo <= v <= hi for v, (lo, hi) in zip((a, b), ranges)):
+        raise ValueError("'%s': %s" % (name, says))
+    return kind, a, b
 
 
 def make_pruner(name, epochs):
@@ -68,9 +80,15 @@ def make_pruner(name, epochs):
         return optuna.pruners.MedianPruner()
     if name == "sha":
         return optuna.pruners.SuccessiveHalvingPruner(min_resource=1)
-    sha = sha_params(name)
-    if sha is not None:
-        return optuna.pruners.SuccessiveHalvingPruner(min_resource=sha[1], reduction_factor=sha[0])
+    params = pruner_params(name)
+    if params is not None:
+        kind, a, b = params
+        if kind == "sha":
+            return optuna.pruners.SuccessiveHalvingPruner(min_resource=b, reduction_factor=a)
+        if kind == "hyperband":
+            top = max(epochs, 1)
+            return optuna.pruners.HyperbandPruner(min_resource=min(b, top), max_resource=top, reduction_factor=a)
+        return optuna.pruners.MedianPruner(n_startup_trials=a, n_warmup_steps=b)
     if name == "hyperband":
         return optuna.pruners.HyperbandPruner(min_resource=1, max_resource=max(epochs, 1))
     if name == "none":
@@ -271,7 +289,7 @@ def main(argv):
     pruners = [p.strip() for p in args.pruners.split(",") if p.strip()]
     for p in pruners:
         try:
-            known = p in NAMED_PRUNERS or sha_params(p) is not None
+            known = p in NAMED_PRUNERS or pruner_params(p) is not None
         except ValueError as e:
             ap.error("--pruners: %s" % e)
         if not known:

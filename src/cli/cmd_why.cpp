@@ -154,6 +154,20 @@ void print_what_would_change(const TrialInfo& t) {
             100.0 * defaults.hopeless_min_progress, defaults.hopeless_probability);
         return;
     }
+    if (a.decision == "pause" && a.reason.find("although no trial waits for its GPUs") != std::string::npos) {
+        std::printf(
+            "    It is paused although no trial waits for its GPUs (pause_idle_utility, %g): it is past\n"
+            "    hopeless_min_progress (%.0f%%) of its run, its utility is at most that fraction of the GPU\n"
+            "    price, and even its optimistic utility is below the price, so the GPU-hours it held bought\n"
+            "    next to nothing. It resumes from its checkpoint (ExplSched releases its hold) once its\n"
+            "    optimistic utility reaches the GPU price and GPUs are free for it, or as its sweep's last;\n"
+            "    it is stopped for good only once even its optimistic bound (now %g) cannot beat its\n"
+            "    sweep's best. Its owner may release it at any time (scontrol release); ExplSched then\n"
+            "    leaves it alone.\n",
+            defaults.pause_idle_utility, 100.0 * defaults.hopeless_min_progress,
+            t.direction == Direction::maximize ? p.upper : p.lower);
+        return;
+    }
     if (a.decision == "pause") {
         std::printf(
             "    It is paused: requeued and held with its checkpoint, holding no GPU. It resumes (ExplSched\n"

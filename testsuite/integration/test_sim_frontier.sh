@@ -1,7 +1,8 @@
 #!/bin/bash
 # The trade-off runs of contrib/bench.sh (contrib/bench_frontier.py): asha at each reduction factor
 # and rung count (explsched-sim --asha-reduction/--asha-rungs), explsched at a few settings, Optuna's
-# SuccessiveHalvingPruner at each reduction factor and min_resource (where installed), on the
+# SuccessiveHalving and Hyperband pruners at each reduction factor and min_resource and its
+# MedianPruner at each n_startup_trials and n_warmup_steps (where installed), on the
 # Pollux workload (60 jobs, seed 0); bench_report.py's table from them. Checks that every point is
 # there, that asha's settings act (one rung at reduction 2 spends more GPU-hours than three rungs
 # at 4, and keeps at least as many sweeps at their best), that the report compares explsched's
@@ -38,11 +39,22 @@ try:
     print("Optuna SHA reduction 2, min_resource 30: %.1f GPU-h; reduction 4, min_resource 1: %.1f"
           % (late["gpu_hours"], early["gpu_hours"]))
     assert late["gpu_hours"] > early["gpu_hours"], "Optuna SHA's settings changed nothing"
+    hb = {p["setting"]: p for p in pts if p["policy"] == "optuna-hyperband"}
+    med = {p["setting"]: p for p in pts if p["policy"] == "optuna-median"}
+    assert len(hb) == 9 and len(med) == 6, (sorted(hb), sorted(med))
+    late, early = hb["reduction 2, min_resource 30"], hb["reduction 4, min_resource 1"]
+    print("Optuna Hyperband reduction 2, min_resource 30: %.1f GPU-h; reduction 4, min_resource 1: %.1f"
+          % (late["gpu_hours"], early["gpu_hours"]))
+    assert late["gpu_hours"] > early["gpu_hours"], "Optuna Hyperband's settings changed nothing"
+    late, early = med["n_startup_trials 5, n_warmup_steps 30"], med["n_startup_trials 1, n_warmup_steps 0"]
+    print("Optuna Median n_startup_trials 5, n_warmup_steps 30: %.1f GPU-h; 1, 0: %.1f"
+          % (late["gpu_hours"], early["gpu_hours"]))
+    assert late["gpu_hours"] > early["gpu_hours"], "Optuna Median's settings changed nothing"
 except ImportError:
     print("no python3-optuna: Optuna's points left out")
-    assert not any(p["policy"] == "optuna-sha" for p in pts)
+    assert not any(p["policy"].startswith("optuna-") for p in pts)
 PY
-pass "bench_frontier.py: 9 asha, 7 explsched and (with python3-optuna) 9 Optuna SHA points"
+pass "bench_frontier.py: 9 asha, 7 explsched and (with python3-optuna) 9 Optuna SHA, 9 Hyperband and 6 Median points"
 
 out=$(/usr/bin/python3 -c "
 import json, sys

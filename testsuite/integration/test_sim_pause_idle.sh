@@ -71,12 +71,22 @@ t["assessment"]["reason"] = ("pause: paused; even its optimistic bound 0.4432 is
                              "chance is under hopeless_probability")
 json.dump(rec, open(sys.argv[2], "w"))
 print(t["id"], file=open(sys.argv[2] + ".id", "w"))
+# ... and the same trial at its idle pause, in the engine's words for it (ReasonCode::pause_idle)
+t["assessment"]["reason"] = ("pause: chance 0.05 to beat the group's best is below 0.2, its utility 1e-09/GPU-s "
+                             "is next to nothing at the GPU price 2e-08 and even its optimistic bound 0.4432 is "
+                             "not worth the price: paused with its checkpoint although no trial waits for its GPUs")
+json.dump(rec, open(sys.argv[2] + ".idle", "w"))
 PY
 if [ -s "$tmp/waiting.json.id" ]; then
     out=$("$cli" why --sim "$tmp/waiting.json" "$(cat "$tmp/waiting.json.id")" 2>&1)
     grep -q "not resumed, however cheap GPUs are, while its sweep's other trials run" <<<"$out" ||
         { echo "FAIL: why does not explain a trial waiting for its sweep's leaders: $out"; fail=1; }
     grep -q "resumes as its sweep's last" <<<"$out" || { echo "FAIL: why: $out"; fail=1; }
+    out=$("$cli" why --sim "$tmp/waiting.json.idle" "$(cat "$tmp/waiting.json.id")" 2>&1)
+    grep -q "It is paused although no trial waits for its GPUs (pause_idle_utility" <<<"$out" ||
+        { echo "FAIL: why does not explain an idle pause: $out"; fail=1; }
+    grep -q "It is paused: requeued and held" <<<"$out" &&
+        { echo "FAIL: why adds the generic pause paragraph to an idle pause: $out"; fail=1; }
 fi
 [ $fail = 0 ] || exit 1
 echo "ok: pause_idle_utility pauses a trial buying next to nothing with nobody waiting, says so, and keeps every sweep's best"

@@ -60,7 +60,8 @@ expect("(time to best over that least time", "| - / - |")
 expect("(time to best vs asha on the sweeps both", "| - |")
 
 # The trade-off tables (bench_frontier.py's points): each explsched point against the cheapest
-# setting of each peer (asha, Optuna SHA) that keeps at least as many sweeps at their best.
+# setting of each peer (asha, Optuna SHA, any Optuna pruner) that keeps at least as many sweeps at
+# their best.
 def pt(policy, setting, gpu_hours, at_best):
     return {"policy": policy, "setting": setting, "gpu_hours": gpu_hours, "sweeps_at_best": at_best,
             "profit_pct": 100.0, "time_to_best_h": 1.0}
@@ -70,19 +71,25 @@ fr = {"seeds": "0,1", "points": [
     pt("asha", "reduction 2, 1 rung", 150.0, 100.0),
     pt("optuna-sha", "reduction 4, min_resource 1", 30.0, 70.0),
     pt("optuna-sha", "reduction 2, min_resource 30", 240.0, 100.0),
+    pt("optuna-hyperband", "reduction 3, min_resource 10", 110.0, 95.0),  # any pruner, for the defaults
+    pt("optuna-median", "n_startup_trials 5, n_warmup_steps 0", 200.0, 100.0),  # ... keeping every best
     pt("explsched", "defaults", 120.0, 95.0),
     pt("explsched", "hopeless_min_progress=0.1", 90.0, 100.0),
     pt("explsched", "aggressive", 40.0, 90.0)]}
 text = br.frontier_tables([("toy", fr)])
 summary = next((l for l in text.splitlines() if l.startswith("| toy |")), "")
 want = "| toy | 120.0, 95.0% | reduction 2, 2 rungs: 100.0, 95.0% | 1.20× | reduction 2, min_resource 30: " \
-       "240.0, 100.0% | 0.50× | `hopeless_min_progress=0.1`: 90.0 | 0.60× | 0.38× |"
+       "240.0, 100.0% | 0.50× | Hyperband reduction 3, min_resource 10: 110.0, 95.0% | 1.09× | " \
+       "`hopeless_min_progress=0.1`: 90.0 | 0.60× | 0.38× | 0.45× |"
 if summary != want:
     problems.append("frontier summary:\n want %r\n got  %r" % (want, summary))
 detail = {l.split(" | ")[1]: l for l in text.splitlines() if l.startswith("| explsched |")}
-want = {"`defaults`": "| 1.20× (reduction 2, 2 rungs) | 0.50× (reduction 2, min_resource 30) |",
-        "`hopeless_min_progress=0.1`": "| 0.60× (reduction 2, 1 rung) | 0.38× (reduction 2, min_resource 30) |",
-        "`aggressive`": "| 0.40× (reduction 2, 2 rungs) | 0.17× (reduction 2, min_resource 30) |"}
+want = {"`defaults`": "| 1.20× (reduction 2, 2 rungs) | 0.50× (reduction 2, min_resource 30) | "
+                      "1.09× (Hyperband reduction 3, min_resource 10) |",
+        "`hopeless_min_progress=0.1`": "| 0.60× (reduction 2, 1 rung) | 0.38× (reduction 2, min_resource 30) | "
+                                       "0.45× (Median n_startup_trials 5, n_warmup_steps 0) |",
+        "`aggressive`": "| 0.40× (reduction 2, 2 rungs) | 0.17× (reduction 2, min_resource 30) | "
+                        "0.36× (Hyperband reduction 3, min_resource 10) |"}
 for setting, cell in want.items():
     if not detail.get(setting, "").endswith(cell):
         problems.append("frontier row %s: want %r, got %r" % (setting, cell, detail.get(setting)))
@@ -112,7 +119,7 @@ summary = next((l for l in text.splitlines() if l.startswith("| toy |")), "")
 if "| none (the most: reduction 3, 3 rungs, 80.0% at 50.0 GPU-h) | - |" not in summary:
     problems.append("frontier: no asha setting keeps as many as the defaults: %r" % summary)
 # without Optuna's points (no python3-optuna) its columns are left out
-fr["points"] = [p for p in fr["points"] if p["policy"] != "optuna-sha"]
+fr["points"] = [p for p in fr["points"] if not p["policy"].startswith("optuna-")]
 text = br.frontier_tables([("toy", fr)])
 if "Optuna" in text:
     problems.append("frontier: Optuna columns without Optuna points:\n" + text)

@@ -1,7 +1,8 @@
 #!/bin/bash
 # contrib/optuna_replay.py on hand-made workloads whose figures are known: a trial that waits for
 # GPUs, a trial MedianPruner prunes at its first report (its GPU goes to the next trial at once),
-# a late bloomer lost that way, and a diverged trial SuccessiveHalvingPruner prunes on NaN. Then,
+# a late bloomer lost that way, a diverged trial SuccessiveHalvingPruner prunes on NaN, and the
+# pruners' settings of the trade-off runs (sha:R:M, hyperband:R:M, median:S:W). Then,
 # when explsched-sim is built, a real exported workload under NopPruner against the simulator's
 # fifo (same GPU-hours: every trial runs its whole curve in both).
 set -euo pipefail
@@ -95,8 +96,31 @@ late, early = run(d, "sha:2:2"), run(d, "sha:2:1")
 check("D sha:2:2 stopped", late["stopped"], 3)
 check("D sha:2:2 no prune before epoch 2", 1.0 if late["stopped_gpu_hours"] * 3600 >= 60 - 1e-6 else 0.0, 1.0)
 check("D sha:2:1 prunes after epoch 1", 1.0 if early["stopped_gpu_hours"] * 3600 < 60 - 1e-6 else 0.0, 1.0)
+# E: MedianPruner at other settings (median:S:W). On D's workload the good trial completes first;
+# median:1:0 then prunes each worse one after its first report (under the completed trial's 0.5),
+# median:1:2 only from its second (n_warmup_steps 2), and median:5:0 never (fewer than 5 trials
+# complete before the last one ends), as Optuna's default MedianPruner.
+m10, m12, m50, named = run(d, "median:1:0"), run(d, "median:1:2"), run(d, "median:5:0"), run(d, "median")
+check("E median:1:0 policy name", 1.0 if m10["policy"] == "optuna-median:1:0" else 0.0, 1.0)
+check("E median:1:0 stopped", m10["stopped"], 3)
+check("E median:1:0 stopped_gpu_hours", m10["stopped_gpu_hours"], 30 / 3600)
+check("E median:1:2 stopped", m12["stopped"], 3)
+check("E median:1:2 stopped_gpu_hours", m12["stopped_gpu_hours"], 60 / 3600)
+check("E median:5:0 stopped", m50["stopped"], 0)
+check("E median:5:0 gpu_hours = median's", m50["gpu_hours"], named["gpu_hours"])
+
+# F: HyperbandPruner at other settings (hyperband:R:M). hyperband:3:1 is hyperband's own setting;
+# a min_resource past the sweep's epochs is cut to them (one rung at the last report: every trial
+# runs its whole curve, 4 x 40 s).
+h31, hb = run(d, "hyperband:3:1"), run(d, "hyperband")
+check("F hyperband:3:1 policy name", 1.0 if h31["policy"] == "optuna-hyperband:3:1" else 0.0, 1.0)
+check("F hyperband:3:1 gpu_hours = hyperband's", h31["gpu_hours"], hb["gpu_hours"])
+check("F hyperband:3:1 stopped = hyperband's", h31["stopped"], hb["stopped"])
+check("F hyperband:2:30 gpu_hours (min_resource cut to 4 epochs)", run(d, "hyperband:2:30")["gpu_hours"], 160 / 3600)
 for bad, says in (("sha:1:1", "R must be in 2..10"), ("sha:2", "is not sha:R:M"), ("sha:x:1", "is not sha:R:M"),
-                  ("bogus", "is not one of")):
+                  ("hyperband:1:1", "R must be in 2..10"), ("hyperband:3:0", "M >= 1"),
+                  ("median:0:0", "S must be >= 1"), ("median:1", "is not median:S:W"),
+                  ("median:1:-1", "W >= 0"), ("bogus", "is not one of")):
     path = "%s/w-bad.json" % tmp
     json.dump({"tolerance": 0.01, "seeds": [d]}, open(path, "w"))
     p = subprocess.run([sys.executable, script, path, "--pruners", bad], capture_output=True, text=True)

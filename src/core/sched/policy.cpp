@@ -386,6 +386,15 @@ PreemptVerdict preempt_verdict(const Assessment& preemptor, const Assessment& pr
     if (preemptor.exploratory && preemptor.state == TrialState::hopeless) {
         return verdict(false, "the preemptor is hopeless: it runs only on GPUs nobody else wants");
     }
+    // A trial behind its sweep at a milestone, too early to predict, waits when pending and gives
+    // way when running (behind_unstopped): running, anything with a utility preempts it, so were it
+    // to preempt in turn (it outranks every trial below the price by the rank margin) two of them
+    // would restart each other and their victims for ever (philly seed 0: three trials preempted
+    // 177-282 times each).
+    if (preemptor.exploratory && preemptor.reason.code == ReasonCode::asha_behind) {
+        return verdict(false, "the preemptor is behind its sweep at a milestone, too early to predict: it "
+                              "waits for GPUs nobody else wants");
+    }
     if (!preemptee.exploratory) {
         if (!settings.preempt_nonexploratory || !preemptor.exploratory) {
             return verdict(false, who + " is not exploratory: never preempted by the utility rule");

@@ -319,6 +319,10 @@ void print_what_would_change(const TrialInfo& t) {
                     100.0 * defaults.preempt_rank_margin, a.priority);
             }
             std::printf(".\n");
+            if (a.priority > 0) {
+                std::printf(
+                    "    (A trial behind its sweep at a milestone before it has a forecast preempts nobody.)\n");
+            }
         }
     }
 }

@@ -321,7 +321,8 @@ void print_what_would_change(const TrialInfo& t) {
             std::printf(".\n");
             if (a.priority > 0) {
                 std::printf(
-                    "    (A trial behind its sweep at a milestone before it has a forecast preempts nobody.)\n");
+                    "    (A trial behind its sweep at a milestone before it has a forecast preempts "
+                    "nobody.)\n");
             }
         }
     }

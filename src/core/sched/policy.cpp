@@ -392,8 +392,9 @@ PreemptVerdict preempt_verdict(const Assessment& preemptor, const Assessment& pr
     // would restart each other and their victims for ever (philly seed 0: three trials preempted
     // 177-282 times each).
     if (preemptor.exploratory && preemptor.reason.code == ReasonCode::asha_behind) {
-        return verdict(false, "the preemptor is behind its sweep at a milestone, too early to predict: it "
-                              "waits for GPUs nobody else wants");
+        return verdict(false,
+                       "the preemptor is behind its sweep at a milestone, too early to predict: it "
+                       "waits for GPUs nobody else wants");
     }
     if (!preemptee.exploratory) {
         if (!settings.preempt_nonexploratory || !preemptor.exploratory) {

@@ -302,10 +302,8 @@ PRUNER_NAMES = {"optuna-sha": "SHA", "optuna-hyperband": "Hyperband", "optuna-me
 
 
 def cheapest_as_good(points, policies, at_best):
-    """The point of `policies` (a policy name or a tuple of them) with the fewest GPU-hours among
-    those keeping at least `at_best` % of the sweeps at their best (None if none keeps as many)."""
-    if isinstance(policies, str):
-        policies = (policies,)
+    """The point of `policies` (a tuple of policy names) with the fewest GPU-hours among those
+    keeping at least `at_best` % of the sweeps at their best (None if none keeps as many)."""
     good = [p for p in points if p["policy"] in policies and p["sweeps_at_best"] >= at_best - 1e-6]
     return min(good, key=lambda p: p["gpu_hours"]) if good else None
 

@@ -314,15 +314,14 @@ void print_what_would_change(const TrialInfo& t) {
                         100.0 * defaults.preempt_margin);
             if (a.priority > 0) {
                 std::printf(
-                    ";\n    one without a forecast yet with a priority above %.0f (%.0f%% more than its %u)",
+                    ";\n    one without a forecast yet with a priority above %.0f (%.0f%% more than its "
+                    "%u).\n"
+                    "    (A trial behind its sweep at a milestone before it has a forecast preempts "
+                    "nobody.)\n",
                     std::floor((1.0 + defaults.preempt_rank_margin) * a.priority),
                     100.0 * defaults.preempt_rank_margin, a.priority);
-            }
-            std::printf(".\n");
-            if (a.priority > 0) {
-                std::printf(
-                    "    (A trial behind its sweep at a milestone before it has a forecast preempts "
-                    "nobody.)\n");
+            } else {
+                std::printf(".\n");
             }
         }
     }

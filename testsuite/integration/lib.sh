@@ -55,6 +55,8 @@ wait_until() {
         eval "$cond" && return 0
         sleep 0.3
     done
+    # the message may name the state at the time: '\$(comment $job)' is expanded now
+    what=$(eval "printf '%s' \"$what\"" 2>/dev/null) || what=${3:-$2}
     fail "timed out after ${timeout}s waiting for: $what"
 }
 

@@ -55,6 +55,35 @@ BOOST_AUTO_TEST_CASE(round_trip) {
     BOOST_TEST(s->prediction.observed == 14u);
     BOOST_TEST(s->prediction.extrapolated);
     BOOST_TEST(s->reason.find("below the GPU price") != std::string::npos, s->reason);
+    BOOST_TEST(line.find(" code=below_price reason=") != std::string::npos, line);
+    BOOST_TEST((s->reason_code == ReasonCode::below_price));
+}
+
+BOOST_AUTO_TEST_CASE(every_reason_code_round_trips_by_name) {
+    // each code from the first to the last, and none past it
+    int n = 0;
+    for (;; ++n) {
+        const auto code = static_cast<ReasonCode>(n);
+        if (std::string(to_string(code)) == "?") break;
+        ReasonCode back{};
+        BOOST_TEST(reason_code_from(to_string(code), back), to_string(code));
+        BOOST_TEST((back == code));
+    }
+    BOOST_TEST(n == static_cast<int>(ReasonCode::resumed_grace) + 1);
+    ReasonCode out = ReasonCode::hopeless;
+    BOOST_TEST(!reason_code_from("ashA_behind", out));
+    BOOST_TEST(!reason_code_from("", out));
+    BOOST_TEST(!reason_code_from("?", out));
+    BOOST_TEST((out == ReasonCode::hopeless));  // left as it was
+}
+
+BOOST_AUTO_TEST_CASE(a_line_without_a_code_still_parses) {
+    // written before code= was added (a job saved by the previous version across an upgrade)
+    auto s = parse_summary_line("explsched: state=unknown decision=wait utility=0 price=1 load=1 reason=x");
+    BOOST_REQUIRE(s.ok());
+    BOOST_TEST(!s->reason_code.has_value());
+    const Assessment a = assessment_for_preemption(TrialKey{9, TrialKey::kNoArrayTask}, 5, &*s);
+    BOOST_TEST((a.reason.code == Reason{}.code));
 }
 
 BOOST_AUTO_TEST_CASE(a_widened_interval_says_so_and_round_trips) {
@@ -117,6 +146,10 @@ BOOST_AUTO_TEST_CASE(bad_lines_name_what_is_wrong) {
                    .error()
                    .message == "summary line: bad utility='nan'");
     BOOST_TEST(
+        parse_summary_line("explsched: state=unknown decision=keep utility=0 price=1 code=maybe reason=x")
+            .error()
+            .message == "summary line: bad code='maybe'");
+    BOOST_TEST(
         parse_summary_line("explsched: state=unknown decision=keep price=1 reason=x").error().message ==
         "summary line: no utility=");
 }
@@ -139,6 +172,41 @@ BOOST_AUTO_TEST_CASE(preemption_from_summaries) {
     const Assessment plain = assessment_for_preemption(TrialKey{44, TrialKey::kNoArrayTask}, 1, nullptr);
     BOOST_TEST(!plain.exploratory);
     BOOST_TEST(!preempt_verdict(preemptor, plain, settings).allowed);
+}
+
+BOOST_AUTO_TEST_CASE(a_trial_behind_at_a_milestone_preempts_nobody_through_its_line) {
+    // The preempt plugin reads the reason code back from the line: a pending trial behind its
+    // sweep at a milestone, without a forecast, far above a running trial below the price (the
+    // live cluster of hostile_behind_preempt_cross_user.sh: 35001 against 10001).
+    EngineSettings settings;
+    Assessment behind;
+    behind.key = TrialKey{4, TrialKey::kNoArrayTask};
+    behind.exploratory = true;
+    behind.state = TrialState::unknown;
+    behind.decision = Decision::wait;
+    behind.reason.code = ReasonCode::asha_behind;
+    behind.reason.a = 100;
+    behind.reason.b = 4;
+    behind.reason.c = 4;
+    behind.reason.d = 3;
+    const std::string line = summary_line(behind, 1.0, "group=bsweep metric=loss:min max_steps=3000");
+    BOOST_TEST(
+        line.find(" code=asha_behind reason=wait: milestone step 100: rank 4 of 4") != std::string::npos,
+        line);
+    auto b = parse_summary_line(line);
+    auto v = parse_summary_line(summary_line(sample(), 1.0));
+    BOOST_REQUIRE(b.ok() && v.ok());
+    const Assessment preemptor = assessment_for_preemption(behind.key, 35001, &*b);
+    const Assessment preemptee = assessment_for_preemption(TrialKey{5, TrialKey::kNoArrayTask}, 10001, &*v);
+    const auto refused = preempt_verdict(preemptor, preemptee, settings, 3600.0);
+    BOOST_TEST(!refused.allowed);
+    BOOST_TEST(refused.reason.find("behind its sweep at a milestone") != std::string::npos, refused.reason);
+    // promoted at the milestone instead, the rank margin lets it preempt (35001 > 2 x 10001)
+    behind.reason.code = ReasonCode::asha_promoted;
+    auto p = parse_summary_line(summary_line(behind, 1.0));
+    BOOST_REQUIRE(p.ok());
+    BOOST_TEST(preempt_verdict(assessment_for_preemption(behind.key, 35001, &*p), preemptee, settings, 3600.0)
+                   .allowed);
 }
 
 BOOST_AUTO_TEST_CASE(priority_terms_add_up) {
@@ -164,7 +232,9 @@ BOOST_AUTO_TEST_CASE(gpu_type_and_model_round_trip) {
     a.measured_gpu_type = "v100";
     a.gpu_value = GpuValue{GpuValuation::scaled, 0.1412};
     const std::string line = summary_line(a, 0.5, "group=lr metric=loss:min model=ResNet-50~(batch~size~64)");
-    BOOST_TEST(line.find(" gpu=k80 gpu_value=scaled:0.1412:v100 reason=") != std::string::npos, line);
+    BOOST_TEST(
+        line.find(" gpu=k80 gpu_value=scaled:0.1412:v100 code=below_price reason=") != std::string::npos,
+        line);
     auto s = parse_summary_line(line);
     BOOST_REQUIRE_MESSAGE(s.ok(), (s.ok() ? "" : s.error().message));
     BOOST_TEST(s->gpu_known);
@@ -178,7 +248,9 @@ BOOST_AUTO_TEST_CASE(gpu_type_and_model_round_trip) {
     a.measured_gpu_type.clear();
     a.gpu_value = GpuValue{GpuValuation::type_unknown, 1.0};
     const std::string plain = summary_line(a, 0.5, "group=lr metric=loss:min");
-    BOOST_TEST(plain.find(" gpu=unknown gpu_value=type-unknown reason=") != std::string::npos, plain);
+    BOOST_TEST(
+        plain.find(" gpu=unknown gpu_value=type-unknown code=below_price reason=") != std::string::npos,
+        plain);
     s = parse_summary_line(plain);
     BOOST_REQUIRE(s.ok());
     BOOST_TEST(s->gpu_known);

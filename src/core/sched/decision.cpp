@@ -93,6 +93,20 @@ const char* to_string(ReasonCode code) {
     return "?";
 }
 
+bool reason_code_from(std::string_view text, ReasonCode& out) {
+    // the codes are numbered from 0 with no gaps, and to_string names each (-Wswitch): the first
+    // number it does not name is past the last
+    for (int i = 0;; ++i) {
+        const auto code = static_cast<ReasonCode>(i);
+        const std::string_view name = to_string(code);
+        if (name == "?") return false;
+        if (name == text) {
+            out = code;
+            return true;
+        }
+    }
+}
+
 namespace {
 
 // %g keeps the figures short and exact enough for people; snprintf never throws.

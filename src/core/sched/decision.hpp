@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <string_view>
 
 namespace explsched {
 
@@ -59,6 +60,8 @@ struct Reason {
 const char* to_string(TrialState state);
 const char* to_string(Decision decision);
 const char* to_string(ReasonCode code);
+// The code named `text` (as to_string writes it); false when no code has that name.
+bool reason_code_from(std::string_view text, ReasonCode& out);
 
 // One line for humans (SystemComment, sprio, logs), e.g.
 // "preemptable: utility 3.1e-06/GPU-s below price 5.2e-06 at load 0.93".

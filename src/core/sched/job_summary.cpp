@@ -62,6 +62,8 @@ std::string summary_line(const Assessment& a, double load, std::string_view tria
     out += " gpu_value=";
     out += to_string(a.gpu_value.how);
     if (!a.measured_gpu_type.empty()) out += ":" + num(a.gpu_value.ratio) + ":" + a.measured_gpu_type;
+    out += " code=";
+    out += to_string(a.reason.code);
     out += " reason=" + explain(a);
     return out;
 }
@@ -139,6 +141,10 @@ Result<JobSummary> parse_summary_line(std::string_view line) {
                 s.gpu_value.ratio = *r;
                 s.measured_gpu_type = std::string(parts[2]);
             }
+        } else if (key == "code") {
+            ReasonCode code{};
+            if (!reason_code_from(value, code)) return bad();
+            s.reason_code = code;
         } else if (key == "model") {
             s.model = model_from_word(value);
         } else if (key == "points") {
@@ -170,6 +176,7 @@ Assessment assessment_for_preemption(const TrialKey& key, uint32_t priority, con
     a.utility = summary->utility;
     a.price = summary->price;
     a.prediction = summary->prediction;
+    if (summary->reason_code) a.reason.code = *summary->reason_code;
     return a;
 }
 

@@ -5,16 +5,19 @@
 //   explsched: group=lr metric=loss:min max_steps=2000
 //              state=promising decision=keep utility=3.1e-06 price=2.0e-06 load=0.94
 //              pred=0.412 [0.398,0.431]@2000 points=14 extrapolated=yes
-//              gpu=k80 gpu_value=scaled:0.1412:v100 reason=<free text to the end>
+//              gpu=k80 gpu_value=scaled:0.1412:v100 code=above_price reason=<free text to the end>
 //
 // pred is the predicted final metric, its interval and the step it is for ("pred=none" without
 // a prediction). gpu is the GPU type the trial was valued on ("unknown"), gpu_value how its speed
 // was scaled to it (GpuValuation; "scaled:RATIO:MEASURED_ON" when scaled, "no-row:1:MEASURED_ON"
-// when the table lacks a figure). The reason is last because it is free text. What precedes
+// when the table lacks a figure). code is the rule that decided (ReasonCode, as to_string names
+// it; absent from lines written before it was added): the preemption rule reads it back. The
+// reason is last because it is free text. What precedes
 // state= describes the trial (explore_trial_text); of it only model= is read back.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -34,6 +37,8 @@ struct JobSummary {
     double load = 0.0;
     Prediction prediction;
     std::string reason;
+    // the rule that decided (code=); nullopt in a line written without it
+    std::optional<ReasonCode> reason_code;
     // GPU type (absent from lines written before types were known: gpu_known false)
     bool gpu_known = false;
     std::string gpu_type;  // "" unknown

@@ -317,6 +317,75 @@ BOOST_AUTO_TEST_CASE(a_trial_behind_at_a_milestone_without_a_forecast_preempts_n
     BOOST_TEST(preempt_verdict(early, below_price, s, 700.0).allowed);
 }
 
+// unpredicted_turn: a running trial without a forecast (too few points, no milestone) keeps its
+// GPUs for its turn, then only a waiting trial without a forecast may take them.
+BOOST_AUTO_TEST_CASE(trials_without_a_forecast_take_turns_under_unpredicted_turn) {
+    EngineSettings s;
+    s.min_run_s = 600;
+    LadderInputs in;
+    in.exploratory = true;
+    in.points = 2;
+    in.last_step = 100;
+    in.max_steps = 2000;
+    in.job_state = JobState::running;
+    in.running_s = 9000;
+    BOOST_REQUIRE((ladder_rung(in) == LadderRung::milestones));
+    // off (the default): kept however long it runs
+    BOOST_TEST((decide_trial(in, s).decision == Decision::keep));
+    s.unpredicted_turn_s = 7200;
+    TrialVerdict v = decide_trial(in, s);
+    BOOST_TEST((v.decision == Decision::preemptable));
+    BOOST_TEST((v.reason.code == ReasonCode::too_few_points));
+    in.running_s = 7199;
+    BOOST_TEST((decide_trial(in, s).decision == Decision::keep));
+    // the turn is never shorter than min_run
+    s.unpredicted_turn_s = 60;
+    in.running_s = 599;
+    BOOST_TEST((decide_trial(in, s).decision == Decision::keep));
+    in.running_s = 600;
+    BOOST_TEST((decide_trial(in, s).decision == Decision::preemptable));
+    // pending: it runs as before
+    in.job_state = JobState::pending;
+    in.running_s = std::numeric_limits<double>::infinity();
+    BOOST_TEST((decide_trial(in, s).decision == Decision::run));
+
+    s.unpredicted_turn_s = 7200;
+    Assessment done = trial(1, 0.0, Decision::preemptable, 60001);
+    done.state = TrialState::unknown;
+    done.reason.code = ReasonCode::too_few_points;
+    Assessment waiting = trial(2, 0.0, Decision::run, 59000);  // a lower priority does not matter
+    waiting.state = TrialState::unknown;
+    waiting.reason.code = ReasonCode::too_few_points;
+    const auto taken = preempt_verdict(waiting, done, s, 7200.0);
+    BOOST_TEST(taken.allowed);
+    BOOST_TEST(contains(taken.reason, "has had its turn of 7200 s"), taken.reason);
+    const auto early = preempt_verdict(waiting, done, s, 7000.0);
+    BOOST_TEST(!early.allowed);
+    BOOST_TEST(contains(early.reason, "within its turn of 7200 s"), early.reason);
+    // nobody else: a trial with a forecast (however useful), one behind at a milestone, a
+    // non-exploratory job, a hopeless trial
+    BOOST_TEST(!preempt_verdict(trial(3, 1.0, Decision::run, 90000), done, s, 9000.0).allowed);
+    Assessment behind = waiting;
+    behind.reason.code = ReasonCode::asha_behind;
+    BOOST_TEST(!preempt_verdict(behind, done, s, 9000.0).allowed);
+    Assessment plain = trial(4, 0.0, Decision::run, 90000);
+    plain.exploratory = false;
+    plain.reason.code = ReasonCode::nonexploratory;
+    BOOST_TEST(!preempt_verdict(plain, done, s, 9000.0).allowed);
+    Assessment hopeless = waiting;
+    hopeless.state = TrialState::hopeless;
+    BOOST_TEST(!preempt_verdict(hopeless, done, s, 9000.0).allowed);
+    // preempt_cross_user=no holds here too
+    s.preempt_cross_user = false;
+    waiting.owner = 1001;
+    done.owner = 1002;
+    BOOST_TEST(!preempt_verdict(waiting, done, s, 9000.0).allowed);
+    // a trial without a forecast that is still kept (no turns, or within min_run) is not preemptable
+    s.preempt_cross_user = true;
+    done.decision = Decision::keep;
+    BOOST_TEST(!preempt_verdict(waiting, done, s, 9000.0).allowed);
+}
+
 // A preemptable verdict comes from the last re-ranking; a trial preempted and started again since
 // still carries it. The grace (min_run_s) is checked against its current run: the preempt plugin
 // passes how long the job has run since its start_time, as Slurm does for PreemptExemptTime.

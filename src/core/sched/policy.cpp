@@ -295,6 +295,10 @@ TrialVerdict by_milestones(const LadderInputs& in, const EngineSettings& s) {
         v.reason.a = static_cast<double>(in.points);
         v.reason.b = static_cast<double>(s.min_points_to_fit);
         v.decision = run_or_keep(in.job_state);
+        // its turn is over: a waiting trial without a forecast may take the GPUs (preempt_verdict)
+        if (v.decision == Decision::keep && s.unpredicted_turn_s > 0.0 &&
+            in.running_s >= std::max(s.unpredicted_turn_s, s.min_run_s))
+            v.decision = Decision::preemptable;
         return v;
     }
     const AshaRank& r = in.standing.rank;
@@ -408,6 +412,23 @@ PreemptVerdict preempt_verdict(const Assessment& preemptor, const Assessment& pr
                                      std::to_string(preemptee.priority));
         }
         return verdict(false, who + " outranks the preemptor");
+    }
+    // A trial without a forecast whose turn is over (unpredicted_turn): only a waiting trial
+    // without one takes it, so trials the engine cannot judge yet share the GPUs in turns; a
+    // forecast says nothing about one that has none.
+    if (preemptee.exploratory && preemptee.reason.code == ReasonCode::too_few_points &&
+        preemptee.decision == Decision::preemptable) {
+        if (!(preemptor.exploratory && preemptor.reason.code == ReasonCode::too_few_points)) {
+            return verdict(false, who + " has no forecast yet: only a trial without one takes its turn");
+        }
+        const double turn = std::max(settings.unpredicted_turn_s, settings.min_run_s);
+        const auto secs = [](double x) { return std::to_string(static_cast<long long>(std::max(0.0, x))); };
+        if (!(settings.unpredicted_turn_s > 0.0) || preemptee_running_s < turn) {
+            return verdict(false, who + " (re)started " + secs(preemptee_running_s) +
+                                      " s ago, within its turn of " + secs(turn) + " s (unpredicted_turn)");
+        }
+        return verdict(true, who + " has had its turn of " + secs(turn) +
+                                 " s without a forecast (unpredicted_turn); the preemptor has none either");
     }
     switch (preemptee.decision) {
         case Decision::terminate:

@@ -347,6 +347,11 @@ const Row kRows[] = {
      "relative priority margin a trial without a forecast needs over a running trial with one (1 = twice)",
      set_double<&EngineSettings::preempt_rank_margin, 0, 100000000>,
      [](const Settings& s) { return fmt_double(s.engine.preempt_rank_margin); }},
+    {"unpredicted_turn",
+     "seconds a trial without a forecast runs before a waiting one without a forecast may take a turn (0: "
+     "never)",
+     set_duration<&EngineSettings::unpredicted_turn_s, 0, 30 * 86400>,
+     [](const Settings& s) { return fmt_double(s.engine.unpredicted_turn_s); }},
     {"min_run", "seconds a (re)started trial runs before it may be preempted",
      set_duration<&EngineSettings::min_run_s, 0, 30 * 86400>,
      [](const Settings& s) { return fmt_double(s.engine.min_run_s); }},

@@ -336,6 +336,12 @@ BOOST_AUTO_TEST_CASE(trials_without_a_forecast_take_turns_under_unpredicted_turn
     TrialVerdict v = decide_trial(in, s);
     BOOST_TEST((v.decision == Decision::preemptable));
     BOOST_TEST((v.reason.code == ReasonCode::too_few_points));
+    Assessment said;
+    said.decision = v.decision;
+    said.reason = v.reason;
+    BOOST_TEST(contains(explain(said), "2 points, 6 needed to predict; no milestone reached yet; it has had its "
+                                       "turn of 7200 s (unpredicted_turn)"),
+               explain(said));
     in.running_s = 7199;
     BOOST_TEST((decide_trial(in, s).decision == Decision::keep));
     // the turn is never shorter than min_run

@@ -145,6 +145,9 @@ std::string describe(Decision decision, const Reason& r) {
             break;
         case ReasonCode::too_few_points:
             text += num(r.a) + " points, " + num(r.b) + " needed to predict; no milestone reached yet";
+            if (std::isfinite(r.c))
+                text += "; it has had its turn of " + num(r.c, 10) +
+                        " s (unpredicted_turn): a waiting trial without a forecast may take its GPUs";
             break;
         case ReasonCode::asha_promoted:
             text += "milestone step " + num(r.a, 10) + ": rank " + num(r.b, 10) + " of " + num(r.c, 10) +

@@ -25,7 +25,7 @@ enum class ReasonCode {
     hopeless,             // final a in [b, c] cannot beat group best d (probability e)
     hopeless_early,       // the same, before hopeless_min_progress: e < early_stop_probability
     finished,             // reached max_steps a
-    too_few_points,       // a points < b needed, no milestone reached yet
+    too_few_points,       // a points < b needed, no milestone reached yet; c: its turn (s) is over
     asha_promoted,        // milestone step a: rank b of c, within the top 1/d
     asha_behind,          // milestone step a: rank b of c, outside the top 1/d
     above_price,          // utility a >= price b at load c

@@ -297,8 +297,10 @@ TrialVerdict by_milestones(const LadderInputs& in, const EngineSettings& s) {
         v.decision = run_or_keep(in.job_state);
         // its turn is over: a waiting trial without a forecast may take the GPUs (preempt_verdict)
         if (v.decision == Decision::keep && s.unpredicted_turn_s > 0.0 &&
-            in.running_s >= std::max(s.unpredicted_turn_s, s.min_run_s))
+            in.running_s >= std::max(s.unpredicted_turn_s, s.min_run_s)) {
             v.decision = Decision::preemptable;
+            v.reason.c = std::max(s.unpredicted_turn_s, s.min_run_s);
+        }
         return v;
     }
     const AshaRank& r = in.standing.rank;

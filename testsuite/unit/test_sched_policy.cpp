@@ -339,8 +339,9 @@ BOOST_AUTO_TEST_CASE(trials_without_a_forecast_take_turns_under_unpredicted_turn
     Assessment said;
     said.decision = v.decision;
     said.reason = v.reason;
-    BOOST_TEST(contains(explain(said), "2 points, 6 needed to predict; no milestone reached yet; it has had its "
-                                       "turn of 7200 s (unpredicted_turn)"),
+    BOOST_TEST(contains(explain(said),
+                        "2 points, 6 needed to predict; no milestone reached yet; it has had its "
+                        "turn of 7200 s (unpredicted_turn)"),
                explain(said));
     in.running_s = 7199;
     BOOST_TEST((decide_trial(in, s).decision == Decision::keep));

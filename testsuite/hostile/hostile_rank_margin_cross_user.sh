@@ -10,8 +10,9 @@
 #    applies, but only up to A's priority: with A's --nice=40000 (about 20001) B's newcomer, an
 #    array task, is above twice it and preempts it, and slurmctld's log names the rank margin.
 # Either way A keeps B's trials off the GPUs no longer than A's own priority allows. (A trial that
-# never reports is not preempted by ExplSched's rules at all, so a flat curve buys A nothing more
-# than silence does.) Two real users, one node, two GPUs, priority/explsched, the default margin.
+# never reports is preempted only once its turn is over, unpredicted_turn (2 h), and only by a
+# trial without a forecast, so a flat curve buys A nothing more than silence does.) Two real
+# users, one node, two GPUs, priority/explsched, the default margin.
 set -u
 . "$(dirname "$0")/lib.sh"
 two_users esh_rm

@@ -330,7 +330,9 @@ BOOST_AUTO_TEST_CASE(trials_without_a_forecast_take_turns_under_unpredicted_turn
     in.job_state = JobState::running;
     in.running_s = 9000;
     BOOST_REQUIRE((ladder_rung(in) == LadderRung::milestones));
-    // off (the default): kept however long it runs
+    BOOST_TEST(s.unpredicted_turn_s == 7200.0);  // the default
+    // 0: kept however long it runs
+    s.unpredicted_turn_s = 0;
     BOOST_TEST((decide_trial(in, s).decision == Decision::keep));
     s.unpredicted_turn_s = 7200;
     TrialVerdict v = decide_trial(in, s);

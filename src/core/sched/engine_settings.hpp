@@ -61,15 +61,15 @@ struct EngineSettings : FitSettings {
     bool preempt_cross_user = true;
     double min_run_s = 600.0;  // a (re)started trial is not preempted before this
     // Turns among trials without a forecast (too few reports, no milestone reached: the engine
-    // cannot judge them). 0 (the default): such a trial keeps its GPUs until it ends or reports
-    // enough. Otherwise, once it has run this long since its (re)start (and min_run), a waiting
-    // trial without a forecast may preempt it, and nothing else may; the one preempted waits for
-    // its next turn. In explsched-sim's philly (reports hours apart, so trials run for hours
-    // unjudged) 7200 cut the mean time to each sweep's best 32.8 -> 25.9 h (seeds 0-2) and
+    // cannot judge them). Once such a trial has run this long since its (re)start (and min_run),
+    // a waiting trial without a forecast may preempt it, and nothing else may; the one preempted
+    // waits for its next turn. 0: it keeps its GPUs until it ends or reports enough. In
+    // explsched-sim's philly (reports hours apart, so trials ran for hours unjudged while new ones
+    // waited) 7200 cut the mean time to each sweep's best 32.8 -> 25.9 h (seeds 0-2) and
     // 34.8 -> 30.5 h (seeds 3-5) at +1.4 % / -1.9 % GPU-hours, with as many sweeps at their best
-    // (99.7 %; seeds 3-5 99.5 -> 99.7 %); the other scenarios are unchanged. Not the default until
-    // doc/results.md is regenerated with it.
-    double unpredicted_turn_s = 0.0;
+    // (99.7 %; seeds 3-5 99.5 -> 99.7 %); the other scenarios were unchanged. 3600 and 1800 lost a
+    // best in pollux-heterogeneous (slow K80 trials report rarely).
+    double unpredicted_turn_s = 7200.0;
     double hopeless_probability = 0.02;  // P(final beats group best) below this: hopeless
     // Never call hopeless on fewer points. 6 (min_points): as soon as a curve is extrapolated
     // (8 until 2026-11-28; 6 brings the demo sweep's decisive early stops from 27-30 % of a run

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -371,6 +372,12 @@ BOOST_AUTO_TEST_CASE(trials_without_a_forecast_take_turns_under_unpredicted_turn
     const auto early = preempt_verdict(waiting, done, s, 7000.0);
     BOOST_TEST(!early.allowed);
     BOOST_TEST(contains(early.reason, "within its turn of 7200 s"), early.reason);
+    // turns switched off since the verdict was written (a reconfigure): kept, whatever its run
+    s.unpredicted_turn_s = 0;
+    const auto off = preempt_verdict(waiting, done, s, std::numeric_limits<double>::infinity());
+    BOOST_TEST(!off.allowed);
+    BOOST_TEST(contains(off.reason, "(re)started ? s ago"), off.reason);
+    s.unpredicted_turn_s = 7200;
     // nobody else: a trial with a forecast (however useful), one behind at a milestone, a
     // non-exploratory job, a hopeless trial
     BOOST_TEST(!preempt_verdict(trial(3, 1.0, Decision::run, 90000), done, s, 9000.0).allowed);

@@ -424,7 +424,10 @@ PreemptVerdict preempt_verdict(const Assessment& preemptor, const Assessment& pr
             return verdict(false, who + " has no forecast yet: only a trial without one takes its turn");
         }
         const double turn = std::max(settings.unpredicted_turn_s, settings.min_run_s);
-        const auto secs = [](double x) { return std::to_string(static_cast<long long>(std::max(0.0, x))); };
+        const auto secs = [](double x) {
+            return std::isfinite(x) ? std::to_string(static_cast<long long>(std::max(0.0, x)))
+                                    : std::string("?");
+        };
         if (!(settings.unpredicted_turn_s > 0.0) || preemptee_running_s < turn) {
             return verdict(false, who + " (re)started " + secs(preemptee_running_s) +
                                       " s ago, within its turn of " + secs(turn) + " s (unpredicted_turn)");

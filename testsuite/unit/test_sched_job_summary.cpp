@@ -209,6 +209,29 @@ BOOST_AUTO_TEST_CASE(a_trial_behind_at_a_milestone_preempts_nobody_through_its_l
                    .allowed);
 }
 
+BOOST_AUTO_TEST_CASE(a_refused_preemption_quotes_the_line_not_figures_it_lacks) {
+    // The line carries the code and the written reason, not the figures a-e: the refusal quotes
+    // the reason as written (it printed "nan" for each figure before).
+    EngineSettings settings;
+    Assessment kept = sample();
+    kept.decision = Decision::keep;
+    kept.reason.code = ReasonCode::above_price;
+    kept.reason.a = 7.5e-6;
+    kept.reason.b = 5.5e-6;
+    kept.reason.c = 0.93;
+    const std::string written = explain(kept);
+    auto k = parse_summary_line(summary_line(kept, 0.93));
+    auto w = parse_summary_line(summary_line(sample(), 1.0));
+    BOOST_REQUIRE(k.ok() && w.ok());
+    const Assessment preemptee = assessment_for_preemption(kept.key, 100, &*k);
+    const Assessment preemptor = assessment_for_preemption(TrialKey{43, TrialKey::kNoArrayTask}, 200, &*w);
+    BOOST_TEST(explain(preemptee) == written);
+    const auto refused = preempt_verdict(preemptor, preemptee, settings, 3600.0);
+    BOOST_TEST(!refused.allowed);
+    BOOST_TEST(refused.reason.find("is not preemptable (" + written + ")") != std::string::npos, refused.reason);
+    BOOST_TEST(refused.reason.find("nan") == std::string::npos, refused.reason);
+}
+
 BOOST_AUTO_TEST_CASE(priority_terms_add_up) {
     EngineSettings settings;
     JobView view;

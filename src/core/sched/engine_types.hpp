@@ -79,6 +79,9 @@ struct Assessment {
     Decision decision = Decision::wait;
     Reason reason;
     std::string error;  // set only for ReasonCode::invalid_report
+    // The explanation as already written (an assessment rebuilt from a SystemComment line, whose
+    // reason figures are not stored): explain() returns it instead of describing the figures.
+    std::string explanation;
     bool exploratory = false;
     // The GPU type it was valued on (the view's gpu_type), and how its speed was scaled to it
     // (exploratory jobs only; gpu_types.hpp).

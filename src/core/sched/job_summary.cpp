@@ -177,6 +177,7 @@ Assessment assessment_for_preemption(const TrialKey& key, uint32_t priority, con
     a.price = summary->price;
     a.prediction = summary->prediction;
     if (summary->reason_code) a.reason.code = *summary->reason_code;
+    a.explanation = summary->reason;  // the figures behind it are not in the line
     return a;
 }
 

@@ -228,7 +228,8 @@ BOOST_AUTO_TEST_CASE(a_refused_preemption_quotes_the_line_not_figures_it_lacks) 
     BOOST_TEST(explain(preemptee) == written);
     const auto refused = preempt_verdict(preemptor, preemptee, settings, 3600.0);
     BOOST_TEST(!refused.allowed);
-    BOOST_TEST(refused.reason.find("is not preemptable (" + written + ")") != std::string::npos, refused.reason);
+    BOOST_TEST(refused.reason.find("is not preemptable (" + written + ")") != std::string::npos,
+               refused.reason);
     BOOST_TEST(refused.reason.find("nan") == std::string::npos, refused.reason);
 }
 

@@ -407,6 +407,32 @@ BOOST_AUTO_TEST_CASE(price_rule_at_low_and_high_load) {
     BOOST_TEST((graced.reason.code == ReasonCode::in_grace));
 }
 
+BOOST_AUTO_TEST_CASE(protect_leader_marks_the_running_trial_holding_its_sweeps_best) {
+    EngineSettings s = classic();
+    s.protect_leader = true;
+    Engine e = make(s);
+    // b holds the sweep's best observed metric (0.863 at step 2000; a 0.816, c 0.839)
+    const auto a = rising(20, 0.95, 0.6), b = rising(20, 0.93, 0.3), c = rising(20, 0.94, 0.45);
+    std::vector<JobView> jobs = {view(1, "g", a, JobState::pending), view(2, "g", b), view(3, "g", c)};
+    std::vector<Assessment> out;
+    BOOST_REQUIRE(e.evaluate(jobs, cluster(5000, 2), out).ok());
+    BOOST_REQUIRE((out[1].decision == Decision::preemptable));  // full cluster: below the price
+    BOOST_TEST((out[1].reason.code == ReasonCode::leads_sweep));
+    BOOST_TEST(out[1].reason.d == b.back().metric, boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(out[1].reason.e == c.back().metric, boost::test_tools::tolerance(1e-12));
+    BOOST_TEST((out[2].reason.code != ReasonCode::leads_sweep));
+    // a waiting sibling below its own price does not take the leader's GPUs
+    BOOST_REQUIRE(out[0].utility < out[0].price);
+    const TrialKey k1{1, TrialKey::kNoArrayTask}, k2{2, TrialKey::kNoArrayTask};
+    const auto v = e.can_preempt(k1, k2);
+    BOOST_TEST(!v.allowed);
+    BOOST_TEST(v.reason.find("protect_leader") != std::string::npos, v.reason);
+    // the default: the same round marks nobody
+    Engine plain = make(classic());
+    BOOST_REQUIRE(plain.evaluate(jobs, cluster(5000, 2), out).ok());
+    for (const auto& x : out) BOOST_TEST((x.reason.code != ReasonCode::leads_sweep));
+}
+
 BOOST_AUTO_TEST_CASE(preemption_between_assessed_jobs) {
     Engine e = make(classic());
     // strong: still far from a higher ceiling; weak: near its lower one

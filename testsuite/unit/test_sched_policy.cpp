@@ -286,6 +286,78 @@ BOOST_AUTO_TEST_CASE(a_trial_without_a_forecast_needs_the_rank_margin) {
     BOOST_TEST(preempt_verdict(trial(6, 2e-6, Decision::run, 1), near_price, s).allowed);
 }
 
+// protect_leader: a running trial below the price that holds its sweep's best metric (another
+// member has reported) says so (leads_sweep) and gives way only to a trial whose utility is at
+// least its own price and beats the leader's by preempt_margin, or to a plain job by rank.
+BOOST_AUTO_TEST_CASE(protect_leader_lets_only_a_trial_worth_its_gpus_take_a_leaders) {
+    EngineSettings s;
+    BOOST_TEST(!s.protect_leader);  // the default
+    LadderInputs in = every_rung();
+    in.invalid_report = false;
+    in.diverged = false;
+    in.state = TrialState::promising;
+    in.last_step = 1000;
+    in.holds_sweep_best = true;
+    in.sweep_best = 0.93;
+    in.sweep_next = 0.91;
+    BOOST_TEST((decide_trial(in, s).reason.code == ReasonCode::below_price));  // off: as before
+    s.protect_leader = true;
+    TrialVerdict v = decide_trial(in, s);
+    BOOST_TEST((v.decision == Decision::preemptable));
+    BOOST_TEST((v.reason.code == ReasonCode::leads_sweep));
+    BOOST_TEST(v.reason.a == 1e-6);
+    BOOST_TEST(v.reason.b == 1e-5);
+    BOOST_TEST(v.reason.d == 0.93);
+    BOOST_TEST(v.reason.e == 0.91);
+    BOOST_TEST(v.value == value_factor(1e-6, 1e-5, 100));  // its priority is not raised
+    const std::string text = describe(v.decision, v.reason);
+    BOOST_TEST(contains(text, "holds its group's best metric 0.93 (next 0.91, protect_leader)"), text);
+    // alone in its sweep (nobody else reported), not the holder, or above the price: no change
+    in.sweep_next = std::nan("");
+    BOOST_TEST((decide_trial(in, s).reason.code == ReasonCode::below_price));
+    in.sweep_next = 0.91;
+    in.holds_sweep_best = false;
+    BOOST_TEST((decide_trial(in, s).reason.code == ReasonCode::below_price));
+    in.holds_sweep_best = true;
+    in.utility = 2e-5;
+    BOOST_TEST((decide_trial(in, s).reason.code == ReasonCode::above_price));
+    in.utility = 1e-6;
+    in.running_s = 10;  // its grace first
+    BOOST_TEST((decide_trial(in, s).reason.code == ReasonCode::in_grace));
+    in.job_state = JobState::pending;  // a pending trial waits as any other
+    in.running_s = std::numeric_limits<double>::infinity();
+    BOOST_TEST((decide_trial(in, s).decision == Decision::wait));
+
+    // the preemption rule
+    Assessment leader = trial(2, 1e-9, Decision::preemptable, 24);
+    leader.reason = v.reason;
+    Assessment below = trial(1, 5e-9, Decision::wait, 30000);  // 5x its utility, below its price
+    below.price = 1e-8;
+    auto refused = preempt_verdict(below, leader, s, 3600.0);
+    BOOST_TEST(!refused.allowed);
+    BOOST_TEST(contains(refused.reason,
+                        "job 2 holds its group's best metric (protect_leader) and the "
+                        "preemptor's utility 5e-09 is below its own price 1e-08"),
+               refused.reason);
+    BOOST_TEST(
+        !preempt_verdict(trial(3, 0.0, Decision::wait, 60000), leader, s, 3600.0).allowed);  // no forecast
+    Assessment worth = trial(4, 2e-8, Decision::run, 30000);  // at least its price
+    worth.price = 1e-8;
+    BOOST_TEST(preempt_verdict(worth, leader, s, 3600.0).allowed);
+    Assessment barely = worth;  // worth its GPUs but within preempt_margin of the leader's
+    barely.utility = 1.2e-9;
+    barely.price = 1e-9;
+    BOOST_TEST(!preempt_verdict(barely, leader, s, 3600.0).allowed);
+    Assessment plain = trial(5, 0.0, Decision::run, 25);
+    plain.exploratory = false;
+    BOOST_TEST(preempt_verdict(plain, leader, s, 3600.0).allowed);  // a plain job by rank
+    BOOST_TEST(!preempt_verdict(worth, leader, s, 60.0).allowed);   // the grace holds
+    s.preempt_cross_user = false;  // another user's, with the switch off: never
+    worth.owner = 7;
+    leader.owner = 8;
+    BOOST_TEST(!preempt_verdict(worth, leader, s, 3600.0).allowed);
+}
+
 // A trial behind its sweep at a milestone and too early to predict waits (pending) and gives way
 // (running): it preempts nobody, although its priority (half the unknown value) is far above a
 // forecast trial's below the price. Were it to, it and any trial with a utility would restart each

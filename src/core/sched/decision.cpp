@@ -89,6 +89,8 @@ const char* to_string(ReasonCode code) {
             return "resumed_grace";
         case ReasonCode::bound_cannot_matter:
             return "bound_cannot_matter";
+        case ReasonCode::leads_sweep:
+            return "leads_sweep";
     }
     return "?";
 }
@@ -236,6 +238,13 @@ std::string describe(Decision decision, const Reason& r) {
         case ReasonCode::bound_cannot_matter:
             text += "even the optimistic bound " + num(r.a, 4) + " cannot beat the group's best " +
                     num(r.b, 4) + " (chance " + num(r.c, 2) + ")";
+            break;
+        case ReasonCode::leads_sweep:
+            text += "utility " + num(r.a) + "/GPU-s is below the GPU price " + num(r.b) + " at load " +
+                    num(r.c, 2) + ", but it holds its group's best metric " + num(r.d, 4) + " (next " +
+                    num(r.e, 4) +
+                    ", protect_leader): only a trial whose utility is at least its own price, or a plain "
+                    "job by rank, takes its GPUs";
             break;
     }
     const bool judged = r.code == ReasonCode::hopeless || r.code == ReasonCode::costly_chance ||

@@ -45,6 +45,9 @@ enum class ReasonCode {
     bound_cannot_matter,  // optimistic bound a cannot beat the sweep's best b (chance c)
     explore_first,        // a untried job records of its sweep wait; paused at fraction b of its run (c)
     resumed_grace,        // resumed from pause a s ago < min_run_s b: kept; chance c to beat best d
+    // running, utility a < price b at load c, but it holds its sweep's best metric d (ahead of e):
+    // only a trial worth its GPUs (utility at least its price) or a plain job by rank takes them
+    leads_sweep,
 };
 
 struct Reason {

@@ -296,7 +296,7 @@ struct Engine::Impl {
     // needs the GPUs), and decides which paused trials resume, stay paused or stop for good.
     void pause_and_resume(const std::vector<JobView>& jobs, const ClusterView& cluster, const RoundLoad& load,
                           std::vector<Assessment>& out);
-    LadderInputs ladder_inputs(const JobView& job, const TrialCache* c, const Assessment& a,
+    LadderInputs ladder_inputs(const JobView& job, std::size_t j, const TrialCache* c, const Assessment& a,
                                double load_after, double running_s, const RoundPrice& price) const;
     void finish_round(const std::vector<Assessment>& out, const ClusterView& cluster, const RoundLoad& load,
                       const RoundPrice& price, const RoundCounts& counts);

@@ -207,7 +207,7 @@ void Engine::Impl::decide(const std::vector<JobView>& jobs, const ClusterView& c
             job.state == JobState::running && job.start_time > 0.0 ? cluster.now - job.start_time : kInf;
         if (c != nullptr && std::isnan(a.prediction.value)) a.prediction = c->final_metric;
 
-        LadderInputs in = ladder_inputs(job, c, a, load_after, running_s, price);
+        LadderInputs in = ladder_inputs(job, j, c, a, load_after, running_s, price);
         const LadderRung rung = ladder_rung(in);
         if (rung == LadderRung::milestones) in.standing = milestone_rank(job, j);
         const TrialVerdict verdict = decide_trial(in, s);
@@ -219,8 +219,9 @@ void Engine::Impl::decide(const std::vector<JobView>& jobs, const ClusterView& c
     }
 }
 
-LadderInputs Engine::Impl::ladder_inputs(const JobView& job, const TrialCache* c, const Assessment& a,
-                                         double load_after, double running_s, const RoundPrice& price) const {
+LadderInputs Engine::Impl::ladder_inputs(const JobView& job, std::size_t j, const TrialCache* c,
+                                         const Assessment& a, double load_after, double running_s,
+                                         const RoundPrice& price) const {
     LadderInputs in;
     in.job_state = job.state;
     in.state = a.state;
@@ -240,6 +241,10 @@ LadderInputs Engine::Impl::ladder_inputs(const JobView& job, const TrialCache* c
     in.points = c->predictor.size();
     in.last_step = c->predictor.last_step();
     in.speed = c->speed;
+    const GroupStats& gs = groups[group_of[j]];
+    in.holds_sweep_best = gs.best_key == job.key;
+    in.sweep_best = gs.best;
+    in.sweep_next = gs.second;
     return in;
 }
 

@@ -357,6 +357,12 @@ TrialVerdict decide_trial(const LadderInputs& in, const EngineSettings& s) {
             v.decision = o.decision;
             v.reason = o.reason;
             v.value = value_factor(in.utility, in.price, in.price_ratio);
+            if (s.protect_leader && v.decision == Decision::preemptable && in.holds_sweep_best &&
+                std::isfinite(in.sweep_next)) {
+                v.reason.code = ReasonCode::leads_sweep;
+                v.reason.d = in.sweep_best;
+                v.reason.e = in.sweep_next;
+            }
             return v;
         }
         case LadderRung::milestones:
@@ -454,6 +460,16 @@ PreemptVerdict preempt_verdict(const Assessment& preemptor, const Assessment& pr
                                   " s ago, within min_run " + num(settings.min_run_s) + " s");
     }
     if (preemptee.state == TrialState::hopeless) return verdict(true, who + " is hopeless");
+    // The sweep's leader (protect_leader) gives way to a trial worth its GPUs, not to one below
+    // the price itself nor to one without a forecast: near its end its utility is near zero, so
+    // any such trial would outbid it, and its sweep would wait for its best model. A plain job
+    // still takes its GPUs by rank (below).
+    if (preemptee.reason.code == ReasonCode::leads_sweep && preemptor.exploratory &&
+        !(preemptor.utility > 0.0 && preemptor.utility >= preemptor.price)) {
+        return verdict(false,
+                       who + " holds its group's best metric (protect_leader) and the preemptor's utility " +
+                           num(preemptor.utility) + " is below its own price " + num(preemptor.price));
+    }
     if (preemptor.exploratory && preemptor.utility > 0.0) {
         const double needed = (1.0 + settings.preempt_margin) * preemptee.utility;
         if (preemptor.utility > needed) {

@@ -163,6 +163,11 @@ struct LadderInputs {
     // the job's --explore-on-hopeless, else the site's
     HopelessAction hopeless_action = HopelessAction::requeue_hold;
     MilestoneStanding standing;  // read on the milestones rung only (see ladder_rung)
+    // its sweep's best observed metric is its own (ReasonCode::leads_sweep), ahead of sweep_next
+    // (the best of its sweep's other members that reported; NaN = none, then it leads nobody)
+    bool holds_sweep_best = false;
+    double sweep_best = std::numeric_limits<double>::quiet_NaN();
+    double sweep_next = std::numeric_limits<double>::quiet_NaN();
 };
 
 // The ladder's rungs, in precedence order: the first that applies decides.

@@ -1,0 +1,54 @@
+#!/bin/bash
+# protect_leader=yes (off by default): a running trial below the GPU price that holds its sweep's
+# best reported metric, another member having reported, is marked code=leads_sweep and gives way
+# only to a trial worth its GPUs (utility at least its own price) or to a plain job by rank.
+# The power a user gets from it, and its bound (doc/security.md): user A's leader keeps its GPU
+# against user B's trial without a forecast, whose priority is over twice A's (the rank margin
+# alone would let it preempt: hostile_rank_margin*.sh); B's trial is not starved, it runs once
+# A's leader has ended. Who may still preempt a leader (a trial worth its GPUs, a plain job by
+# rank) is checked by unit tests (test_sched_policy, test_sched_engine).
+# Two real users, one node, one GPU, priority/explsched and preempt/explsched, min_run=0.
+set -u
+. "$(dirname "$0")/lib.sh"
+two_users esh_pl
+start_cluster --nodes 1 --gpus 1 --explschedd --params rerank_period=1,min_run=0,grace_time=5,protect_leader=yes
+log=$CLUSTER_DIR/log/slurmctld.log
+open_to_users
+
+# 1. A's first trial reports a worse curve (loss above 0.5) and ends.
+sib=$(submit_as $A --gres=gpu:1 --explore=asweep --explore-max-steps=3000 \
+    --wrap "exec $trial --a 0.5 --b 0.2 --steps 200 --stride 20 --every 0.2") || fail "sbatch as $A"
+wait_until 90 '[ "$(squeue -h -j $sib 2>/dev/null | wc -l)" = 0 ]' "A's first trial to end"
+
+# 2. A's leader: a better, flat curve (loss near 0.1), below the price on the full cluster.
+lead=$(submit_as $A --nice=50000 --gres=gpu:1 --explore=asweep --explore-max-steps=3000 \
+    --wrap "exec $trial --a 0.1 --b 0.02 --steps 2000 --stride 10 --every 0.3") || fail "sbatch as $A"
+wait_until 40 '[ "$(job_state $lead)" = RUNNING ] && comment $lead | grep -q "decision=preemptable code=leads_sweep"' \
+    "A's trial to run and lead its sweep below the price (now '\$(comment $lead)')"
+pass "A's leader $lead: $(comment "$lead" | grep -o 'decision=.*' | cut -c1-200)"
+
+# 3. B's trial without a forecast (it never reports), over twice the leader's priority.
+b=$(submit_as $B --gres=gpu:1 --explore=bsweep --explore-max-steps=3000 --wrap 'sleep 600') || fail "sbatch as $B"
+wait_until 20 'comment $b | grep -q "code=too_few_points"' "B's trial to be ranked without a forecast (now '\$(comment $b)')"
+pa=$(job_field "$lead" Priority)
+pb=$(job_field "$b" Priority)
+[ "$pb" -gt $((2 * pa)) ] 2>/dev/null ||
+    fail "B's trial ($pb) is not above twice A's leader ($pa): the rank margin alone would keep A's GPU, the test cannot tell"
+
+# 4. For 30 s (preemption came within 20 s in the rank-margin tests) A's leader keeps its GPU.
+t_end=$((SECONDS + 30))
+while [ $SECONDS -lt $t_end ]; do
+    [ "$(job_state "$lead")" = RUNNING ] && [ "$(job_field "$lead" Restarts)" = 0 ] ||
+        fail "A's leader $lead was preempted ($(job_state "$lead"), restarts $(job_field "$lead" Restarts)); log: $(grep -h "may preempt job $lead" "$log" | head -1)"
+    sleep 1
+done
+grep -q "job $b may preempt job $lead" "$log" && fail "slurmctld logged B's trial $b preempting A's leader $lead"
+[ "$(job_state "$b")" = PENDING ] || fail "B's trial $b is $(job_state "$b"), want PENDING"
+pass "A's leader $lead (priority $pa) kept its GPU for 30 s against B's trial $b without a forecast ($pb)"
+why_says "$lead" "holds its group's best metric"
+
+# 5. Not starved: once A's leader has ended, B's trial runs.
+wait_until 120 '[ "$(job_state $b)" = RUNNING ]' "B's trial to run once A's leader has ended (A's: '\$(job_state $lead)')"
+[ "$(job_field "$lead" Restarts)" = 0 ] || fail "A's leader was requeued before it ended"
+pass "B's trial $b ran after A's leader $lead ended ($(job_state "$lead"))"
+scancel "$b" 2>/dev/null

@@ -308,7 +308,16 @@ void print_what_would_change(const TrialInfo& t) {
         } else {
             std::printf(" since even an idle cluster prices GPUs above it.\n");
         }
-        if (a.utility > 0.0) {
+        // protect_leader: it holds its sweep's best metric (code leads_sweep, its reason says so)
+        const bool leader = a.reason.find("(protect_leader)") != std::string::npos ||
+                            a.reason.find(", protect_leader)") != std::string::npos;
+        if (a.utility > 0.0 && leader) {
+            std::printf(
+                "    It holds its sweep's best metric (protect_leader): only a waiting trial whose\n"
+                "    utility is at least its own price and above %.3g (%.0f%% more) takes its GPUs, or a\n"
+                "    plain job by rank; not a trial below the price, nor one without a forecast.\n",
+                (1.0 + defaults.preempt_margin) * a.utility, 100.0 * defaults.preempt_margin);
+        } else if (a.utility > 0.0) {
             std::printf("    %s waiting trial takes its GPUs with a utility above %.3g (%.0f%% more)",
                         grace ? "After its grace, a" : "A", (1.0 + defaults.preempt_margin) * a.utility,
                         100.0 * defaults.preempt_margin);

@@ -347,7 +347,9 @@ struct ScontrolJob {
     std::optional<std::uint64_t> array_task;  // ArrayTaskId, when a single task (not "2-9")
 };
 
-Result<ScontrolJob> scontrol_show_job(const std::string& job) {
+// One record per job: `scontrol show job ID` of an array's job id prints a record for every task
+// of the array (the task that kept the array's id among them), separated by blank lines.
+Result<std::vector<ScontrolJob>> scontrol_show_job(const std::string& job) {
     const std::string command = "scontrol show job " + job + " 2>&1";
     std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(command.c_str(), "r"), ::pclose);
     if (!pipe) return make_error("scontrol: cannot run: " + std::string(std::strerror(errno)));
@@ -356,11 +358,20 @@ Result<ScontrolJob> scontrol_show_job(const std::string& job) {
     while (std::fgets(buffer, sizeof buffer, pipe.get()) != nullptr) text += buffer;
     const int status = ::pclose(pipe.release());
     if (status != 0) return make_error("scontrol show job " + job + ": " + std::string(trim(text)));
+    std::vector<ScontrolJob> records;
     ScontrolJob out;
+    bool any = false;  // a field of the current record was read
     std::istringstream lines(text);
     std::string line;
     while (std::getline(lines, line)) {
         const std::string_view l = trim(line);
+        if (l.empty()) {
+            if (any) records.push_back(std::move(out));
+            out = ScontrolJob{};
+            any = false;
+            continue;
+        }
+        any = true;
         if (l.rfind("SystemComment=", 0) == 0) {
             out.system_comment = std::string(l.substr(14));
             continue;
@@ -382,7 +393,16 @@ Result<ScontrolJob> scontrol_show_job(const std::string& job) {
             }
         }
     }
-    return out;
+    if (any) records.push_back(std::move(out));
+    if (records.empty()) return make_error("scontrol show job " + job + ": no job record");
+    return records;
+}
+
+// The record of job `id` among them (an array's id: the task that kept it), else an error.
+Result<ScontrolJob> record_of(const std::vector<ScontrolJob>& records, std::uint64_t id) {
+    for (const ScontrolJob& r : records)
+        if (r.job_id == id) return r;
+    return make_error("scontrol shows no record of job " + std::to_string(id));
 }
 
 bool all_digits(std::string_view s) {
@@ -414,11 +434,12 @@ Result<std::uint32_t> live_job_id(const std::string& job) {
         return static_cast<std::uint32_t>(*id);
     }
     const auto us = job.find('_');
-    auto sc = scontrol_show_job(job);
-    if (!sc) return sc.error();
+    auto records = scontrol_show_job(job);
+    if (!records) return records.error();
     const auto index = parse_uint64(std::string_view(job).substr(us + 1));  // "07" is task 7
-    if (index && sc->array_task == index && sc->job_id && *sc->job_id > 0 && *sc->job_id <= 0xffffffffULL)
-        return static_cast<std::uint32_t>(*sc->job_id);
+    for (const ScontrolJob& sc : *records)
+        if (index && sc.array_task == index && sc.job_id && *sc.job_id > 0 && *sc.job_id <= 0xffffffffULL)
+            return static_cast<std::uint32_t>(*sc.job_id);
     return make_error("array task " + job + " has not started: it has no job of its own yet");
 }
 
@@ -467,7 +488,8 @@ Result<TrialInfo> load_live(const std::string& job_arg, const SourceOptions& opt
         t.settings_from = "the engine's defaults (the site's are unknown: " + site.error().message + ")";
     }
     apply_params(t, options);
-    auto sc = scontrol_show_job(job);
+    auto records = scontrol_show_job(job);
+    auto sc = records ? record_of(*records, *id) : Result<ScontrolJob>(records.error());
     if (sc) {
         t.state_text = sc->state;
         if (sc->gpus > 0) t.gpus = sc->gpus;

@@ -15,20 +15,22 @@ start_cluster --nodes 1 --gpus 1 --explschedd --params rerank_period=1,min_run=0
 log=$CLUSTER_DIR/log/slurmctld.log
 open_to_users
 
-# 1. A's first trial reports a worse curve (loss above 0.5) and ends.
-sib=$(submit_as $A --gres=gpu:1 --explore=asweep --explore-max-steps=3000 \
-    --wrap "exec $trial --a 0.5 --b 0.2 --steps 200 --stride 20 --every 0.2 --checkpoint $work/sib.ckpt") ||
+# 1. A's sweep is a job array (sbatch --array, as sweeps are run): task 0 reports a worse curve
+#    (loss above 0.5) and ends; task 1, the leader, a better and flat one (loss near 0.1), below
+#    the price on the full cluster.
+arr=$(submit_as $A --nice=50000 --array=0-1 --gres=gpu:1 --explore=asweep --explore-max-steps=3000 \
+    --wrap "if [ \$SLURM_ARRAY_TASK_ID = 0 ]; then exec $trial --a 0.5 --b 0.2 --steps 200 --stride 20 --every 0.2 --checkpoint $work/sib.ckpt; else exec $trial --a 0.1 --b 0.02 --steps 3000 --stride 10 --every 0.4 --checkpoint $work/lead.ckpt; fi") ||
     fail "sbatch as $A"
-wait_until 90 '[ "$(squeue -h -j $sib 2>/dev/null | wc -l)" = 0 ]' "A's first trial to end"
-[ "$(cat "$work/sib.ckpt" 2>/dev/null)" = 200 ] || fail "A's first trial did not reach step 200"
+wait_until 90 '[ "$(squeue -h -j ${arr}_0 2>/dev/null | wc -l)" = 0 ]' "A's task 0 to end"
+[ "$(cat "$work/sib.ckpt" 2>/dev/null)" = 200 ] || fail "A's task 0 did not reach step 200"
 
-# 2. A's leader: a better, flat curve (loss near 0.1), below the price on the full cluster.
-lead=$(submit_as $A --nice=50000 --gres=gpu:1 --explore=asweep --explore-max-steps=3000 \
-    --wrap "exec $trial --a 0.1 --b 0.02 --steps 2000 --stride 10 --every 0.3 --checkpoint $work/lead.ckpt") ||
-    fail "sbatch as $A"
+# 2. Task 1 leads the sweep (slurmctld's log names it by its own job id).
+lead=${arr}_1
 wait_until 40 '[ "$(job_state $lead)" = RUNNING ] && comment $lead | grep -q "decision=preemptable .*code=leads_sweep"' \
     "A's trial to run and lead its sweep below the price (now '\$(comment $lead)')"
-pass "A's leader $lead: $(comment "$lead" | grep -o 'decision=.*' | cut -c1-200)"
+lead_id=$(job_field "$lead" JobId)
+[ -n "$lead_id" ] || fail "no job id for array task $lead"
+pass "A's leader $lead (job $lead_id): $(comment "$lead" | grep -o 'decision=.*' | cut -c1-200)"
 
 # 3. B's trial without a forecast (it never reports), over twice the leader's priority.
 b=$(submit_as $B --gres=gpu:1 --explore=bsweep --explore-max-steps=3000 --wrap 'sleep 600') || fail "sbatch as $B"
@@ -42,10 +44,10 @@ pb=$(job_field "$b" Priority)
 t_end=$((SECONDS + 30))
 while [ $SECONDS -lt $t_end ]; do
     [ "$(job_state "$lead")" = RUNNING ] && [ "$(job_field "$lead" Restarts)" = 0 ] ||
-        fail "A's leader $lead was preempted ($(job_state "$lead"), restarts $(job_field "$lead" Restarts)); log: $(grep -h "may preempt job $lead" "$log" | head -1)"
+        fail "A's leader $lead was preempted ($(job_state "$lead"), restarts $(job_field "$lead" Restarts)); log: $(grep -h "may preempt job $lead_id" "$log" | head -1)"
     sleep 1
 done
-grep -q "job $b may preempt job $lead" "$log" && fail "slurmctld logged B's trial $b preempting A's leader $lead"
+grep -q "job $b may preempt job $lead_id\b" "$log" && fail "slurmctld logged B's trial $b preempting A's leader $lead"
 [ "$(job_state "$b")" = PENDING ] || fail "B's trial $b is $(job_state "$b"), want PENDING"
 pass "A's leader $lead (priority $pa) kept its GPU for 30 s against B's trial $b without a forecast ($pb)"
 why_says "$lead" "only a waiting trial whose"
@@ -54,7 +56,7 @@ echo "$why" | grep -q "without a forecast yet with a priority above" &&
     fail "explsched why says a trial without a forecast may take the leader's GPUs: $(echo "$why" | tail -4)"
 
 # 5. Not starved: once A's leader has ended, B's trial runs.
-wait_until 120 '[ "$(job_state $b)" = RUNNING ]' "B's trial to run once A's leader has ended (A's: '\$(job_state $lead)')"
+wait_until 180 '[ "$(job_state $b)" = RUNNING ]' "B's trial to run once A's leader has ended (A's: '\$(job_state $lead)')"
 [ "$(job_field "$lead" Restarts)" = 0 ] || fail "A's leader was requeued before it ended"
 pass "B's trial $b ran after A's leader $lead ended"
 scancel "$b" 2>/dev/null

@@ -25,6 +25,13 @@ BOOST_AUTO_TEST_CASE(a_change_of_state_decision_or_curve_is_due) {
     CommentMark typed = mark;
     typed.gpu = 0x0203;
     BOOST_TEST(!comment_due(typed, TrialState::promising, Decision::keep, 5, 101, 7, true, 0x0203));
+    // the rule changed, the decision not (preemptable, below the price -> leading its sweep):
+    // preempt/explsched reads the rule from the line
+    CommentMark ruled{100, TrialState::promising, Decision::preemptable, 5, 0, ReasonCode::below_price};
+    BOOST_TEST(!comment_due(ruled, TrialState::promising, Decision::preemptable, 5, 101, 7, true, 0,
+                            ReasonCode::below_price));
+    BOOST_TEST(comment_due(ruled, TrialState::promising, Decision::preemptable, 5, 101, 7, true, 0,
+                           ReasonCode::leads_sweep));
 }
 
 BOOST_AUTO_TEST_CASE(the_periodic_refresh_is_spread_by_job_id) {

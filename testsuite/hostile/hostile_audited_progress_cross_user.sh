@@ -112,7 +112,13 @@ pass "control: A's poor trial $cp judged at step $((cn * 10)) of 1000 on A's own
 # Paused (requeued and held with its checkpoint) while its sibling runs; `explsched why` says why.
 wait_until 30 '[ "$(state_of "$cp")" = PENDING ]' "A's trial $cp to be paused"
 ended "$cq" && fail "control: the sibling $cq ended before the pause could be looked at"
-why_says "$cp" "checked forecasts have held"
+# slurmctld says why it paused it; `explsched why` reads the trial's line as it is now: the
+# verdict that paused it if no round has rewritten it yet, else why it stays paused (both say it
+# is not stopped for good before hopeless_min_progress)
+paused=$(grep "pausing job $cp " "$CLUSTER_DIR/log/slurmctld.log" | tail -1)
+case $paused in *"checked forecasts have held"*) ;; *) fail "control: slurmctld's log does not say the pause of $cp was on held forecasts: '$paused'" ;; esac
+pass "control: ${paused#*priority/explsched: }"
+why_says "$cp" "checked forecasts have held\|not before hopeless_min_progress"
 # Not final: not cancelled before 35 %. It resumes (when GPUs are cheap, or once its sweep has no
 # other trial left to run), its curve whole across the restart (explschedd files a
 # restarted run's first reports under the earlier instance; a resumed trial once kept only the

@@ -827,8 +827,12 @@ void prepare_answers(Ranker& r, time_t now) {
         // what the line says of GPU types: the two types and how the speed was scaled
         const uint32_t gpu = s.choice.valued_on | static_cast<uint32_t>(s.choice.measured_on) << 8 |
                              static_cast<uint32_t>(a.gpu_value.how) << 16;
+        // the rule the line names, which preempt/explsched decides on; not for a paused trial (it
+        // neither preempts nor is preempted): its line keeps the verdict that paused it, which
+        // `explsched why` quotes, until the periodic refresh
+        const ReasonCode rule = a.decision == Decision::pause ? ReasonCode::nonexploratory : a.reason.code;
         ans.comment_due = a.exploratory && comment_due(s.mark, a.state, a.decision, view.points.size, now,
-                                                       s.job_id, s.has_comment, gpu, a.reason.code);
+                                                       s.job_id, s.has_comment, gpu, rule);
         if (ans.comment_due) {
             std::string line = summary_line(a, load, s.st->trial);
             // the reason runs to the end of the line: the note becomes part of it
@@ -840,7 +844,7 @@ void prepare_answers(Ranker& r, time_t now) {
             // a multi-node trial's placement (net_place.cpp keeps it; last, so it can be replaced)
             if (const std::string note = rerank::placement_note(s.job_id); !note.empty()) line += "; " + note;
             ans.comment.reset(xstrdup(line.c_str()));
-            ans.mark = CommentMark{now, a.state, a.decision, view.points.size, gpu, a.reason.code};
+            ans.mark = CommentMark{now, a.state, a.decision, view.points.size, gpu, rule};
         }
         ans.paused = s.paused;
         ans.act = wants_act(r, s, a.decision);

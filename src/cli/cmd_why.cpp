@@ -309,8 +309,7 @@ void print_what_would_change(const TrialInfo& t) {
             std::printf(" since even an idle cluster prices GPUs above it.\n");
         }
         // protect_leader: it holds its sweep's best metric (code leads_sweep, its reason says so)
-        const bool leader = a.reason.find("(protect_leader)") != std::string::npos ||
-                            a.reason.find(", protect_leader)") != std::string::npos;
+        const bool leader = a.reason.find(", protect_leader)") != std::string::npos;
         if (a.utility > 0.0 && leader) {
             std::printf(
                 "    It holds its sweep's best metric (protect_leader): only a waiting trial whose\n"

@@ -46,11 +46,15 @@ nlohmann::ordered_json to_json(const TrialInfo& t) {
         j["trial_state"] = a.state;
         j["decision"] = a.decision;
         j["reason"] = a.reason;
-        j["prediction"] = {
-            {"value", num(a.prediction.value)},          {"lower", num(a.prediction.lower)},
-            {"upper", num(a.prediction.upper)},          {"horizon", num(a.prediction.horizon)},
-            {"extrapolated", a.prediction.extrapolated}, {"widened", num(a.prediction.widened)},
-            {"jump", num(a.prediction.jump_allowance)}};
+        j["prediction"] = {{"value", num(a.prediction.value)},
+                           {"lower", num(a.prediction.lower)},
+                           {"upper", num(a.prediction.upper)},
+                           {"horizon", num(a.prediction.horizon)},
+                           {"extrapolated", a.prediction.extrapolated},
+                           {"widened", num(a.prediction.widened)},
+                           {"jump", num(a.prediction.jump_allowance)},
+                           {"track_lead", num(a.prediction.track_lead)},
+                           {"track_chance", num(a.prediction.track_chance)}};
     }
     nlohmann::ordered_json marks = nlohmann::ordered_json::array();
     for (const TrialMark& m : t.marks)
@@ -99,6 +103,12 @@ void print_text(const TrialInfo& t) {
                     "              optimistic bound moved %g for the jumps its sweep's other trials made\n"
                     "              later in their runs (sibling_jumps)\n",
                     p.jump_allowance);
+            }
+            if (p.track_lead > 0.0) {
+                std::printf(
+                    "              ahead of its sweep's best track by %g (at the same point of its run):\n"
+                    "              its chance to beat the best read as at least %.2g (best_track_margin)\n",
+                    p.track_lead, p.track_chance);
             }
         } else {
             std::printf("  prediction: none\n");

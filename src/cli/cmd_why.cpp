@@ -394,6 +394,15 @@ int cmd_why(int argc, char** argv) {
             "type).\n");
     }
     print_ranking(t);
+    if (const Prediction& p = t.assessment->prediction; p.track_lead > 0.0) {
+        std::printf(
+            "  Best track: over the last tenth of its run its metric is %g better than that of the sweep\n"
+            "  member that went on from the same point of its run to the sweep's best, so its chance to\n"
+            "  beat the best is read as at least %.2g, whatever its own forecast says, and the near-tie\n"
+            "  rule does not judge it (best_track_margin). It is judged on its forecast again once it\n"
+            "  falls back to that path.\n",
+            p.track_lead, p.track_chance);
+    }
     print_what_would_change(t);
     return 0;
 }

@@ -115,6 +115,10 @@ std::optional<AssessmentView> assessment_from_json(const nlohmann::json& record)
         v.prediction.widened = std::isfinite(widened) ? std::max(1.0, widened) : 1.0;
         const double jump = number_or_nan(*p, "jump");
         v.prediction.jump_allowance = std::isfinite(jump) && jump > 0.0 ? jump : 0.0;
+        const double lead = number_or_nan(*p, "track_lead"), chance = number_or_nan(*p, "track_chance");
+        const bool on_track = std::isfinite(lead) && lead > 0.0 && chance >= 0.0 && chance <= 1.0;
+        v.prediction.track_lead = on_track ? lead : 0.0;
+        v.prediction.track_chance = on_track ? chance : 0.0;
     }
     return v;
 }

@@ -165,6 +165,8 @@ public:
             ",\"observed\":" + std::to_string(a.prediction.observed) +
             ",\"widened\":" + json_number(a.prediction.widened) +
             ",\"jump\":" + json_number(a.prediction.jump_allowance) +
+            ",\"track_lead\":" + json_number(a.prediction.track_lead) +
+            ",\"track_chance\":" + json_number(a.prediction.track_chance) +
             ",\"extrapolated\":" + (a.prediction.extrapolated ? "true" : "false") + "}}";
         return s;
     }

@@ -225,4 +225,50 @@ BOOST_AUTO_TEST_CASE(jump_gain_beyond_lines_trials_up_by_their_jumps) {
     BOOST_TEST(jump_gain_beyond(SiblingCurve{}, 0.1, 0) == 0.0);
 }
 
+// The best track: a trial is compared, at the same fractions of their runs, with the sibling that
+// did best from the trial's point on, if that one reached the sweep's best (within the
+// tolerance). Lines up siblings of another length by fraction; a sibling that has not reached
+// the trial's fraction, or whose best falls short of the sweep's, is no reference.
+BOOST_AUTO_TEST_CASE(best_track_lead_measures_the_lead_over_the_best_path) {
+    const Run best = curve(50, 5000, 0.0, 0.6, 0.2);  // ended: the sweep's best
+    const double sweep_best = best.metrics.back();
+    const SiblingCurve ref = sibling(curve(50, 10000, 0.0, 0.6, 0.2), 10000);  // twice the steps
+    const Run ahead = curve(20, 5000, 0.04, 0.6, 0.2), behind = curve(20, 5000, -0.04, 0.6, 0.2);
+    const std::vector<const SiblingCurve*> sibs{&ref};
+    const TrackLead a =
+        best_track_lead(ahead.steps, ahead.metrics, Direction::maximize, 5000, sibs, sweep_best, 0.01);
+    BOOST_TEST(a.points >= kTrackMinPoints);
+    BOOST_TEST(a.reference == &ref);
+    BOOST_TEST(a.lead == 0.04, boost::test_tools::tolerance(1e-6));
+    BOOST_TEST(a.sd < 1e-6);
+    BOOST_TEST(a.fraction == 0.4, boost::test_tools::tolerance(1e-9));
+    const TrackLead b =
+        best_track_lead(behind.steps, behind.metrics, Direction::maximize, 5000, sibs, sweep_best, 0.01);
+    BOOST_TEST(b.lead == -0.04, boost::test_tools::tolerance(1e-6));
+    // minimised: the same curves negated, the lead keeps its sign
+    std::vector<double> neg(ahead.metrics.size());
+    for (std::size_t i = 0; i < neg.size(); ++i) neg[i] = -ahead.metrics[i];
+    SiblingCurve ref_neg = ref;
+    for (double& m : ref_neg.metrics) m = -m;
+    const TrackLead m =
+        best_track_lead(ahead.steps, neg, Direction::minimize, 5000, {&ref_neg}, -sweep_best, 0.01);
+    BOOST_TEST(m.lead == 0.04, boost::test_tools::tolerance(1e-6));
+    // no reference: the sweep's best is beyond the sibling's (it is not the best's path) ...
+    const TrackLead none =
+        best_track_lead(ahead.steps, ahead.metrics, Direction::maximize, 5000, sibs, sweep_best + 0.1, 0.01);
+    BOOST_TEST(none.points == 0u);
+    BOOST_TEST(std::isnan(none.lead));
+    BOOST_TEST(none.reference == nullptr);
+    // ... the sibling has not reached the trial's fraction of its run ...
+    const SiblingCurve short_ref = sibling(curve(10, 5000, 0.0, 0.6, 0.2), 5000);
+    BOOST_TEST(best_track_lead(ahead.steps, ahead.metrics, Direction::maximize, 5000, {&short_ref},
+                               short_ref.metrics.back(), 0.01)
+                   .points == 0u);
+    // ... or the trial has too few points
+    const Run two = curve(2, 5000, 0.04, 0.6, 0.2);
+    BOOST_TEST(
+        best_track_lead(two.steps, two.metrics, Direction::maximize, 5000, sibs, sweep_best, 0.01).points ==
+        0u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -16,12 +16,12 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kMaxSteps = 6000.0;
 
 // An accuracy curve that idles near 0.1 until step 3000 (half its run), then jumps to `after` (a
-// learning-rate drop); n points every 100 steps.
-std::vector<CurvePoint> drop_at_half(int n, double after) {
+// learning-rate drop); n points every 100 steps; `offset` shifts the plateau.
+std::vector<CurvePoint> drop_at_half(int n, double after, double offset = 0.0) {
     std::vector<CurvePoint> pts;
     for (int i = 1; i <= n; ++i) {
         const double step = 100.0 * i;
-        const double level = step < 3000.0 ? 0.1 + 0.01 * std::log(step / 100.0) : after;
+        const double level = step < 3000.0 ? offset + 0.1 + 0.01 * std::log(step / 100.0) : after;
         pts.push_back({step, level + 0.002 * ((i % 3) - 1), 10.0 * i, kNaN});
     }
     return pts;
@@ -98,7 +98,7 @@ namespace {
 
 // The assessment of trial 100 (at 40 % of its run, on the plateau its sweep's other trials left
 // with a jump to 0.8 at half of theirs) once its siblings have ended.
-Assessment plateau_trial(const EngineSettings& s) {
+Assessment plateau_trial(const EngineSettings& s, double offset = 0.0) {
     auto made = Engine::create(s);
     BOOST_REQUIRE(made.ok());
     Engine e = std::move(made.value());
@@ -109,7 +109,7 @@ Assessment plateau_trial(const EngineSettings& s) {
         if (r < 2) {
             for (int t = 0; t < 5; ++t) jobs.push_back(job(static_cast<std::uint32_t>(t + 1), sibs));
         }
-        const auto mine = drop_at_half(24 + r, 0.0);
+        const auto mine = drop_at_half(24 + r, 0.0, offset);
         jobs.push_back(job(100, mine));
         ClusterView cluster;
         cluster.now = 100.0 * (r + 1);
@@ -164,6 +164,33 @@ BOOST_AUTO_TEST_CASE(sibling_jumps_allow_nothing_for_a_jump_the_trial_made) {
         BOOST_REQUIRE(e.evaluate(jobs, cluster, a).ok());
     }
     BOOST_TEST(a.back().prediction.jump_allowance == 0.0);
+}
+
+// The best track: the plateau trial whose plateau runs 0.05 above the one its siblings left for
+// the sweep's best (0.8) is on course to beat that best, whatever its own fit says: with the
+// default best_track_margin (0.03 of the sweep's range, about 0.02 here) it is promising, and its
+// prediction says by how much it leads and the chance that gives it. The same trial on its
+// siblings' plateau, or behind it, or with the rule off, is hopeless on its own forecast.
+BOOST_AUTO_TEST_CASE(a_trial_ahead_of_its_sweeps_best_track_is_not_hopeless) {
+    EngineSettings on;
+    on.calibration_min_audits = 0;
+    on.pause_probability = 0.0;  // the hopeless rule alone
+    BOOST_REQUIRE(on.best_track_margin == 0.03);
+    EngineSettings off = on;
+    off.best_track_margin = 0.0;
+    const Assessment ahead = plateau_trial(on, 0.05), ahead_off = plateau_trial(off, 0.05),
+                     level = plateau_trial(on, 0.0), behind = plateau_trial(on, -0.05);
+    BOOST_TEST(std::string(to_string(ahead_off.state)) == "hopeless");
+    BOOST_TEST(ahead_off.prediction.track_lead == 0.0);
+    BOOST_TEST(std::string(to_string(ahead.state)) == "promising");
+    BOOST_TEST(ahead.prediction.track_lead == 0.05, boost::test_tools::tolerance(0.01));
+    BOOST_TEST(ahead.prediction.track_chance > 0.9);
+    BOOST_TEST(ahead.prediction.value == ahead_off.prediction.value);  // its own forecast is kept
+    BOOST_TEST(ahead.utility > ahead_off.utility);  // its chance, read from the lead, is higher
+    for (const Assessment* a : {&level, &behind}) {
+        BOOST_TEST(std::string(to_string(a->state)) == "hopeless");
+        BOOST_TEST(a->prediction.track_lead == 0.0);
+    }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

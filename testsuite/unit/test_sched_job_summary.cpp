@@ -125,6 +125,29 @@ BOOST_AUTO_TEST_CASE(a_jump_allowance_says_so_and_round_trips) {
     }
 }
 
+BOOST_AUTO_TEST_CASE(a_best_track_lead_says_so_and_round_trips) {
+    Assessment a = sample();
+    BOOST_TEST(summary_line(a, 0.5).find("track=") == std::string::npos);  // none: not shown
+    a.prediction.track_lead = 0.05;
+    a.prediction.track_chance = 0.98;
+    const std::string line = summary_line(a, 0.5);
+    BOOST_TEST(line.find(" track=0.05:0.98 ") != std::string::npos, line);
+    auto s = parse_summary_line(line);
+    BOOST_REQUIRE_MESSAGE(s.ok(), (s.ok() ? "" : s.error().message));
+    BOOST_TEST(s->prediction.track_lead == 0.05);
+    BOOST_TEST(s->prediction.track_chance == 0.98);
+    for (const char* bad_value :
+         {"track=0.05", "track=-0.1:0.5", "track=0:0.5", "track=0.05:1.5", "track=x:y", "track=0.05:nan"}) {
+        std::string bad = line;
+        bad.replace(bad.find("track=0.05:0.98"), 15, bad_value);
+        auto r = parse_summary_line(bad);
+        BOOST_TEST_CONTEXT(bad_value) {
+            BOOST_REQUIRE(!r.ok());
+            BOOST_TEST(r.error().message.find("summary line: bad track=") == 0, r.error().message);
+        }
+    }
+}
+
 BOOST_AUTO_TEST_CASE(no_prediction) {
     Assessment a = sample();
     a.prediction = Prediction{};

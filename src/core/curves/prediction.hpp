@@ -23,6 +23,11 @@ struct Prediction {
     // How far its optimistic bound was moved (metric units) for the jumps its sweep's other
     // trials made later in their runs (sibling_jumps); 0: none.
     double jump_allowance = 0.0;
+    // How far the trial runs ahead of the path its sweep's best took, at the same fractions of
+    // their runs (best_track_margin; metric units, 0: not ahead by the margin), and the chance to
+    // beat the sweep's best that lead gives it (its chance is read as at least that).
+    double track_lead = 0.0;
+    double track_chance = 0.0;
 };
 
 }  // namespace explsched

@@ -228,4 +228,59 @@ Prediction prior_forecast(const Prediction& own, const std::vector<double>& step
     return out;
 }
 
+TrackLead best_track_lead(const std::vector<double>& steps, const std::vector<double>& metrics,
+                          Direction direction, double length,
+                          const std::vector<const SiblingCurve*>& siblings, double best, double tolerance) {
+    TrackLead out;
+    const std::size_t n = std::min(steps.size(), metrics.size());
+    if (n < kTrackMinPoints || !(length > 0.0) || !std::isfinite(best) || !(tolerance >= 0.0)) return out;
+    const double sign = direction == Direction::maximize ? 1.0 : -1.0;
+    const double at = steps[n - 1] / length;
+    out.fraction = at;
+    // the reference: the sibling that did best from this fraction of its run on
+    double top = -kInfinity;
+    for (const SiblingCurve* c : siblings) {
+        if (c == nullptr || c->steps.size() < 2 || !(c->length > 0.0) || c->steps.size() != c->metrics.size())
+            continue;
+        if (!(c->steps.back() / c->length >= at) || !(c->steps.front() / c->length <= at)) continue;
+        double from_here = -kInfinity;
+        for (std::size_t i = 0; i < c->steps.size(); ++i) {
+            if (c->steps[i] / c->length >= at && std::isfinite(c->metrics[i]))
+                from_here = std::max(from_here, sign * c->metrics[i]);
+        }
+        if (from_here > top) {
+            top = from_here;
+            out.reference = c;
+        }
+    }
+    if (out.reference == nullptr || !(top >= sign * best - tolerance)) {
+        out.reference = nullptr;
+        return out;
+    }
+    const SiblingCurve& r = *out.reference;
+    std::vector<double> fr(r.steps.size());
+    for (std::size_t i = 0; i < fr.size(); ++i) fr[i] = r.steps[i] / r.length;
+    double sum = 0.0, sum2 = 0.0;
+    std::size_t k = 0;
+    for (std::size_t i = n; i-- > 0 && k < kTrackMaxPoints;) {
+        const double g = steps[i] / length;
+        if (k >= kTrackMinPoints && g < at - kTrackWindow) break;
+        if (g < fr.front() || !std::isfinite(metrics[i])) continue;
+        const double d = sign * (metrics[i] - interp(fr, r.metrics, g));
+        if (!std::isfinite(d)) continue;
+        sum += d;
+        sum2 += d * d;
+        ++k;
+    }
+    if (k < kTrackMinPoints) {
+        out.reference = nullptr;
+        return out;
+    }
+    const double kd = static_cast<double>(k);
+    out.points = k;
+    out.lead = sum / kd;
+    out.sd = std::sqrt(std::max(0.0, (sum2 - kd * out.lead * out.lead) / (kd - 1.0)));
+    return out;
+}
+
 }  // namespace explsched

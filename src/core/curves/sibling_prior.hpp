@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstddef>
+#include <limits>
 #include <vector>
 
 #include "core/curves/fit_settings.hpp"
@@ -91,5 +92,29 @@ SiblingForecast sibling_forecast(const std::vector<double>& steps, const std::ve
 Prediction prior_forecast(const Prediction& own, const std::vector<double>& steps,
                           const std::vector<double>& metrics, Direction direction, double length,
                           const std::vector<const SiblingCurve*>& siblings, const FitSettings& settings);
+
+// How far a trial runs ahead of the path its sweep's best took (the best track). Trials of one
+// sweep run one schedule: a trial whose metric, at the same fractions of its run, is better than
+// the metric of the sibling that went on from there to the sweep's best is on course to beat that
+// best, whatever a smooth extrapolation of its own plateau says (an ImageNet trial before its
+// learning-rate drop). `reference` is the kept sibling whose best from the trial's fraction on is
+// the highest, if that is within `tolerance` of `best` (the sweep's best metric; metric units);
+// the trial's points over the last kTrackWindow of its run (at least kTrackMinPoints, the newest
+// kTrackMaxPoints) are compared with it, interpolated at their fractions. `lead`: the mean
+// oriented difference (> 0: ahead), `sd` their spread, `points` how many (0: no reference or too
+// few points; then lead is NaN).
+constexpr double kTrackWindow = 0.1;
+constexpr std::size_t kTrackMinPoints = 3;
+constexpr std::size_t kTrackMaxPoints = 32;
+struct TrackLead {
+    double lead = std::numeric_limits<double>::quiet_NaN();
+    double sd = 0.0;
+    std::size_t points = 0;
+    double fraction = 0.0;  // of the trial's run, where it is now
+    const SiblingCurve* reference = nullptr;
+};
+TrackLead best_track_lead(const std::vector<double>& steps, const std::vector<double>& metrics,
+                          Direction direction, double length,
+                          const std::vector<const SiblingCurve*>& siblings, double best, double tolerance);
 
 }  // namespace explsched

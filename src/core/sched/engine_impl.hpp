@@ -233,6 +233,7 @@ struct Engine::Impl {
     std::size_t discounted = 0;  // this round's trials with trust < 1
     // scratch of apply_sibling_prior
     std::vector<const SiblingCurve*> sibling_scratch;
+    mutable std::vector<const SiblingCurve*> track_scratch;  // of stop_evidence
     std::vector<CurveJump> jump_scratch;
     std::vector<double> thin_steps, thin_metrics;
 

@@ -149,6 +149,24 @@ StopEvidence Engine::Impl::stop_evidence(const JobView& job, std::size_t j, cons
     }
     const double own = std::fabs(c.best - c.first);
     e.sweep_scale = gs.hi > gs.lo ? gs.hi - gs.lo : std::max(own, 1e-12);
+    if (s.best_track_margin > 0.0 && !e.leader && job.max_steps > 0.0 && std::isfinite(e.best_other)) {
+        gs.siblings.others(job.key, track_scratch);
+        const TrackLead t =
+            best_track_lead(c.predictor.steps(), c.predictor.metrics(), job.direction, job.max_steps,
+                            track_scratch, e.best_other, s.best_track_margin * e.sweep_scale);
+        if (t.points > 0 && t.lead > s.best_track_margin * e.sweep_scale &&
+            t.lead > 2.0 * t.sd / std::sqrt(static_cast<double>(t.points))) {
+            e.track_lead = t.lead;
+            // the final lead read as normal around the lead now, its spread the points' (floored at
+            // a tenth of the lead: a perfectly steady lead is not certain)
+            const double sd = std::max(t.sd, 0.1 * t.lead);
+            e.track_chance = 0.5 * std::erfc(-t.lead / (sd * std::sqrt(2.0)));
+            e.own_win_probability = std::max(e.own_win_probability, e.track_chance);
+            e.win_probability = std::max(e.win_probability, e.track_chance);
+            e.final_metric.track_lead = t.lead;
+            e.final_metric.track_chance = e.track_chance;
+        }
+    }
     if (job.max_steps > 0.0 && c.speed > 0.0 && std::isfinite(c.speed)) {
         e.remaining_gpu_hours =
             std::max(0.0, job.max_steps - e.last_step) / c.speed * std::max<double>(job.gpus, 1.0) / 3600.0;

@@ -166,6 +166,15 @@ struct EngineSettings : FitSettings {
     // sweeps at their best 98.9 -> 99.7 % for +4 % GPU-hours; other scenarios +0-3 % GPU-hours, bests
     // unchanged (contrib/bench_analysis.md).
     double near_tie_range = 0.2;
+    // The best track (best_track_lead, curves/sibling_prior.hpp): a trial whose metric over the
+    // last tenth of its run is better, at the same fractions of their runs, than that of the
+    // sibling that went on from there to the sweep's best, by more than this fraction of the
+    // sweep's metric range (and twice the standard error of the difference), is on course to
+    // beat that best: its chance to beat it is read as at least what its lead says (a normal
+    // reading of the lead over its spread), and the near-tie rule does not judge it. 0: off.
+    // 0.03 since 2026-12-02: `pollux` seeds 0-2 keeps the ImageNet best it lost (sweeps at their
+    // best 98.4 -> 100 %) for +3.7 % GPU-hours (contrib/bench_analysis.md).
+    double best_track_margin = 0.03;
     // Pause and resume (freeze-thaw, core/sched/pause.hpp). A running trial past its grace
     // (min_run_s), past pause_min_progress of its run, below the GPU price while pending trials
     // want GPUs, whose chance to beat its sweep's best is below this, is paused: requeued and

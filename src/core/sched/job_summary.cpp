@@ -58,6 +58,8 @@ std::string summary_line(const Assessment& a, double load, std::string_view tria
     out += p.extrapolated ? " extrapolated=yes" : " extrapolated=no";
     if (p.widened > 1.0 && std::isfinite(p.widened)) out += " widened=" + num(p.widened);
     if (p.jump_allowance > 0.0 && std::isfinite(p.jump_allowance)) out += " jump=" + num(p.jump_allowance);
+    if (p.track_lead > 0.0 && std::isfinite(p.track_lead) && std::isfinite(p.track_chance))
+        out += " track=" + num(p.track_lead) + ":" + num(p.track_chance);
     out += " gpu=" + (a.gpu_type.empty() ? std::string("unknown") : a.gpu_type);
     out += " gpu_value=";
     out += to_string(a.gpu_value.how);
@@ -127,6 +129,15 @@ Result<JobSummary> parse_summary_line(std::string_view line) {
             auto w = parse_finite_double(value);
             if (!w || *w < 0.0) return bad();
             s.prediction.jump_allowance = *w;
+        } else if (key == "track") {
+            // LEAD:CHANCE
+            const auto colon = value.find(':');
+            if (colon == std::string_view::npos) return bad();
+            auto lead = parse_finite_double(value.substr(0, colon));
+            auto chance = parse_finite_double(value.substr(colon + 1));
+            if (!lead || !chance || !(*lead > 0.0) || *chance < 0.0 || *chance > 1.0) return bad();
+            s.prediction.track_lead = *lead;
+            s.prediction.track_chance = *chance;
         } else if (key == "gpu") {
             s.gpu_known = true;
             s.gpu_type = value == "unknown" ? std::string() : std::string(value);

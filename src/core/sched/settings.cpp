@@ -429,6 +429,11 @@ const Row kRows[] = {
      "its best (0: any trial)",
      set_double<&EngineSettings::near_tie_range, 0, 1000000>,
      [](const Settings& s) { return fmt_double(s.engine.near_tie_range); }},
+    {"best_track_margin",
+     "a trial ahead of the path its sweep's best took, at the same fractions of their runs, by more than "
+     "this fraction of the sweep's metric range is read as on course to beat it (0: off)",
+     set_double<&EngineSettings::best_track_margin, 0, 1000000>,
+     [](const Settings& s) { return fmt_double(s.engine.best_track_margin); }},
     {"sibling_jumps",
      "a trial's optimistic bound allows for the jumps (learning-rate drops, plateaus that ended) its "
      "sweep's other trials made later in their runs (yes/no)",

@@ -258,15 +258,15 @@ TrackLead best_track_lead(const std::vector<double>& steps, const std::vector<do
         return out;
     }
     const SiblingCurve& r = *out.reference;
-    std::vector<double> fr(r.steps.size());
-    for (std::size_t i = 0; i < fr.size(); ++i) fr[i] = r.steps[i] / r.length;
     double sum = 0.0, sum2 = 0.0;
     std::size_t k = 0;
     for (std::size_t i = n; i-- > 0 && k < kTrackMaxPoints;) {
         const double g = steps[i] / length;
         if (k >= kTrackMinPoints && g < at - kTrackWindow) break;
-        if (g < fr.front() || !std::isfinite(metrics[i])) continue;
-        const double d = sign * (metrics[i] - interp(fr, r.metrics, g));
+        // the reference at the same fraction of its run
+        const double at_ref = g * r.length;
+        if (at_ref < r.steps.front() || !std::isfinite(metrics[i])) continue;
+        const double d = sign * (metrics[i] - interp(r.steps, r.metrics, at_ref));
         if (!std::isfinite(d)) continue;
         sum += d;
         sum2 += d * d;

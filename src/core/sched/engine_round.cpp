@@ -156,15 +156,14 @@ StopEvidence Engine::Impl::stop_evidence(const JobView& job, std::size_t j, cons
                             track_scratch, e.best_other, s.best_track_margin * e.sweep_scale);
         if (t.points > 0 && t.lead > s.best_track_margin * e.sweep_scale &&
             t.lead > 2.0 * t.sd / std::sqrt(static_cast<double>(t.points))) {
-            e.track_lead = t.lead;
             // the final lead read as normal around the lead now, its spread the points' (floored at
             // a tenth of the lead: a perfectly steady lead is not certain)
             const double sd = std::max(t.sd, 0.1 * t.lead);
-            e.track_chance = 0.5 * std::erfc(-t.lead / (sd * std::sqrt(2.0)));
-            e.own_win_probability = std::max(e.own_win_probability, e.track_chance);
-            e.win_probability = std::max(e.win_probability, e.track_chance);
-            e.final_metric.track_lead = t.lead;
-            e.final_metric.track_chance = e.track_chance;
+            const double chance = 0.5 * std::erfc(-t.lead / (sd * std::sqrt(2.0)));
+            e.own_win_probability = std::max(e.own_win_probability, chance);
+            e.win_probability = std::max(e.win_probability, chance);
+            e.final_metric.track_lead = t.lead;  // the near-tie rule reads it too
+            e.final_metric.track_chance = chance;
         }
     }
     if (job.max_steps > 0.0 && c.speed > 0.0 && std::isfinite(c.speed)) {

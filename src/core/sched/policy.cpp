@@ -211,7 +211,7 @@ std::optional<Reason> hopeless_rule(const StopEvidence& e, const EngineSettings&
 
 std::optional<Reason> expected_gain_rule(const StopEvidence& e, const EngineSettings& s) {
     if (!(s.min_expected_gain > 0.0) || e.leader || done(e) || !far_enough(e, s) ||
-        std::isfinite(e.track_lead) || !e.final_metric.extrapolated || e.points < s.hopeless_min_points ||
+        e.final_metric.track_lead > 0.0 || !e.final_metric.extrapolated || e.points < s.hopeless_min_points ||
         !std::isfinite(e.best_other)) {
         return std::nullopt;
     }

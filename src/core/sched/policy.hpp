@@ -78,10 +78,6 @@ struct StopEvidence {
     // its sweep's (else its application's) checked forecasts have held: the hopeless rules may
     // judge it from audited_min_progress of its run, not hopeless_min_progress
     bool forecasts_held = false;
-    // how far it runs ahead of its sweep's best track (best_track_margin; NaN: not ahead by the
-    // margin), and the chance that lead gives it (already in win_probability)
-    double track_lead = std::numeric_limits<double>::quiet_NaN();
-    double track_chance = 0.0;
     // GPU-hours its run still needs (GPUs x steps left / measured speed; NaN: unknown)
     double remaining_gpu_hours = std::numeric_limits<double>::quiet_NaN();
 };

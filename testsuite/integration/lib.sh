@@ -121,7 +121,6 @@ new_net_table() {
     } >"$NET_TABLE/shared_thp_ratio.csv"
 }
 
-# The placement tests' views of a job: its SystemComment, required nodes and priority.
 # The simulator tests on the Pollux workload: sets sim, cli and data, or skips.
 require_sim_pollux() {
     sim=$top_builddir/src/sim/explsched-sim
@@ -139,6 +138,29 @@ sim_pollux() {
         --seeds "$seed" --policies explsched --json --quiet "$@"
 }
 
+# sim_tmp: a temporary directory in $tmp, removed when the test exits.
+sim_tmp() {
+    tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT
+}
+
+# refuses_params RUN NAME=VALUE...: each setting, passed to RUN (a function running explsched-sim)
+# as --params, must be refused with an error naming it; sets fail=1 for each that is not.
+refuses_params() {
+    local run=$1 bad out
+    shift
+    for bad in "$@"; do
+        if out=$("$run" --params "$bad" 2>&1); then
+            echo "FAIL: --params $bad accepted"
+            fail=1
+        elif ! grep -q "setting '${bad%%=*}'" <<<"$out"; then
+            echo "FAIL: --params $bad: the error does not name '${bad%%=*}': $out"
+            fail=1
+        fi
+    done
+}
+
+# The placement tests' views of a job: its SystemComment, required nodes and priority.
 comment() { scontrol show job "$1" | sed -n 's/^ *SystemComment=//p' | sed 's/ *$//'; }
 req_nodes() { job_field "$1" ReqNodeList; }
 prio() { job_field "$1" Priority; }

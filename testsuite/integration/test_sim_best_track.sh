@@ -11,16 +11,12 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 require_sim_pollux
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+sim_tmp
 fail=0
 
 pollux() { sim_pollux 1 "$@"; }
 
-for bad in -0.1 2 wide; do
-    out=$(pollux --params best_track_margin=$bad 2>&1) && { echo "FAIL: best_track_margin=$bad accepted"; fail=1; }
-    grep -q "best_track_margin" <<<"$out" || { echo "FAIL: best_track_margin=$bad: $out"; fail=1; }
-done
+refuses_params pollux best_track_margin=-0.1 best_track_margin=2 best_track_margin=wide
 
 pollux --output "$tmp/rec.json" >"$tmp/default.json" || { echo "FAIL: explsched-sim (defaults)"; exit 1; }
 pollux --params best_track_margin=0 --output "$tmp/off-rec.json" >"$tmp/off.json" ||

@@ -8,16 +8,12 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 require_sim_pollux
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+sim_tmp
 fail=0
 
 pollux() { sim_pollux 0 "$@"; }
 
-for bad in -1 lots 1e13; do
-    out=$(pollux --params chance_worth_gpu_hours=$bad 2>&1) && { echo "FAIL: chance_worth_gpu_hours=$bad accepted"; fail=1; }
-    grep -q "setting 'chance_worth_gpu_hours'" <<<"$out" || { echo "FAIL: chance_worth_gpu_hours=$bad: $out"; fail=1; }
-done
+refuses_params pollux chance_worth_gpu_hours=-1 chance_worth_gpu_hours=lots chance_worth_gpu_hours=1e13
 
 pollux >"$tmp/default.json" || { echo "FAIL: explsched-sim (defaults)"; exit 1; }
 pollux --params chance_worth_gpu_hours=1000 --output "$tmp/rec.json" >"$tmp/costly.json" ||

@@ -11,8 +11,7 @@ set -u
 sim=$top_builddir/src/sim/explsched-sim
 [ -x "$sim" ] || skip "explsched-sim not built"
 /usr/bin/python3 -c 'import numpy' 2>/dev/null || skip "python3-numpy missing"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+sim_tmp
 fail=0
 
 # bad arguments are named

@@ -12,8 +12,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 require_sim_pollux
 [ -x /usr/bin/python3 ] || skip "/usr/bin/python3 missing"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+sim_tmp
 fr=$top_srcdir/contrib/bench_frontier.py
 args=(--trace "$data/traces/pollux-workloads/workload-1.csv" --curves "$data/curves" --gpus 64 --jobs 60)
 

@@ -9,8 +9,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 require_sim_pollux
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+sim_tmp
 fail=0
 
 run() {  # NAME ARGS...: explsched with trial records

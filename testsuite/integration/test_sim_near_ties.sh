@@ -12,21 +12,14 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 require_sim_pollux
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+sim_tmp
 fail=0
 
 pollux() { sim_pollux 0 "$@"; }
 
-for bad in -0.1 2 tiny; do
-    out=$(pollux --params min_expected_gain=$bad 2>&1) && { echo "FAIL: min_expected_gain=$bad accepted"; fail=1; }
-    grep -q "min_expected_gain" <<<"$out" || { echo "FAIL: min_expected_gain=$bad: $out"; fail=1; }
-done
+refuses_params pollux min_expected_gain=-0.1 min_expected_gain=2 min_expected_gain=tiny
 
-for bad in -1 nan; do
-    out=$(pollux --params near_tie_range=$bad 2>&1) && { echo "FAIL: near_tie_range=$bad accepted"; fail=1; }
-    grep -q "near_tie_range" <<<"$out" || { echo "FAIL: near_tie_range=$bad: $out"; fail=1; }
-done
+refuses_params pollux near_tie_range=-1 near_tie_range=nan
 
 pollux --params best_track_margin=0 --output "$tmp/rec.json" >"$tmp/default.json" ||
     { echo "FAIL: explsched-sim (defaults)"; exit 1; }

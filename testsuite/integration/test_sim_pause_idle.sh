@@ -9,16 +9,12 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 require_sim_pollux
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+sim_tmp
 fail=0
 
 pollux() { sim_pollux 0 "$@"; }
 
-for bad in -0.1 1.5 lots; do
-    out=$(pollux --params pause_idle_utility=$bad 2>&1) && { echo "FAIL: pause_idle_utility=$bad accepted"; fail=1; }
-    grep -q "pause_idle_utility" <<<"$out" || { echo "FAIL: pause_idle_utility=$bad: $out"; fail=1; }
-done
+refuses_params pollux pause_idle_utility=-0.1 pause_idle_utility=1.5 pause_idle_utility=lots
 
 pollux --output "$tmp/default-rec.json" >"$tmp/default.json" || { echo "FAIL: explsched-sim (defaults)"; exit 1; }
 pollux --params pause_idle_utility=0.05 --output "$tmp/rec.json" >"$tmp/idle.json" ||

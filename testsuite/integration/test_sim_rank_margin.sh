@@ -15,8 +15,7 @@ set -u
 
 require_sim_pollux
 [ -r "$data/traces/philly.csv" ] || skip "../shared/data/traces/philly.csv is missing"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+sim_tmp
 fail=0
 
 philly() {
@@ -24,10 +23,7 @@ philly() {
         --policies explsched --json --quiet "$@"
 }
 
-for bad in -1 twice 1e9; do
-    out=$(philly --params preempt_rank_margin=$bad 2>&1) && { echo "FAIL: preempt_rank_margin=$bad accepted"; fail=1; }
-    grep -q "preempt_rank_margin" <<<"$out" || { echo "FAIL: preempt_rank_margin=$bad: $out"; fail=1; }
-done
+refuses_params philly preempt_rank_margin=-1 preempt_rank_margin=twice preempt_rank_margin=1e9
 
 philly --params preempt_rank_margin=0,unpredicted_turn=0 >"$tmp/rank.json" || { echo "FAIL: explsched-sim (margin 0)"; exit 1; }
 philly --params unpredicted_turn=0 --output "$tmp/rec.json" >"$tmp/default.json" ||

@@ -11,8 +11,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 require_sim_pollux
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+sim_tmp
 fail=0
 
 pollux() { sim_pollux 1 "$@"; }

@@ -84,6 +84,21 @@ power_trial_as() {
 }
 # state_of JOB, ended JOB (completed, cancelled, failed or timed out), step_of NAME.INDEX (the
 # last step in a power_trial_as checkpoint, 0 before the first)
+# keeps_gpu WHO JOB JOBID PREEMPTOR: for 30 s (preemption came within 20 s in the rank-margin
+# tests) JOB stays RUNNING without a restart, and slurmctld's log ($log) has no line of PREEMPTOR
+# preempting it (JOBID: JOB's numeric id, as the log names it); fails otherwise.
+keeps_gpu() {
+    local who=$1 job=$2 id=$3 by=$4 t_end=$((SECONDS + 30))
+    while [ $SECONDS -lt $t_end ]; do
+        [ "$(job_state "$job")" = RUNNING ] && [ "$(job_field "$job" Restarts)" = 0 ] ||
+            fail "$who $job was preempted ($(job_state "$job"), restarts $(job_field "$job" Restarts)); log: $(grep -h "may preempt job $id\b" "$log" | head -1)"
+        sleep 1
+    done
+    if grep -q "job $by may preempt job $id\b" "$log"; then
+        fail "slurmctld logged $by preempting $who $job"
+    fi
+}
+
 state_of() { job_field "$1" JobState; }
 ended() { case $(state_of "$1") in COMPLETED | CANCELLED | FAILED | TIMEOUT) return 0 ;; esac; return 1; }
 step_of() { cat "$work/$1.ckpt" 2>/dev/null || echo 0; }

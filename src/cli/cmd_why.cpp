@@ -312,14 +312,17 @@ void print_what_would_change(const TrialInfo& t) {
         const bool leader = a.reason.find(", protect_leader)") != std::string::npos;
         if (a.utility > 0.0 && leader) {
             std::printf(
-                "    It holds its sweep's best metric (protect_leader): only a waiting trial whose\n"
-                "    utility is at least its own price and above %.3g (%.0f%% more) takes its GPUs, or a\n"
-                "    plain job by rank; not a trial below the price, nor one without a forecast.\n",
+                "    It holds its sweep's best metric (protect_leader): of other sweeps, only a waiting\n"
+                "    trial whose utility is at least its own price and above %.3g (%.0f%% more) takes its\n"
+                "    GPUs; not one below the price, nor one without a forecast (a plain job does by rank).\n",
                 (1.0 + defaults.preempt_margin) * a.utility, 100.0 * defaults.preempt_margin);
-        } else if (a.utility > 0.0) {
+        }
+        if (a.utility > 0.0) {
             std::printf("    %s waiting trial takes its GPUs with a utility above %.3g (%.0f%% more)",
-                        grace ? "After its grace, a" : "A", (1.0 + defaults.preempt_margin) * a.utility,
-                        100.0 * defaults.preempt_margin);
+                        leader  ? "Of its own sweep, a"
+                        : grace ? "After its grace, a"
+                                : "A",
+                        (1.0 + defaults.preempt_margin) * a.utility, 100.0 * defaults.preempt_margin);
             if (a.priority > 0) {
                 std::printf(
                     ";\n    one without a forecast yet with a priority above %.0f (%.0f%% more than its "

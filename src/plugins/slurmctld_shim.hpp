@@ -54,6 +54,12 @@ inline Result<ExploreSpec> job_explore_spec(const job_record_t* job) {
     return parse_explore_env(env);
 }
 
+// The sweep an exploratory job belongs to, as the engine names it: groups are per user, so two
+// users' "lr" sweeps are different sweeps.
+inline std::string job_sweep(const job_record_t* job, const ExploreSpec& spec) {
+    return std::to_string(job->user_id) + ":" + spec.group;
+}
+
 // Replaces the job's SystemComment only when the text changed (it is saved in slurmctld's state).
 inline void set_system_comment(job_record_t* job, const std::string& text) {
     if (job->system_comment != nullptr && text == job->system_comment) return;

@@ -1,17 +1,19 @@
 #!/bin/bash
-# protect_leader=yes (off by default): a running trial below the GPU price that holds its sweep's
-# best reported metric, another member having reported, is marked code=leads_sweep and gives way
-# only to a trial worth its GPUs (utility at least its own price) or to a plain job by rank.
+# protect_leader (the default): a running trial below the GPU price that holds its sweep's best
+# reported metric, another member having reported, is marked code=leads_sweep and gives way to
+# another sweep's trial only if it is worth its GPUs (utility at least its own price); its own
+# sweep's trials and plain jobs preempt it as any trial.
 # The power a user gets from it, and its bound (doc/security.md): user A's leader keeps its GPU
 # against user B's trial without a forecast, whose priority is over twice A's (the rank margin
-# alone would let it preempt: hostile_rank_margin*.sh); B's trial is not starved, it runs once
-# A's leader has ended. Who may still preempt a leader (a trial worth its GPUs, a plain job by
-# rank) is checked by unit tests (test_sched_policy, test_sched_engine).
+# alone would let it preempt: hostile_rank_margin*.sh), while A's own trial of the same sweep
+# takes it by that margin; B's trial is not starved, it runs once the GPU is free. Who else may
+# preempt a leader (a trial worth its GPUs, a plain job by rank) is checked by unit tests
+# (test_sched_policy, test_sched_engine).
 # Two real users, one node, one GPU, priority/explsched and preempt/explsched, min_run=0.
 set -u
 . "$(dirname "$0")/lib.sh"
 two_users esh_pl
-start_cluster --nodes 1 --gpus 1 --explschedd --params rerank_period=1,min_run=0,grace_time=5,protect_leader=yes
+start_cluster --nodes 1 --gpus 1 --explschedd --params rerank_period=1,min_run=0,grace_time=5
 log=$CLUSTER_DIR/log/slurmctld.log
 open_to_users
 
@@ -44,13 +46,30 @@ pb=$(job_field "$b" Priority)
 keeps_gpu "A's leader" "$lead" "$lead_id" "$b"
 [ "$(job_state "$b")" = PENDING ] || fail "B's trial $b is $(job_state "$b"), want PENDING"
 pass "A's leader $lead (priority $pa) kept its GPU for 30 s against B's trial $b without a forecast ($pb)"
-why_says "$lead" "only a waiting trial whose"
+why_says "$lead" "of other sweeps, only a waiting"
 why=$("$top_builddir/src/cli/explsched" why "$lead" 2>&1)
-echo "$why" | grep -q "without a forecast yet with a priority above" &&
-    fail "explsched why says a trial without a forecast may take the leader's GPUs: $(echo "$why" | tail -4)"
+# the rank rule for trials without a forecast is stated for its own sweep's trials only
+echo "$why" | grep -q "^ *A waiting trial takes its GPUs" &&
+    fail "explsched why says any waiting trial may take the leader's GPUs: $(echo "$why" | tail -6)"
+echo "$why" | grep -q "Of its own sweep, a waiting trial takes its GPUs" ||
+    fail "explsched why does not say its own sweep's trials are judged as for any trial: $(echo "$why" | tail -6)"
 
-# 5. Not starved: once A's leader has ended, B's trial runs.
-wait_until 180 '[ "$(job_state $b)" = RUNNING ]' "B's trial to run once A's leader has ended (A's: '\$(job_state $lead)')"
-[ "$(job_field "$lead" Restarts)" = 0 ] || fail "A's leader was requeued before it ended"
-pass "B's trial $b ran after A's leader $lead ended"
+# 5. The mark shields the leader from other sweeps only: a trial of its own sweep without a
+#    forecast, over twice its priority, takes its GPU by the rank margin (preempt/explsched reads
+#    both sweeps from the jobs' --explore).
+sib=$(submit_as $A --gres=gpu:1 --explore=asweep --explore-max-steps=3000 --wrap 'sleep 600') || fail "sbatch as $A"
+wait_until 30 'grep -q "job $sib may preempt job $lead_id\b" "$log"' \
+    "A's own trial $sib to preempt its sweep's leader $lead (leader: '\$(job_state $lead)')"
+wait_until 30 '[ "$(job_state $lead)" != RUNNING ]' "A's leader $lead to be requeued for its own sweep's trial"
+pass "A's trial $sib of the same sweep preempted its leader: $(grep -h "job $sib may preempt job $lead_id" "$log" | head -1 | sed 's/.*may preempt/may preempt/')"
+grep -q "job $b may preempt" "$log" && fail "slurmctld logged B's trial $b preempting a job of A's"
+
+# 6. Not starved: once the GPU is free, B's trial runs (the first waiting at the top priority,
+#    which A's new trial shares; should that one start first, it is cancelled).
+wait_until 60 '[ "$(job_state $b)" = RUNNING ] || [ "$(job_state $sib)" = RUNNING ]' \
+    "a trial to run on the freed GPU (B's: '\$(job_state $b)', A's: '\$(job_state $sib)')"
+[ "$(job_state "$sib")" = RUNNING ] && scancel "$sib"
+wait_until 60 '[ "$(job_state $b)" = RUNNING ]' "B's trial to run once the GPU is free (A's leader: '\$(job_state $lead)')"
+pass "B's trial $b ran once the GPU was free"
+scancel "$sib" 2>/dev/null
 scancel "$b" 2>/dev/null

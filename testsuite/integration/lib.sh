@@ -138,6 +138,18 @@ sim_pollux() {
         --seeds "$seed" --policies explsched --json --quiet "$@"
 }
 
+# sim_pollux_with SEED PARAMS [--params MORE] ARGS...: sim_pollux with the settings PARAMS, and
+# MORE after them (explsched-sim takes one --params: the last one given replaces the others).
+sim_pollux_with() {
+    local seed=$1 params=$2
+    shift 2
+    if [ "${1:-}" = --params ]; then
+        params+=,$2
+        shift 2
+    fi
+    sim_pollux "$seed" --params "$params" "$@"
+}
+
 # sim_tmp: a temporary directory in $tmp, removed when the test exits.
 sim_tmp() {
     tmp=$(mktemp -d)

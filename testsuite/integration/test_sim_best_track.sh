@@ -6,7 +6,9 @@
 # trial that reached that best. With the default it is read as on course to beat that best, runs
 # to its end, and every sweep keeps its best; the prediction of a trial the rule lifted carries
 # its lead and chance, and `explsched show` and `explsched why` say so; a bad value is refused
-# with the setting's name. Needs ../shared/data, no cluster.
+# with the setting's name. Every run here has protect_leader off (the schedule this case was
+# found in: with it on, the default, seed 1 keeps that best even with the track off, and
+# pollux-heterogeneous seeds 0-2 lose one without it). Needs ../shared/data, no cluster.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -14,7 +16,7 @@ require_sim_pollux
 sim_tmp
 fail=0
 
-pollux() { sim_pollux 1 "$@"; }
+pollux() { sim_pollux_with 1 protect_leader=no "$@"; }
 
 refuses_params pollux best_track_margin=-0.1 best_track_margin=2 best_track_margin=wide
 

@@ -6,7 +6,9 @@
 # the drop). With
 # sibling_jumps=yes its optimistic bound allows for the jump its sweep-mates made later in their
 # runs, it runs on, and every sweep keeps its best; `explsched show` says by how much a bound
-# moved; a bad value is refused with the setting's name. Needs ../shared/data, no cluster.
+# moved; a bad value is refused with the setting's name. Every run here has protect_leader off
+# (the schedule this case was found in; with it on, the default, seed 1 keeps that best).
+# Needs ../shared/data, no cluster.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -14,7 +16,7 @@ require_sim_pollux
 sim_tmp
 fail=0
 
-pollux() { sim_pollux 1 "$@"; }
+pollux() { sim_pollux_with 1 protect_leader=no "$@"; }
 
 out=$(pollux --params sibling_jumps=perhaps 2>&1) && { echo "FAIL: sibling_jumps=perhaps accepted"; fail=1; }
 grep -q "setting 'sibling_jumps'" <<<"$out" || { echo "FAIL: sibling_jumps=perhaps: $out"; fail=1; }

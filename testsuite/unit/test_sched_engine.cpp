@@ -380,6 +380,7 @@ BOOST_AUTO_TEST_CASE(diverged_and_invalid_reports) {
 BOOST_AUTO_TEST_CASE(price_rule_at_low_and_high_load) {
     EngineSettings s = classic();
     s.min_run_s = 600;
+    s.protect_leader = false;  // the price rule alone (the weaker one leads the sweep: next test)
     Engine e = make(s);
     const auto a = rising(20, 0.95, 0.6), b = rising(20, 0.93, 0.3), c = rising(20, 0.94, 0.45);
     std::vector<JobView> jobs = {view(1, "g", a, JobState::pending), view(2, "g", b), view(3, "g", c)};
@@ -421,14 +422,24 @@ BOOST_AUTO_TEST_CASE(protect_leader_marks_the_running_trial_holding_its_sweeps_b
     BOOST_TEST(out[1].reason.d == b.back().metric, boost::test_tools::tolerance(1e-12));
     BOOST_TEST(out[1].reason.e == c.back().metric, boost::test_tools::tolerance(1e-12));
     BOOST_TEST((out[2].reason.code != ReasonCode::leads_sweep));
-    // a waiting sibling below its own price does not take the leader's GPUs
+    // the assessments name their sweep
+    BOOST_TEST(out[0].group == "g");
+    BOOST_TEST(out[1].group == "g");
+    // a waiting trial below its own price: of another sweep, it does not take the leader's GPUs
     BOOST_REQUIRE(out[0].utility < out[0].price);
-    const TrialKey k1{1, TrialKey::kNoArrayTask}, k2{2, TrialKey::kNoArrayTask};
-    const auto v = e.can_preempt(k1, k2);
+    Assessment other = out[0];
+    other.group = "h";
+    const auto v = e.can_preempt(other, out[1], 3600.0);
     BOOST_TEST(!v.allowed);
     BOOST_TEST(v.reason.find("protect_leader") != std::string::npos, v.reason);
-    // the default: the same round marks nobody
-    Engine plain = make(classic());
+    // of its own sweep, it is judged as without the mark
+    const TrialKey k1{1, TrialKey::kNoArrayTask}, k2{2, TrialKey::kNoArrayTask};
+    const auto sibling = e.can_preempt(k1, k2);
+    BOOST_TEST(sibling.reason.find("protect_leader") == std::string::npos, sibling.reason);
+    // off: the same round marks nobody
+    EngineSettings off = classic();
+    off.protect_leader = false;
+    Engine plain = make(off);
     BOOST_REQUIRE(plain.evaluate(jobs, cluster(5000, 2), out).ok());
     for (const auto& x : out) BOOST_TEST((x.reason.code != ReasonCode::leads_sweep));
 }

@@ -287,11 +287,13 @@ BOOST_AUTO_TEST_CASE(a_trial_without_a_forecast_needs_the_rank_margin) {
 }
 
 // protect_leader: a running trial below the price that holds its sweep's best metric (another
-// member has reported) says so (leads_sweep) and gives way only to a trial whose utility is at
-// least its own price and beats the leader's by preempt_margin, or to a plain job by rank.
+// member has reported) says so (leads_sweep) and gives way to another sweep's trial only if that
+// one's utility is at least its own price and beats the leader's by preempt_margin; its own
+// sweep's trials and plain jobs preempt it as any trial.
 BOOST_AUTO_TEST_CASE(protect_leader_lets_only_a_trial_worth_its_gpus_take_a_leaders) {
     EngineSettings s;
-    BOOST_TEST(!s.protect_leader);  // the default
+    BOOST_TEST(s.protect_leader);  // the default
+    s.protect_leader = false;
     LadderInputs in = every_rung();
     in.invalid_report = false;
     in.diverged = false;
@@ -328,19 +330,32 @@ BOOST_AUTO_TEST_CASE(protect_leader_lets_only_a_trial_worth_its_gpus_take_a_lead
     in.running_s = std::numeric_limits<double>::infinity();
     BOOST_TEST((decide_trial(in, s).decision == Decision::wait));
 
-    // the preemption rule
+    // the preemption rule (another sweep's trials unless said otherwise)
     Assessment leader = trial(2, 1e-9, Decision::preemptable, 24);
     leader.reason = v.reason;
+    leader.group = "7:lr";
     Assessment below = trial(1, 5e-9, Decision::wait, 30000);  // 5x its utility, below its price
     below.price = 1e-8;
+    below.group = "7:batch";
     auto refused = preempt_verdict(below, leader, s, 3600.0);
     BOOST_TEST(!refused.allowed);
     BOOST_TEST(contains(refused.reason,
                         "job 2 holds its group's best metric (protect_leader) and the "
                         "preemptor's utility 5e-09 is below its own price 1e-08"),
                refused.reason);
-    BOOST_TEST(
-        !preempt_verdict(trial(3, 0.0, Decision::wait, 60000), leader, s, 3600.0).allowed);  // no forecast
+    Assessment unknown = trial(3, 0.0, Decision::wait, 60000);  // no forecast, 2500x its rank
+    BOOST_TEST(!preempt_verdict(unknown, leader, s, 3600.0).allowed);
+    // the leader's own sweep's trials: judged as for any trial (by utility, or by rank)
+    below.group = leader.group;
+    auto sibling = preempt_verdict(below, leader, s, 3600.0);
+    BOOST_TEST(sibling.allowed, sibling.reason);
+    BOOST_TEST(contains(sibling.reason, "utility 5e-09 > (1 + margin 0.25)"), sibling.reason);
+    unknown.group = leader.group;
+    sibling = preempt_verdict(unknown, leader, s, 3600.0);
+    BOOST_TEST(sibling.allowed, sibling.reason);
+    BOOST_TEST(contains(sibling.reason, "without a forecast yet, outranks it"), sibling.reason);
+    below.group.clear();  // in no sweep known (its explore spec unreadable): shielded from
+    BOOST_TEST(!preempt_verdict(below, leader, s, 3600.0).allowed);
     Assessment worth = trial(4, 2e-8, Decision::run, 30000);  // at least its price
     worth.price = 1e-8;
     BOOST_TEST(preempt_verdict(worth, leader, s, 3600.0).allowed);

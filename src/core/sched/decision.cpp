@@ -243,8 +243,8 @@ std::string describe(Decision decision, const Reason& r) {
             text += "utility " + num(r.a) + "/GPU-s is below the GPU price " + num(r.b) + " at load " +
                     num(r.c, 2) + ", but it holds its group's best metric " + num(r.d, 4) + " (next " +
                     num(r.e, 4) +
-                    ", protect_leader): only a trial whose utility is at least its own price, or a plain "
-                    "job by rank, takes its GPUs";
+                    ", protect_leader): another sweep's trial takes its GPUs only if its utility is at "
+                    "least its own price";
             break;
     }
     const bool judged = r.code == ReasonCode::hopeless || r.code == ReasonCode::costly_chance ||

@@ -103,6 +103,7 @@ void Engine::Impl::classify(const std::vector<JobView>& jobs, std::vector<Assess
         Assessment& a = out[j];
         a.key = jobs[j].key;
         a.owner = jobs[j].owner;
+        a.group = jobs[j].group;
         a.exploratory = !jobs[j].group.empty();
         if (c != nullptr) {
             a.gpu_type = jobs[j].gpu_type;

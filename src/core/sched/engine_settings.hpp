@@ -72,15 +72,15 @@ struct EngineSettings : FitSettings {
     double unpredicted_turn_s = 7200.0;
     // A running trial below the price that holds its sweep's best metric (another member has
     // reported) is preempted only by a trial whose utility is at least its own price (and beats
-    // the leader's by preempt_margin), or by a plain job by rank: not by trials that are below
-    // the price themselves, nor by trials without a forecast. A leader near the end of its run
-    // improves little per GPU-second, so its utility is near zero, yet its sweep's best model is
-    // the one it delivers at its end. Off by default: in explsched-sim's philly it cut the mean
-    // time to each sweep's best in 11 of 12 seeds (12 seeds 29.7 -> 27.0 h, GPU-hours within
-    // 1 %), but seed 5 lost 8 h (short sweeps waited behind protected leaders), philly kept
-    // 99.5 % of its sweeps at their best against 99.7 % (seeds 0-5), and pollux-heterogeneous
-    // lost an ImageNet best in seed 1 (100 -> 98.4 %, seeds 0-2); doc/results.md.
-    bool protect_leader = false;
+    // the leader's by preempt_margin), or by a plain job by rank: not by another sweep's trials
+    // that are below the price themselves, nor by ones without a forecast. Its own sweep's trials
+    // preempt it as any trial (they are the sweep's exploration: shielded from them, a new
+    // sibling that would be the sweep's best waited, and on a mixed cluster started on K80s). A
+    // leader near the end of its run improves little per GPU-second, so its utility is near
+    // zero, yet its sweep's best model is the one it delivers at its end. explsched-sim, off ->
+    // on: philly mean time to best seeds 0-2 26.4 -> 24.6 h, 6-11 30.9 -> 29.1 h (3-5 30.3 ->
+    // 30.6 h), GPU-hours within 1.2 %, no sweep's best lost; doc/results.md.
+    bool protect_leader = true;
     double hopeless_probability = 0.02;  // P(final beats group best) below this: hopeless
     // Never call hopeless on fewer points. 6 (min_points): as soon as a curve is extrapolated
     // (8 until 2026-11-28; 6 brings the demo sweep's decisive early stops from 27-30 % of a run

@@ -68,6 +68,9 @@ struct ClusterView {
 struct Assessment {
     TrialKey key;
     std::uint32_t owner = kNoOwner;
+    // Its sweep ("uid:GROUP", the view's group; empty for a non-exploratory job or where unknown):
+    // protect_leader shields a sweep's leader from other sweeps' trials, not from its own.
+    std::string group;
     std::uint32_t priority = 1;  // Slurm job priority, >= 1 (0 would mean held)
     // Predicted normalised progress the next utility_horizon_s buys, per GPU-second, weighted by
     // the trial's chance to matter to its group. 0 for non-exploratory jobs.

@@ -205,6 +205,7 @@ PriorityTerms priority_terms(const JobView& view, const Assessment& assessment, 
 Assessment provisional_assessment(const JobView& view, double value, const EngineSettings& settings) {
     Assessment a;
     a.key = view.key;
+    a.group = view.group;
     a.exploratory = !view.group.empty();
     a.priority = compose_priority(value, 0.0, view.partition_factor, view.nice, settings);
     a.state = TrialState::unknown;

@@ -461,11 +461,13 @@ PreemptVerdict preempt_verdict(const Assessment& preemptor, const Assessment& pr
                                   " s ago, within min_run " + num(settings.min_run_s) + " s");
     }
     if (preemptee.state == TrialState::hopeless) return verdict(true, who + " is hopeless");
-    // The sweep's leader (protect_leader) gives way to a trial worth its GPUs, not to one below
-    // the price itself nor to one without a forecast: near its end its utility is near zero, so
-    // any such trial would outbid it, and its sweep would wait for its best model. A plain job
-    // still takes its GPUs by rank (below).
-    if (preemptee.reason.code == ReasonCode::leads_sweep && preemptor.exploratory &&
+    // The sweep's leader (protect_leader) gives way to another sweep's trial only if that one is
+    // worth its GPUs, not to one below the price itself nor to one without a forecast: near its
+    // end its utility is near zero, so any such trial would outbid it, and its sweep would wait
+    // for its best model. Its own sweep's trials are the sweep's exploration, and a plain job
+    // takes its GPUs by rank: both are judged as for any trial (below).
+    const bool same_sweep = !preemptor.group.empty() && preemptor.group == preemptee.group;
+    if (preemptee.reason.code == ReasonCode::leads_sweep && preemptor.exploratory && !same_sweep &&
         !(preemptor.utility > 0.0 && preemptor.utility >= preemptor.price)) {
         return verdict(false,
                        who + " holds its group's best metric (protect_leader) and the preemptor's utility " +

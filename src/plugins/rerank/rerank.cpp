@@ -354,8 +354,7 @@ JobEntry* job_entry(const job_record_t* job, JobEntry* known = nullptr) {
     JobStatic st;
     if (spec->exploratory()) {
         st.exploratory = true;
-        // Groups are per user: two users' "lr" sweeps are different sweeps.
-        st.group = std::to_string(job->user_id) + ":" + spec->group;
+        st.group = shim::job_sweep(job, *spec);
         st.trial = explore_trial_text(*spec);
         st.direction = spec->direction == MetricDirection::max ? Direction::maximize : Direction::minimize;
         st.max_steps = spec->max_steps ? static_cast<double>(*spec->max_steps) : 0.0;

@@ -41,6 +41,12 @@ Assessment assessment_of(const job_record_t* job) {
         }
     }
     a.owner = job->user_id;  // preempt_cross_user compares owners
+    // its sweep: protect_leader shields a leader from other sweeps' trials only (unreadable: in
+    // no sweep, so shielded from)
+    if (a.exploratory) {
+        auto spec = shim::job_explore_spec(job);
+        if (spec && spec->exploratory()) a.group = shim::job_sweep(job, *spec);
+    }
     return a;
 }
 

@@ -4,7 +4,8 @@
 # another sweep's trial only if it is worth its GPUs (utility at least its own price); its own
 # sweep's trials and plain jobs preempt it as any trial.
 # The power a user gets from it, and its bound (doc/security.md): user A's leader keeps its GPU
-# against user B's trial without a forecast, whose priority is over twice A's (the rank margin
+# against user B's trial without a forecast in a sweep B names as A's, whose priority is over
+# twice A's (the rank margin
 # alone would let it preempt: hostile_rank_margin*.sh), while A's own trial of the same sweep
 # takes it by that margin; B's trial is not starved, it runs once the GPU is free. Who else may
 # preempt a leader (a trial worth its GPUs, a plain job by rank) is checked by unit tests
@@ -34,8 +35,9 @@ lead_id=$(job_field "$lead" JobId)
 [ -n "$lead_id" ] || fail "no job id for array task $lead"
 pass "A's leader $lead (job $lead_id): $(comment "$lead" | grep -o 'decision=.*' | cut -c1-200)"
 
-# 3. B's trial without a forecast (it never reports), over twice the leader's priority.
-b=$(submit_as $B --gres=gpu:1 --explore=bsweep --explore-max-steps=3000 --wrap 'sleep 600') || fail "sbatch as $B"
+# 3. B's trial without a forecast (it never reports), over twice the leader's priority, in a
+#    sweep B names as A's ("asweep"): sweeps are per user, so it is another sweep all the same.
+b=$(submit_as $B --gres=gpu:1 --explore=asweep --explore-max-steps=3000 --wrap 'sleep 600') || fail "sbatch as $B"
 wait_until 20 'comment $b | grep -q "code=too_few_points"' "B's trial to be ranked without a forecast (now '\$(comment $b)')"
 pa=$(job_field "$lead" Priority)
 pb=$(job_field "$b" Priority)

@@ -150,6 +150,22 @@ sim_pollux_with() {
     sim_pollux "$seed" --params "$params" "$@"
 }
 
+# sim_says [-v] CMD RECORD JOB PATTERN: `explsched CMD --sim RECORD JOB` prints a line matching
+# PATTERN (with -v: prints none); sets fail=1, saying so, where not.
+sim_says() {
+    local want=0 out
+    if [ "$1" = -v ]; then
+        want=1
+        shift
+    fi
+    out=$("$cli" "$1" --sim "$2" "$3" 2>&1)
+    grep -q "$4" <<<"$out"
+    if [ $? -ne $want ]; then
+        echo "FAIL: explsched $1 $3 ($(basename "$2")) $([ $want = 0 ] && echo 'does not say' || echo says) '$4': $out"
+        fail=1
+    fi
+}
+
 # sim_tmp: a temporary directory in $tmp, removed when the test exits.
 sim_tmp() {
     tmp=$(mktemp -d)

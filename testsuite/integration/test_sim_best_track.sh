@@ -67,14 +67,9 @@ print(lifted[0]["id"])
 PY
 ) || fail=1
 if [ -n "$trial" ]; then
-    out=$("$cli" show --sim "$tmp/rec.json" "$trial" 2>&1)
-    grep -q "ahead of its sweep's best track by" <<<"$out" ||
-        { echo "FAIL: show $trial does not say it is ahead of the best track: $out"; fail=1; }
-    out=$("$cli" why --sim "$tmp/rec.json" "$trial" 2>&1)
-    grep -q "Best track: over the last tenth of its run" <<<"$out" ||
-        { echo "FAIL: why $trial does not explain the best track: $out"; fail=1; }
-    out=$("$cli" show --sim "$tmp/off-rec.json" "$trial" 2>&1)
-    grep -q "best track" <<<"$out" && { echo "FAIL: show $trial (best track off) mentions it: $out"; fail=1; }
+    sim_says show "$tmp/rec.json" "$trial" "ahead of its sweep's best track by"
+    sim_says why "$tmp/rec.json" "$trial" "Best track: over the last tenth of its run"
+    sim_says -v show "$tmp/off-rec.json" "$trial" "best track"
 fi
 [ $fail -eq 0 ] && echo "ok: the best track keeps the ImageNet sweep's best past its learning-rate drop, and says so"
 exit $fail

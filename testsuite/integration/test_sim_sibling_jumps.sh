@@ -67,14 +67,9 @@ PY
 ) || fail=1
 read -r trial hopeless <<<"$trial"
 if [ -n "$trial" ]; then
-    out=$("$cli" why --sim "$tmp/rec.json" "$hopeless" 2>&1)
-    grep -q "That bound already allows .* for the jumps its sweep's other trials made" <<<"$out" ||
-        { echo "FAIL: why $hopeless does not say its bound allowed for the jumps: $out"; fail=1; }
-    out=$("$cli" show --sim "$tmp/rec.json" "$trial" 2>&1)
-    grep -q "optimistic bound moved .* for the jumps its sweep's other trials made" <<<"$out" ||
-        { echo "FAIL: show $trial does not say its bound moved: $out"; fail=1; }
-    out=$("$cli" show --sim "$tmp/default-rec.json" "$trial" 2>&1)
-    grep -q "optimistic bound moved" <<<"$out" && { echo "FAIL: show $trial (defaults) has a jump allowance"; fail=1; }
+    sim_says why "$tmp/rec.json" "$hopeless" "That bound already allows .* for the jumps its sweep's other trials made"
+    sim_says show "$tmp/rec.json" "$trial" "optimistic bound moved .* for the jumps its sweep's other trials made"
+    sim_says -v show "$tmp/default-rec.json" "$trial" "optimistic bound moved"
     # a hand-edited record with fields of the wrong type is shown without them, not refused
     /usr/bin/python3 - "$tmp/rec.json" "$trial" "$tmp/edited.json" <<'PY'
 import json, sys

@@ -5,8 +5,7 @@
 # sweep's trials and plain jobs preempt it as any trial.
 # The power a user gets from it, and its bound (doc/security.md): user A's leader keeps its GPU
 # against user B's trial without a forecast in a sweep B names as A's, whose priority is over
-# twice A's (the rank margin
-# alone would let it preempt: hostile_rank_margin*.sh), while A's own trial of the same sweep
+# twice A's (the rank margin alone would let it preempt: hostile_rank_margin*.sh), while A's own trial of the same sweep
 # takes it by that margin; B's trial is not starved, it runs once the GPU is free. Who else may
 # preempt a leader (a trial worth its GPUs, a plain job by rank) is checked by unit tests
 # (test_sched_policy, test_sched_engine).

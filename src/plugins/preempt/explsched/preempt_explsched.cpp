@@ -41,13 +41,15 @@ Assessment assessment_of(const job_record_t* job) {
         }
     }
     a.owner = job->user_id;  // preempt_cross_user compares owners
-    // its sweep: protect_leader shields a leader from other sweeps' trials only (unreadable: in
-    // no sweep, so shielded from)
-    if (a.exploratory) {
-        auto spec = shim::job_explore_spec(job);
-        if (spec && spec->exploratory()) a.group = shim::job_sweep(job, *spec);
-    }
     return a;
+}
+
+// The sweep of an exploratory job (protect_leader shields a leader from other sweeps' trials
+// only); unreadable: in no sweep, so shielded from.
+void set_sweep(Assessment& a, const job_record_t* job) {
+    if (!a.exploratory) return;
+    auto spec = shim::job_explore_spec(job);
+    if (spec && spec->exploratory()) a.group = shim::job_sweep(job, *spec);
 }
 
 uint16_t job_preempt_mode(const job_record_t* job) {
@@ -114,8 +116,14 @@ EXPLSCHED_EXPORT bool preempt_p_preemptable(job_record_t* preemptee, job_record_
         const double running_s = preemptee->start_time > 0 && now >= preemptee->start_time
                                      ? static_cast<double>(now - preemptee->start_time)
                                      : NAN;
-        const PreemptVerdict v = preempt_verdict(assessment_of(preemptor), assessment_of(preemptee),
-                                                 current_settings().engine, running_s);
+        Assessment by = assessment_of(preemptor);
+        Assessment of = assessment_of(preemptee);
+        // only a leader's verdict reads the sweeps: their --explore is parsed for it alone
+        if (of.reason.code == ReasonCode::leads_sweep) {
+            set_sweep(by, preemptor);
+            set_sweep(of, preemptee);
+        }
+        const PreemptVerdict v = preempt_verdict(by, of, current_settings().engine, running_s);
         if (v.allowed)
             info("%s: job %u may preempt job %u: %s", plugin_type, preemptor->job_id, preemptee->job_id,
                  v.reason.c_str());

@@ -155,6 +155,12 @@ BOOST_AUTO_TEST_CASE(a_stop_is_final_only_when_the_optimistic_bound_cannot_matte
     s.early_stop_probability = 0.001;
     cannot.last_step = 3000;  // half its run
     BOOST_TEST(stop_is_final(cannot, o, s));
+    // never for the sweep's leader: its forecast below the runner-up lags its own curve
+    StopEvidence leading = cannot;
+    leading.leader = true;
+    BOOST_TEST(!stop_is_final(leading, o, s));
+    leading.win_probability = 0.0005;  // not even decisively
+    BOOST_TEST(!stop_is_final(leading, o, s));
     const Reason r = cannot_matter_reason(cannot, o);
     BOOST_TEST(describe(Decision::terminate, r).find("even the optimistic bound 0.65") != std::string::npos,
                describe(Decision::terminate, r));

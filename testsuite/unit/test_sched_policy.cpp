@@ -546,6 +546,24 @@ BOOST_AUTO_TEST_CASE(hopeless_rule_stops_a_trial_that_cannot_win) {
     BOOST_TEST(!hopeless_rule(e, s).has_value());
 }
 
+// The trial holding its sweep's best metric is never hopeless, even when its forecast falls below
+// the runner-up's best (pollux seed 6: a leader two points past its curve's jump, forecast from
+// the points before it, was stopped and the sweep lost its best), nor decisively so.
+BOOST_AUTO_TEST_CASE(the_sweeps_leader_is_never_hopeless) {
+    EngineSettings s;
+    StopEvidence e = behind_trial();
+    BOOST_REQUIRE(hopeless_rule(e, s).has_value());
+    e.leader = true;  // best_other is now the runner-up's best
+    BOOST_TEST(!hopeless_rule(e, s).has_value());
+    e.win_probability = 0.0001;
+    e.last_step = 400;  // 20 %: an early stop would need decisive evidence, which this is
+    BOOST_TEST(!decisively_hopeless(e, s));
+    BOOST_TEST(!hopeless_rule(e, s).has_value());
+    e.leader = false;
+    BOOST_TEST(decisively_hopeless(e, s));
+    BOOST_TEST((hopeless_rule(e, s)->code == ReasonCode::hopeless_early));
+}
+
 // A sweep whose checked forecasts have held is judged from audited_min_progress (0.15) of a run,
 // not hopeless_min_progress (0.35); never earlier than either setting allows, and not with
 // audited_min_progress at or above hopeless_min_progress (off). Such a verdict is final (cancel or

@@ -92,6 +92,8 @@ bool stop_is_final(const StopEvidence& e, const PauseOutlook& o, const EngineSet
     // held forecasts let the rules judge it earlier: a trial paused early on a plateau (a late
     // bloomer's) would otherwise be stopped for good at once; it stays paused (or resumes)
     // instead. Decisive evidence (a flat curve far behind) is final from early_stop_progress on.
+    // Nor ever for the sweep's leader (hopeless_rule, policy.hpp).
+    if (e.leader) return false;
     if (decisively_hopeless(e, s)) return true;
     if (!final_stop_allowed(e, s)) return false;
     return !o.can_matter && e.win_probability < std::max(s.hopeless_probability, 1e-9);

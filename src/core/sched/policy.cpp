@@ -178,7 +178,7 @@ bool final_stop_allowed(const StopEvidence& e, const EngineSettings& s) {
 bool decisively_hopeless(const StopEvidence& e, const EngineSettings& s) {
     const double length = run_length(e);
     const double threshold = std::min(s.early_stop_probability, s.hopeless_probability);
-    return threshold > 0.0 && e.points >= s.hopeless_min_points && e.final_metric.extrapolated &&
+    return !e.leader && threshold > 0.0 && e.points >= s.hopeless_min_points && e.final_metric.extrapolated &&
            std::isfinite(e.best_other) && length > 0.0 && e.last_step >= s.early_stop_progress * length &&
            e.win_probability < threshold;
 }
@@ -191,6 +191,10 @@ double costly_chance_threshold(const StopEvidence& e, const EngineSettings& s) {
 }
 
 std::optional<Reason> hopeless_rule(const StopEvidence& e, const EngineSettings& s) {
+    // A trial holding its sweep's best metric is not hopeless, whatever its forecast: a forecast
+    // below the runner-up's best is behind the curve itself (a curve's late jump, two points in),
+    // and stopping it would stop the sweep's best so far. Price and preemption still apply.
+    if (e.leader) return std::nullopt;
     const Prediction& f = e.final_metric;
     if (!far_enough(e, s)) {
         if (!decisively_hopeless(e, s)) return std::nullopt;

@@ -111,7 +111,8 @@ bool final_stop_allowed(const StopEvidence& evidence, const EngineSettings& sett
 // most hopeless_probability). Such a stop is final (stop_is_final), pausing or not.
 bool decisively_hopeless(const StopEvidence& evidence, const EngineSettings& settings);
 
-// Hopeless: enough points and progress, a real extrapolation, and even the interval's optimistic
+// Hopeless: not its sweep's leader (the trial holding the sweep's best metric never is, nor
+// decisively so), enough points and progress, a real extrapolation, and even the interval's optimistic
 // side is unlikely (win probability < hopeless_probability) to beat the sweep's best. The reason
 // (ReasonCode::hopeless) names the prediction, its interval, the best and the probability.
 // With chance_worth_gpu_hours set, also hopeless when the chance is below

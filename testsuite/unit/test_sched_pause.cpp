@@ -370,6 +370,71 @@ BOOST_AUTO_TEST_CASE(a_resumed_trial_keeps_its_grace_before_a_verdict_on_its_for
     BOOST_TEST((out[1].reason.code == ReasonCode::diverged), explain(out[1]));
 }
 
+// A trial released from its pause as its sweep's last open question (every other member paused
+// or gone) is not judged again on the forecast it was resumed on while it waits to restart: it
+// runs, and its resumed run keeps its grace. Pollux seed 6 lost a sweep's best so (resumed, then
+// cancelled by the near-tie rule a round later, before it restarted). While its sweep still runs,
+// it is judged as before; a diverged curve is stopped at once.
+BOOST_AUTO_TEST_CASE(a_trial_resumed_as_its_sweeps_last_is_not_judged_before_it_restarts) {
+    EngineSettings s;
+    s.min_run_s = 600;
+    const auto good = rising(30, 0.95), poor = rising(30, 0.5);
+    auto jobs_with = [&](bool sibling_paused) {
+        std::vector<JobView> jobs = {view(1, "g", good), view(2, "g", poor, JobState::pending)};
+        jobs[0].paused = sibling_paused;
+        if (sibling_paused) jobs[0].pauses = 1;
+        jobs[1].has_hopeless_action = true;
+        jobs[1].hopeless_action = HopelessAction::terminate;
+        jobs[1].pauses = 1;  // paused once, released, not restarted yet
+        return jobs;
+    };
+    std::vector<Assessment> out;
+    {
+        Engine e = Engine::create(s).value();
+        std::vector<JobView> jobs = jobs_with(true);
+        BOOST_REQUIRE(e.evaluate(jobs, cluster(5000, 8), out).ok());
+        BOOST_TEST((out[1].state == TrialState::hopeless), explain(out[1]));  // its forecast says so
+        BOOST_TEST((out[1].decision == Decision::run), explain(out[1]));
+        BOOST_TEST((out[1].reason.code == ReasonCode::resumed_pending), explain(out[1]));
+        BOOST_TEST(out[1].reason.b == 600.0);
+        BOOST_TEST(out[1].reason.c < s.hopeless_probability);
+        BOOST_TEST(explain(out[1]).find("resumed from pause, not restarted yet: no verdict on its forecast "
+                                        "before it ran min_run 600 s") != std::string::npos,
+                   explain(out[1]));
+        // restarted: its grace (resumed_grace) for min_run, then judged as any
+        jobs[1].state = JobState::running;
+        jobs[1].start_time = 5060;
+        BOOST_REQUIRE(e.evaluate(jobs, cluster(5100, 8), out).ok());
+        BOOST_TEST((out[1].reason.code == ReasonCode::resumed_grace), explain(out[1]));
+        BOOST_TEST((out[1].decision == Decision::keep), explain(out[1]));
+        BOOST_REQUIRE(e.evaluate(jobs, cluster(5700, 8), out).ok());
+        BOOST_TEST((out[1].decision == Decision::terminate), explain(out[1]));
+        // requeued after that run (by its owner): pending again, no new pass before a verdict
+        jobs[1].state = JobState::pending;
+        jobs[1].start_time = 0;
+        BOOST_REQUIRE(e.evaluate(jobs, cluster(5760, 8), out).ok());
+        BOOST_TEST((out[1].decision == Decision::terminate), explain(out[1]));
+    }
+    {
+        // its sweep's leader still runs: judged on its forecast as before
+        Engine e = Engine::create(s).value();
+        std::vector<JobView> jobs = jobs_with(false);
+        BOOST_REQUIRE(e.evaluate(jobs, cluster(5000, 8), out).ok());
+        BOOST_TEST((out[1].decision == Decision::terminate), explain(out[1]));
+    }
+    {
+        // a diverged curve is stopped at once, its sweep's last or not
+        Engine e = Engine::create(s).value();
+        std::vector<JobView> jobs = jobs_with(true);
+        auto diverged = poor;
+        diverged.back().metric = std::numeric_limits<double>::quiet_NaN();
+        jobs[1].points = diverged;
+        BOOST_REQUIRE(e.evaluate(jobs, cluster(5000, 8), out).ok());
+        BOOST_TEST((out[1].decision == Decision::terminate), explain(out[1]));
+        BOOST_TEST((out[1].reason.code == ReasonCode::diverged), explain(out[1]));
+    }
+}
+
 BOOST_AUTO_TEST_CASE(engine_resumes_a_paused_trial_when_gpus_are_free_and_stops_one_that_cannot_matter) {
     EngineSettings s;
     s.min_run_s = 0;

@@ -91,6 +91,8 @@ const char* to_string(ReasonCode code) {
             return "bound_cannot_matter";
         case ReasonCode::leads_sweep:
             return "leads_sweep";
+        case ReasonCode::resumed_pending:
+            return "resumed_pending";
     }
     return "?";
 }
@@ -234,6 +236,12 @@ std::string describe(Decision decision, const Reason& r) {
             text += "resumed from pause " + num(r.a, 6) +
                     " s ago: no verdict on its forecast before min_run " + num(r.b, 6) +
                     " s (its chance to beat the group's best " + num(r.d, 4) + " is " + num(r.c, 2) + ")";
+            break;
+        case ReasonCode::resumed_pending:
+            text +=
+                "resumed from pause, not restarted yet: no verdict on its forecast before it ran min_run " +
+                num(r.b, 6) + " s (its chance to beat the group's best " + num(r.d, 4) + " is " +
+                num(r.c, 2) + ")";
             break;
         case ReasonCode::bound_cannot_matter:
             text += "even the optimistic bound " + num(r.a, 4) + " cannot beat the group's best " +

@@ -48,6 +48,9 @@ enum class ReasonCode {
     // running, utility a < price b at load c, but it holds its sweep's best metric d (ahead of e):
     // only a trial worth its GPUs (utility at least its price) or a plain job by rank takes them
     leads_sweep,
+    // released from its pause and not restarted yet: no verdict on its forecast (the evidence it
+    // was resumed on) before it ran min_run b s; chance c to beat best d
+    resumed_pending,
 };
 
 struct Reason {

@@ -56,6 +56,14 @@ double shortfall(const std::vector<JobView>& jobs, const std::vector<Assessment>
     return want - free;
 }
 
+// Every other member of the sweep this round is paused (or there is none): job j is its sweep's
+// last open question.
+bool last_open(const std::vector<JobView>& jobs, const std::vector<std::size_t>& members, std::size_t j) {
+    for (std::size_t m : members)
+        if (m != j && !jobs[m].paused) return false;
+    return true;
+}
+
 }  // namespace
 
 void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const ClusterView& cluster,
@@ -101,9 +109,7 @@ void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const Clus
             // Its sweep's other members all ended (no leader left to wait for): on GPUs nobody
             // else wants it resumes whatever the price (the sweep's last open question), else it
             // would stay held on an idle cluster for ever.
-            bool alone = true;
-            for (std::size_t m : groups[group_of[j]].members)
-                if (m != j && !jobs[m].paused) alone = false;
+            const bool alone = last_open(jobs, groups[group_of[j]].members, j);
             if (alone && o.optimistic_utility < a.price) {
                 a.reason = Reason{};
                 a.reason.code = ReasonCode::paused_no_room;
@@ -148,6 +154,25 @@ void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const Clus
             a.state = TrialState::unknown;
             a.decision = Decision::wait;
             a.reason.code = ReasonCode::asha_behind;
+            continue;
+        }
+        if (job.state == JobState::pending && job.pauses > 0 && usable(c) && c->graced_pauses < job.pauses &&
+            last_open(jobs, groups[group_of[j]].members, j) &&
+            (a.decision == Decision::terminate || a.decision == Decision::requeue_hold)) {
+            // Released from its pause as its sweep's last open question and not restarted yet:
+            // the stopping rule would judge the very evidence it was resumed on (pollux seed 6:
+            // the sweep's best, a cifar10 trial, resumed as its sweep's last and cancelled a
+            // round later by the near-tie rule at 73 % of its run). Its resumed run keeps its
+            // grace (resumed_grace, below); a diverged or invalid curve is not usable and is
+            // stopped at once. A trial whose sweep still runs is judged as before: its leaders
+            // can only raise the best it is judged against.
+            const StopEvidence e = stop_evidence(job, j, *c);
+            a.decision = Decision::run;
+            a.reason = Reason{};
+            a.reason.code = ReasonCode::resumed_pending;
+            a.reason.b = s.min_run_s;
+            a.reason.c = e.win_probability;
+            a.reason.d = e.best_other;
             continue;
         }
         if (job.state == JobState::pending && usable(c) &&

@@ -156,9 +156,9 @@ void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const Clus
             a.reason.code = ReasonCode::asha_behind;
             continue;
         }
-        if (job.state == JobState::pending && job.pauses > 0 && usable(c) && c->graced_pauses < job.pauses &&
-            last_open(jobs, groups[group_of[j]].members, j) &&
-            (a.decision == Decision::terminate || a.decision == Decision::requeue_hold)) {
+        if (job.state == JobState::pending && job.pauses > 0 &&
+            (a.decision == Decision::terminate || a.decision == Decision::requeue_hold) && usable(c) &&
+            c->graced_pauses < job.pauses && last_open(jobs, groups[group_of[j]].members, j)) {
             // Released from its pause as its sweep's last open question and not restarted yet:
             // the stopping rule would judge the very evidence it was resumed on (pollux seed 6:
             // the sweep's best, a cifar10 trial, resumed as its sweep's last and cancelled a

@@ -61,7 +61,9 @@ echo "$why" | grep -q "Of its own sweep, a waiting trial takes its GPUs" ||
 sib=$(submit_as $A --gres=gpu:1 --explore=asweep --explore-max-steps=3000 --wrap 'sleep 600') || fail "sbatch as $A"
 wait_until 30 'grep -q "job $sib may preempt job $lead_id\b" "$log"' \
     "A's own trial $sib to preempt its sweep's leader $lead (leader: '\$(job_state $lead)')"
-wait_until 30 '[ "$(job_state $lead)" != RUNNING ]' "A's leader $lead to be requeued for its own sweep's trial"
+# The requeue comes after grace_time (5 s), which slurmctld checks on its 30-s background pass
+# (37 s after the decision on a loaded CI machine): wait up to 75 s.
+wait_until 75 '[ "$(job_state $lead)" != RUNNING ]' "A's leader $lead to be requeued for its own sweep's trial"
 pass "A's trial $sib of the same sweep preempted its leader: $(grep -h "job $sib may preempt job $lead_id" "$log" | head -1 | sed 's/.*may preempt/may preempt/')"
 grep -q "job $b may preempt" "$log" && fail "slurmctld logged B's trial $b preempting a job of A's"
 

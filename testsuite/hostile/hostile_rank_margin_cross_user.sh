@@ -48,7 +48,8 @@ b1=$(submit_as $B --gres=gpu:1 --explore=newcomer --explore-max-steps=3000 --wra
 wait_until 20 '[ "$(job_field $b1 Priority)" -gt "$pa" ] 2>/dev/null' "B's newcomer to outrank A's flat trial"
 pb=$(job_field "$b1" Priority)
 [ "$pb" -le $((2 * pa)) ] || fail "B's newcomer ($pb) is above twice A's $pa: the test cannot tell whether the margin applied"
-wait_until 40 'preempted_by $a1 $b1' "B's newcomer $b1 ($pb) to preempt A's flat trial $a1 ($pa) by rank"
+# A requeue comes after grace_time (5 s), which slurmctld checks on its 30-s background pass.
+wait_until 75 'preempted_by $a1 $b1' "B's newcomer $b1 ($pb) to preempt A's flat trial $a1 ($pa) by rank"
 pass "flat curve, no shield: $(grep -h "job $b1 may preempt job $a1" "$log" | head -1 | sed 's/.*: job /job /')"
 wait_until 40 '[ "$(job_state $b1)" = RUNNING ] || [ "$(job_field $b1 JobState)" = COMPLETED ]' "B's newcomer to run"
 grep -q "may preempt job $b0" "$log" && fail "B's newcomer preempted B's own shielded trial $b0"
@@ -69,7 +70,7 @@ b2_0=$(squeue -h -r -j "${b2}_0" -o %A 2>/dev/null | head -1)
 wait_until 20 '[ "$(job_field $b2_0 Priority)" -gt $((2 * pa)) ] 2>/dev/null' \
     "B's array task to rank above twice A's $pa"
 pb=$(job_field "$b2_0" Priority)
-wait_until 40 'grep -q "may preempt job $a2: .*rank margin 1" "$log" && [ "$(job_field $a2 Restarts)" -ge 1 ]' \
+wait_until 75 'grep -q "may preempt job $a2: .*rank margin 1" "$log" && [ "$(job_field $a2 Restarts)" -ge 1 ]' \
     "B's array task ($pb > 2 x $pa) to preempt A's shielded trial $a2"
 pass "shield bounded by A's priority: $(grep -h "may preempt job $a2" "$log" | head -1 | sed 's/.*: job /job /')"
 grep -h "may preempt job $a2" "$log" | head -1 | grep -q "job \($b2\|$b2_0\|$((b2 + 1))\) may" ||

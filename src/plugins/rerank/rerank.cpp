@@ -11,6 +11,8 @@
 // the engine run on that copy without them (see "one round" below). Lock order, to stay
 // deadlock-free with priority_p_set and the site factor callbacks (called with the job write lock
 // held): slurmctld's locks first, then g_state.mutex, which is only ever held briefly.
+#include <sys/wait.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -120,6 +122,7 @@ struct JobEntry {
     std::unique_ptr<const JobStatic> st;
     // Its final curve went to the engine (Engine::record_ended) once the instance ended.
     bool ended_recorded = false;
+    bool grace_seen = false;  // ended during its preemption's grace: considered for a requeue once
 };
 
 // One job as the locked walk copied it: a compact record of the fields the round reads, so that
@@ -248,6 +251,8 @@ struct Ranker {
     // exploratory jobs that ended since their last round, for Engine::record_ended
     std::vector<JobSnap> ended;
     std::vector<JobView> ended_views;
+    std::vector<JobSnap> in_grace;  // trials that ended during a preemption's grace (requeued)
+    std::vector<JobView> in_grace_views;
     std::vector<Assessment> out;
     std::vector<JobAnswer> answers;  // per snap: what the write-back stores
     std::vector<LiveJob> live;       // every job in job_list at the walk, sorted by id
@@ -644,6 +649,33 @@ void note_ended(Ranker& r, const job_record_t* job) {
     r.ended.push_back(snap_of(job, entry));
 }
 
+// A batch job that ended by itself (completed, or failed) after its preemption had begun but
+// before the grace expired: slurmctld sent its steps SIGTERM at once, and a trial that checkpoints
+// and exits on it ends its job, which PreemptMode=REQUEUE does not requeue (a job still running
+// when the grace expires is requeued). preempt_time is set when the preemption begins and cleared
+// when the job is requeued; a job cancelled by its owner or an operator is not one.
+bool ended_in_grace(const job_record_t* job) {
+    if (job->preempt_time == 0 || job->batch_flag == 0 || job->details == nullptr ||
+        job->details->requeue == 0)
+        return false;
+    const uint32_t base = job->job_state & JOB_STATE_BASE;
+    if (base != JOB_COMPLETE && base != JOB_FAILED) return false;
+    const part_record_t* part = job->part_ptr;
+    const uint16_t mode =
+        part != nullptr && part->preempt_mode != NO_VAL16 ? part->preempt_mode : slurm_conf.preempt_mode;
+    return (mode & ~PREEMPT_MODE_GANG & ~PREEMPT_MODE_WITHIN) == PREEMPT_MODE_REQUEUE;
+}
+
+// Such a job, if it is a trial: its snapshot, once per instance, for the requeue (step 5). True
+// when taken (its curve is not final, so it does not go to the engine as ended).
+bool note_in_grace(Ranker& r, const job_record_t* job) {
+    JobEntry* entry = job_entry(job);
+    if (entry == nullptr || !entry->st->exploratory || entry->grace_seen) return false;
+    entry->grace_seen = true;
+    r.in_grace.push_back(snap_of(job, entry));
+    return true;
+}
+
 // One chunk of the walk (slurmctld's read locks held): up to kLockChunk more jobs of job_list
 // copied into the round's snapshots. `index` is the position in job_list so far. True when the
 // list is done.
@@ -681,6 +713,7 @@ bool walk_chunk(Ranker& r, JobListIterator& iter, std::size_t& index) {
         bool paused = false;
         if (IS_JOB_PENDING(job) && !r.ledger.entries().empty() && pause_state(r, job, paused)) continue;
         if (!pending && !paused && !IS_JOB_RUNNING(job)) {
+            if (IS_JOB_FINISHED(job) && ended_in_grace(job) && note_in_grace(r, job)) continue;
             if (IS_JOB_FINISHED(job) && r.feed.caught_up()) note_ended(r, job);
             continue;
         }
@@ -762,9 +795,12 @@ void gpu_types_of(Ranker& r, JobSnap& s, JobView& view) {
 void attach_curves(Ranker& r) {
     r.views.resize(r.snaps.size());
     r.ended_views.resize(r.ended.size());
+    r.in_grace_views.resize(r.in_grace.size());
     for (std::size_t i = 0; i < r.snaps.size(); ++i) view_of(r.snaps[i], r.views[i], r.settings.engine);
     // the trials that ended: their final curves (earlier runs included), nothing else needed
     for (std::size_t i = 0; i < r.ended.size(); ++i) view_of(r.ended[i], r.ended_views[i], r.settings.engine);
+    for (std::size_t i = 0; i < r.in_grace.size(); ++i)
+        view_of(r.in_grace[i], r.in_grace_views[i], r.settings.engine);
     // Every requeued trial's earlier runs first, live and ended alike: a curve handed out is valid
     // only until the next adopt_earlier (TrialCurves), so none is read before the last.
     const auto each_trial = [](std::vector<JobSnap>& snaps, std::vector<JobView>& views, auto&& f) {
@@ -777,11 +813,17 @@ void attach_curves(Ranker& r) {
     const auto attach = [&r](const JobSnap& s, JobView& v) { v.points = r.curves.curve(s.job_id, s.submit); };
     each_trial(r.snaps, r.views, adopt);
     each_trial(r.ended, r.ended_views, adopt);
+    each_trial(r.in_grace, r.in_grace_views, adopt);
     each_trial(r.snaps, r.views, [&](JobSnap& s, JobView& v) {
         attach(s, v);
         gpu_types_of(r, s, v);
     });
     each_trial(r.ended, r.ended_views, attach);
+    each_trial(r.in_grace, r.in_grace_views, attach);
+    // They go to the engine as pending trials (after the snapshots' views, which the answers
+    // index): absent, it would retire them as ended, and the requeued trial would lead its sweep
+    // against its own first run (protect_leader).
+    r.views.insert(r.views.end(), r.in_grace_views.begin(), r.in_grace_views.end());
 }
 
 // What the act step does to one job: a hopeless trial's stop, a pause (requeue and hold, the
@@ -997,6 +1039,48 @@ bool act_on_hopeless(Ranker& r, const std::vector<HopelessAct>& acts, time_t now
     }
     if (changed) last_job_update = now;
     return changed;
+}
+
+// Step 5 too: the trials that ended during their preemption's grace (ended_in_grace) are
+// requeued, as they would have been had they run until it expired, and resume later from their
+// checkpoint; but not one whose curve reached its --explore-max-steps (it finished its training).
+// As `scontrol requeue` does for a finished batch job, under the job write lock, on the record
+// looked up again by id and instance.
+void requeue_ended_in_grace(Ranker& r, time_t now) {
+    std::vector<uint32_t> ids;
+    for (std::size_t i = 0; i < r.in_grace.size(); ++i) {
+        const JobSnap& s = r.in_grace[i];
+        const PointSpan points = r.in_grace_views[i].points;  // the same spans as the views the engine read
+        const double last = points.empty() ? 0.0 : points[points.size - 1].step;
+        if (s.st->max_steps > 0 && last >= s.st->max_steps) {
+            info("%s: job %u ended during its preemption's grace at step %g of %g: finished, not requeued",
+                 plugin_type, s.job_id, last, s.st->max_steps);
+            continue;
+        }
+        ids.push_back(s.job_id);
+    }
+    if (ids.empty()) return;
+    shim::SlurmctldLocks locks(slurmctld_lock_t{READ_LOCK, WRITE_LOCK, WRITE_LOCK, READ_LOCK, READ_LOCK});
+    for (std::size_t k = 0, i = 0; i < r.in_grace.size() && k < ids.size(); ++i) {
+        const JobSnap& s = r.in_grace[i];
+        if (s.job_id != ids[k]) continue;
+        ++k;
+        job_record_t* job = find_job_record(s.job_id);
+        if (job == nullptr || submit_of(job) != s.submit || !IS_JOB_FINISHED(job) || !ended_in_grace(job))
+            continue;
+        info(
+            "%s: requeueing job %u: it ended (%s, exit %d) %lld s into its preemption's grace of %u s, as if "
+            "it had "
+            "run until the grace expired",
+            plugin_type, s.job_id, job_state_string(job->job_state),
+            WIFEXITED(job->exit_code) ? WEXITSTATUS(job->exit_code) : -1,
+            static_cast<long long>(job->end_time - job->preempt_time), r.settings.grace_time);
+        const int rc = job_requeue(0, s.job_id, nullptr, true, 0);
+        if (rc != SLURM_SUCCESS)
+            error("%s: requeueing job %u failed: %s", plugin_type, s.job_id, slurm_strerror(rc));
+        else
+            last_job_update = now;
+    }
 }
 
 // The pauses someone else ended (released the hold, or replaced it): the ledger says resumed, so
@@ -1235,6 +1319,8 @@ void rerank_all() {
     r.views.clear();
     r.ended.clear();
     r.ended_views.clear();
+    r.in_grace.clear();
+    r.in_grace_views.clear();
     r.live.clear();
     r.answers.clear();
     std::vector<std::unique_ptr<const JobStatic>> retired;
@@ -1310,6 +1396,7 @@ void rerank_all() {
 
     // 5. hopeless trials (rare): recorded on disk, then acted on under the job write lock
     if (!acts.empty()) act_on_hopeless(r, acts, now);
+    if (!r.in_grace.empty()) requeue_ended_in_grace(r, now);
 
     // 6. network-contention-aware placement of pending multi-node jobs (placement=yes; net_place.hpp)
     {

@@ -1,16 +1,17 @@
 #!/bin/bash
 # Preemption: a promising pending trial requeues the running trial of lowest utility per GPU (its
 # utility below the GPU price, and the preemptor's above it by the margin). The preempted trial
-# gets SIGTERM, checkpoints within the grace time, is requeued, and later resumes from its
-# checkpoint. A non-exploratory job is never preempted by a trial. explsched why reads the site's
-# settings line (PriorityParameters, or PrioritySiteFactorParameters in the _site variant).
+# gets SIGTERM, checkpoints within KillWait (a trial without srun steps is requeued at once: the
+# grace's SIGTERM reaches steps only), is requeued, and later resumes from its checkpoint. A
+# non-exploratory job is never preempted by a trial. explsched why reads the site's settings line
+# (PriorityParameters, or PrioritySiteFactorParameters in the _site variant).
 set -u
 . "$(dirname "$0")/lib.sh"
 require_cluster
 [ -x "$top_builddir/src/daemon/explschedd" ] || skip "explschedd not built"
 [ -x /usr/bin/python3 ] || skip "/usr/bin/python3 missing"
 start_cluster --nodes 1 --gpus 1 --explschedd \
-    --params rerank_period=1,min_run=0,grace_time=5,preempt_margin=0.25,preempt_rank_margin=0.5
+    --params rerank_period=1,min_run=0,grace_time=120,preempt_margin=0.25,preempt_rank_margin=0.5
 trial="/usr/bin/python3 $top_srcdir/testsuite/integration/synthetic_trial.py"
 
 # A non-exploratory job first: nothing may preempt it.
@@ -40,8 +41,12 @@ for s in 50 100 150 200 250 300 350 400; do
     "$top_builddir/src/cli/explsched" report --job "$t2" --step $s --metric "$m" --throughput 20 >/dev/null \
         || fail "report for $t2 refused"
 done
-wait_until 40 '[ "$(job_field $t1 Restarts)" -ge 1 ]' "the flat trial to be preempted (requeued)"
+# The trial is the batch script itself (no srun step): slurmctld's SIGTERM at the start of a grace
+# would not reach it, so it is requeued at once rather than after grace_time 120 s.
+wait_until 40 '[ "$(job_field $t1 Restarts)" -ge 1 ]' "the flat trial to be preempted (requeued at once, not after its 120-s grace)"
 grep -q "job $t2 may preempt job $t1" "$CLUSTER_DIR/log/slurmctld.log" || fail "no preemption decision logged"
+grep -q "job $t1 runs no step but its batch script.*requeued now" "$CLUSTER_DIR/log/slurmctld.log" ||
+    fail "the grace of a trial without steps was not logged"
 pass "$(grep -h "job $t2 may preempt job $t1" "$CLUSTER_DIR/log/slurmctld.log" | head -1 | cut -d' ' -f2-)"
 wait_until 30 '[ "$(job_state $t2)" = RUNNING ] || [ "$(job_field $t2 JobState)" = COMPLETED ]' "the steep trial to start"
 grep -q "checkpointed at step" t1.out || { cat t1.out; fail "the preempted trial did not checkpoint on SIGTERM"; }

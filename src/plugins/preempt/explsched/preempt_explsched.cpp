@@ -59,6 +59,30 @@ uint16_t job_preempt_mode(const job_record_t* job) {
     return static_cast<uint16_t>(slurm_conf.preempt_mode & ~PREEMPT_MODE_GANG);
 }
 
+// The grace a preemption gives the job (asked once, as slurmctld begins preempting it). When it
+// begins slurmctld sends SIGTERM to the job's steps only, not to its batch script, which gets it
+// when the job is requeued, KillWait before SIGKILL. A batch job running no step but its script
+// (the trial is the script, or a child of it) would learn nothing in the grace: it would only keep
+// the preemptor waiting grace_time (and up to slurmctld's 30-s pass that expires graces) before
+// getting the same signal. It is requeued at once; a job with steps (srun) gets grace_time.
+uint32_t grace_for(const job_record_t* job, uint32_t grace_time) {
+    if (grace_time == 0 || job->batch_flag == 0 || job->step_list == nullptr) return grace_time;
+    list_itr_t* it = list_iterator_create(job->step_list);
+    bool steps = false;
+    while (auto* step = static_cast<step_record_t*>(list_next(it)))
+        if (step->step_id.step_id < SLURM_MAX_NORMAL_STEP_ID) {
+            steps = true;
+            break;
+        }
+    list_iterator_destroy(it);
+    if (!steps)
+        info(
+            "%s: job %u runs no step but its batch script, which SIGTERM reaches only at the requeue: "
+            "requeued now (no grace; KillWait before SIGKILL)",
+            plugin_type, job->job_id);
+    return steps ? grace_time : 0;
+}
+
 // The settings of the ExplSched plugin that ranks: PrioritySiteFactorParameters under
 // site_factor/explsched, else PriorityParameters; parsed again only when the text changes
 // (reconfigure).
@@ -152,7 +176,7 @@ EXPLSCHED_EXPORT int preempt_p_get_data(job_record_t* job_ptr, slurm_preempt_dat
                 *static_cast<uint32_t*>(data) = job_ptr->priority;
                 return SLURM_SUCCESS;
             case PREEMPT_DATA_GRACE_TIME:
-                *static_cast<uint32_t*>(data) = current_settings().grace_time;
+                *static_cast<uint32_t*>(data) = grace_for(job_ptr, current_settings().grace_time);
                 return SLURM_SUCCESS;
         }
         error("%s: unknown preempt data type %d", plugin_type, static_cast<int>(data_type));

@@ -486,14 +486,42 @@ _cluster_pids() {
 # that inherited the listening socket is not yet: CI once failed to start the next slurmctld there
 # ("Error binding slurm stream socket: Address already in use", Slurm 24.11).
 _cluster_wait_ctld_port() {
-    local dir=$1 port deadline
+    local dir=$1 port deadline killed=no
     port=$(sed -n 's/^SlurmctldPort=\([0-9]*\).*/\1/p' "$dir/slurm.conf" 2>/dev/null | head -1)
     [ -n "$port" ] || return 0
     deadline=$((SECONDS + 15))
     while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
+        # After 5 s, the Slurm processes still holding the listening socket are killed: CI saw the
+        # port held for more than 15 s after a reconfigure under 24.11, by slurmctld itself (24.11
+        # restarts slurmctld as a new process on reconfigure; the pid file named the old one).
+        if [ $killed = no ] && [ $((deadline - SECONDS)) -le 10 ]; then
+            killed=yes
+            local p exe
+            for p in $(_cluster_port_holders "$port"); do
+                exe=$(readlink "/proc/$p/exe" 2>/dev/null)
+                cluster_log "port $port still held after slurmctld stopped by $p ($exe: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c1-80))"
+                # only Slurm's own processes (slurmctld's children run its executable)
+                case $exe in */slurm*) kill -KILL "$p" 2>/dev/null || true ;; esac
+            done
+        fi
         [ $SECONDS -lt $deadline ] || { cluster_log "port $port still in use after slurmctld stopped"; return 0; }
         sleep 0.2
     done
+}
+
+# _cluster_port_holders PORT: the processes holding a socket that listens on PORT (from
+# /proc/net/tcp{,6} and /proc/PID/fd, as ss -p does; ss is not in every root).
+_cluster_port_holders() {
+    local hex inodes f link
+    hex=$(printf '%04X' "$1")
+    inodes=$(awk -v p=":$hex" '$2 ~ p"$" && $4 == "0A" { print $10 }' /proc/net/tcp /proc/net/tcp6 2>/dev/null | sort -u)
+    [ -n "$inodes" ] || return 0
+    for f in /proc/[0-9]*/fd/*; do
+        link=$(readlink "$f" 2>/dev/null) || continue
+        case $link in socket:\[*\]) ;; *) continue ;; esac
+        link=${link#socket:[}; link=${link%]}
+        grep -qxF "$link" <<<"$inodes" && { f=${f#/proc/}; echo "${f%%/*}"; }
+    done | sort -un | grep -vxF -e "$$" -e "$BASHPID"
 }
 
 # cluster_stop_slurmctld DIR: stops the cluster's slurmctld and waits until its port is free, so

@@ -64,9 +64,12 @@ uint16_t job_preempt_mode(const job_record_t* job) {
 // when the job is requeued, KillWait before SIGKILL. A batch job running no step but its script
 // (the trial is the script, or a child of it) would learn nothing in the grace: it would only keep
 // the preemptor waiting grace_time (and up to slurmctld's 30-s pass that expires graces) before
-// getting the same signal. It is requeued at once; a job with steps (srun) gets grace_time.
+// getting the same signal. It is requeued at once; a job with steps (srun) gets grace_time, and so
+// does one that asked for a signal of its own (--signal, which PreemptParameters=send_user_signal
+// sends in the grace).
 uint32_t grace_for(const job_record_t* job, uint32_t grace_time) {
-    if (grace_time == 0 || job->batch_flag == 0 || job->step_list == nullptr) return grace_time;
+    if (grace_time == 0 || job->batch_flag == 0 || job->step_list == nullptr || job->warn_signal != 0)
+        return grace_time;
     list_itr_t* it = list_iterator_create(job->step_list);
     bool steps = false;
     while (auto* step = static_cast<step_record_t*>(list_next(it)))

@@ -1047,7 +1047,7 @@ bool act_on_hopeless(Ranker& r, const std::vector<HopelessAct>& acts, time_t now
 // As `scontrol requeue` does for a finished batch job, under the job write lock, on the record
 // looked up again by id and instance.
 void requeue_ended_in_grace(Ranker& r, time_t now) {
-    std::vector<uint32_t> ids;
+    std::vector<const JobSnap*> due;
     for (std::size_t i = 0; i < r.in_grace.size(); ++i) {
         const JobSnap& s = r.in_grace[i];
         const PointSpan points = r.in_grace_views[i].points;  // the same spans as the views the engine read
@@ -1057,27 +1057,24 @@ void requeue_ended_in_grace(Ranker& r, time_t now) {
                  plugin_type, s.job_id, last, s.st->max_steps);
             continue;
         }
-        ids.push_back(s.job_id);
+        due.push_back(&s);
     }
-    if (ids.empty()) return;
+    if (due.empty()) return;
     shim::SlurmctldLocks locks(slurmctld_lock_t{READ_LOCK, WRITE_LOCK, WRITE_LOCK, READ_LOCK, READ_LOCK});
-    for (std::size_t k = 0, i = 0; i < r.in_grace.size() && k < ids.size(); ++i) {
-        const JobSnap& s = r.in_grace[i];
-        if (s.job_id != ids[k]) continue;
-        ++k;
-        job_record_t* job = find_job_record(s.job_id);
-        if (job == nullptr || submit_of(job) != s.submit || !IS_JOB_FINISHED(job) || !ended_in_grace(job))
+    for (const JobSnap* s : due) {
+        job_record_t* job = find_job_record(s->job_id);
+        if (job == nullptr || submit_of(job) != s->submit || !IS_JOB_FINISHED(job) || !ended_in_grace(job))
             continue;
         info(
             "%s: requeueing job %u: it ended (%s, exit %d) %lld s into its preemption's grace of %u s, as if "
             "it had "
             "run until the grace expired",
-            plugin_type, s.job_id, job_state_string(job->job_state),
+            plugin_type, s->job_id, job_state_string(job->job_state),
             WIFEXITED(job->exit_code) ? WEXITSTATUS(job->exit_code) : -1,
             static_cast<long long>(job->end_time - job->preempt_time), r.settings.grace_time);
-        const int rc = job_requeue(0, s.job_id, nullptr, true, 0);
+        const int rc = job_requeue(0, s->job_id, nullptr, true, 0);
         if (rc != SLURM_SUCCESS)
-            error("%s: requeueing job %u failed: %s", plugin_type, s.job_id, slurm_strerror(rc));
+            error("%s: requeueing job %u failed: %s", plugin_type, s->job_id, slurm_strerror(rc));
         else
             last_job_update = now;
     }

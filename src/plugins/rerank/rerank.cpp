@@ -1014,6 +1014,24 @@ int carry_out(const HopelessAct& act, job_record_t* job, time_t now) {
     return SLURM_SUCCESS;
 }
 
+// A pause whose running job was requeued between the round's walk and its act: a preemption took
+// it (preempt/explsched lets a job to be paused be preempted), and with no grace (grace_for) the
+// requeue came first. It is the same trial, pending once more with one restart more and not held:
+// the pause holds it as the requeue-and-hold would have left it (_job_requeue_op in slurmctld), so
+// the hold is ours to release (hold_is_ours) and the ledger entry just recorded is true.
+bool requeued_since_walk(const HopelessAct& act, const job_record_t* job) {
+    return act.kind == ActKind::pause && act.job.running && job->user_id == act.job.uid &&
+           job->array_task_id == act.job.array_task_id && IS_JOB_PENDING(job) && job->priority != 0 &&
+           job->restart_cnt == act.job.restarts + 1 && submit_of(job) >= act.job.submit;
+}
+
+void hold_as_requeue_hold(job_record_t* job) {
+    job->state_reason = WAIT_HELD_USER;
+    xfree(job->state_desc);
+    job->state_desc = xstrdup("job requeued in held state");
+    job->priority = 0;
+}
+
 bool act_on_hopeless(Ranker& r, const std::vector<HopelessAct>& acts, time_t now) {
     record_acts(r, acts, now);
     if (!r.ledger_path.empty()) {
@@ -1027,6 +1045,14 @@ bool act_on_hopeless(Ranker& r, const std::vector<HopelessAct>& acts, time_t now
     bool changed = false;
     for (const HopelessAct& act : acts) {
         job_record_t* job = find_job_record(act.job.job_id);
+        if (job != nullptr && requeued_since_walk(act, job)) {
+            info(
+                "%s: pausing job %u (hold with its checkpoint; a preemption requeued it since the round): %s",
+                plugin_type, act.job.job_id, act.reason.c_str());
+            hold_as_requeue_hold(job);
+            changed = true;
+            continue;
+        }
         if (job == nullptr || submit_of(job) != act.job.submit || IS_JOB_RUNNING(job) != act.job.running)
             continue;
         if (!IS_JOB_RUNNING(job) &&

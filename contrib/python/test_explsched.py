@@ -28,6 +28,7 @@ class FakeServer:
     def __init__(self, replies, close_after=None):
         self.replies = list(replies)
         self.lines = []
+        self.errors = []  # what ended a connection early (the client dropped or reset it)
         self.close_after = close_after  # close each connection after this many lines
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
@@ -42,14 +43,20 @@ class FakeServer:
                 conn, _ = self.sock.accept()
             except OSError:
                 return
-            with conn, conn.makefile("rb") as f:
-                served = 0
-                for raw in f:
-                    self.lines.append(raw.decode("ascii"))
-                    conn.sendall((self.replies.pop(0) + "\n").encode("ascii"))
-                    served += 1
-                    if not self.replies or (self.close_after and served >= self.close_after):
-                        break
+            # A connection the client dropped or reset (it reconnects) must not end the thread: a
+            # server that stopped accepting would leave the client's next connection waiting in the
+            # backlog until its deadline, a timeout that says nothing about the client.
+            try:
+                with conn, conn.makefile("rb") as f:
+                    served = 0
+                    for raw in f:
+                        self.lines.append(raw.decode("ascii"))
+                        conn.sendall((self.replies.pop(0) + "\n").encode("ascii"))
+                        served += 1
+                        if not self.replies or (self.close_after and served >= self.close_after):
+                            break
+            except OSError as err:
+                self.errors.append(err)
 
     def close(self):
         self.sock.close()

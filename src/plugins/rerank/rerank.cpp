@@ -1014,13 +1014,17 @@ int carry_out(const HopelessAct& act, job_record_t* job, time_t now) {
     return SLURM_SUCCESS;
 }
 
-// A pause whose running job was requeued between the round's walk and its act: a preemption took
-// it (preempt/explsched lets a job to be paused be preempted), and with no grace (grace_for) the
-// requeue came first. It is the same trial, pending once more with one restart more and not held:
-// the pause holds it as the requeue-and-hold would have left it (_job_requeue_op in slurmctld), so
-// the hold is ours to release (hold_is_ours) and the ledger entry just recorded is true.
+// An act on a running job that was requeued between the round's walk and the act: a preemption
+// took it (preempt/explsched lets a trial to be paused, or a hopeless one, be preempted: the
+// round's SystemComment says so before the act), and with no grace (grace_for) the requeue came
+// first. It is the same trial, pending once more with one restart more and not held: the act is
+// carried out on it as it would have been on the running job - a pause or a stop's
+// requeue-and-hold holds it as _job_requeue_op in slurmctld would have left it (so a pause's hold
+// is ours to release, hold_is_ours), a cancel cancels it (job_signal stops a requeue in progress)
+// - and the ledger entry just recorded is true. Without this a pause was lost, and a hopeless
+// trial the ledger says was stopped would run again.
 bool requeued_since_walk(const HopelessAct& act, const job_record_t* job) {
-    return act.kind == ActKind::pause && act.job.running && job->user_id == act.job.uid &&
+    return act.kind != ActKind::resume && act.job.running && job->user_id == act.job.uid &&
            job->array_task_id == act.job.array_task_id && IS_JOB_PENDING(job) && job->priority != 0 &&
            job->restart_cnt == act.job.restarts + 1 && submit_of(job) >= act.job.submit;
 }
@@ -1030,6 +1034,23 @@ void hold_as_requeue_hold(job_record_t* job) {
     xfree(job->state_desc);
     job->state_desc = xstrdup("job requeued in held state");
     job->priority = 0;
+}
+
+int carry_out_requeued(const HopelessAct& act, job_record_t* job) {
+    const uint32_t id = act.job.job_id;
+    const char* const since = "a preemption requeued it since the round";
+    if (act.kind == ActKind::pause) {
+        info("%s: pausing job %u (requeue and hold with its checkpoint; %s: held now): %s", plugin_type, id,
+             since, act.reason.c_str());
+    } else if (act.decision == Decision::terminate) {
+        info("%s: cancelling hopeless job %u (%s): %s", plugin_type, id, since, act.reason.c_str());
+        return job_signal(job, SIGKILL, 0, 0, false);
+    } else {
+        info("%s: requeueing and holding hopeless job %u (%s: held now): %s", plugin_type, id, since,
+             act.reason.c_str());
+    }
+    hold_as_requeue_hold(job);
+    return SLURM_SUCCESS;
 }
 
 bool act_on_hopeless(Ranker& r, const std::vector<HopelessAct>& acts, time_t now) {
@@ -1046,10 +1067,8 @@ bool act_on_hopeless(Ranker& r, const std::vector<HopelessAct>& acts, time_t now
     for (const HopelessAct& act : acts) {
         job_record_t* job = find_job_record(act.job.job_id);
         if (job != nullptr && requeued_since_walk(act, job)) {
-            info(
-                "%s: pausing job %u (hold with its checkpoint; a preemption requeued it since the round): %s",
-                plugin_type, act.job.job_id, act.reason.c_str());
-            hold_as_requeue_hold(job);
+            if (const int rc = carry_out_requeued(act, job); rc != SLURM_SUCCESS)
+                error("%s: acting on job %u failed: %s", plugin_type, act.job.job_id, slurm_strerror(rc));
             changed = true;
             continue;
         }

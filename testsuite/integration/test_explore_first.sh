@@ -31,6 +31,13 @@ chmod +x trial.sh
 job=$(submit --array=0-3 --gres=gpu:1 --explore=first --explore-max-steps=1000 --open-mode=append \
     -o "trial.%a.out" ./trial.sh)
 comment() { scontrol show job "$1" | sed -n 's/^ *SystemComment=//p'; }
+# nobody but the plugin touches these jobs: a pause whose hold it lost (a preemption requeued the
+# trial between the round and its act, and the pause was never carried out) is a bug, not a release
+no_lost_pause() {
+    if grep -q "the hold of its pause was released or replaced" "$log"; then
+        fail "a pause was lost, no one released it: $(grep -h "the hold of its pause was released" "$log" | head -1)"
+    fi
+}
 
 wait_until 90 'grep -q "pausing job" "$log"' "a trial to be paused for its sweep's untried tasks"
 line=$(grep -h "pausing job" "$log" | head -1)
@@ -38,11 +45,7 @@ pid=$(echo "$line" | sed 's/.*pausing job \([0-9]*\).*/\1/')
 task=$(scontrol show job "$pid" | sed -n 's/.*ArrayTaskId=\([0-9]*\).*/\1/p' | head -1)
 case "$task" in 0 | 1) ;; *) fail "paused job $pid is task '$task', not one of the first two: $line" ;; esac
 pass "paused: $(echo "$line" | cut -d' ' -f2-)"
-# nobody but the plugin touches these jobs: a pause whose hold it lost (a preemption requeued the
-# trial between the round and its act, and the pause was never carried out) is a bug, not a release
-if grep -q "the hold of its pause was released or replaced" "$log"; then
-    fail "a pause was lost, no one released it: $(grep -h "the hold of its pause was released" "$log" | head -1)"
-fi
+no_lost_pause
 wait_until 20 'comment $pid | grep -q "its sweep.s untried trials wait"' "the paused trial's SystemComment to name explore first"
 pass "paused trial: $(comment "$pid" | cut -c1-220)"
 why=$("$cli" why "$pid" 2>&1) || fail "explsched why failed: $why"
@@ -75,6 +78,4 @@ for t in 0 1 2 3; do
 done
 sort -n -c "acks.$task" 2>/dev/null || fail "the paused trial reported a step twice (restarted from 0)"
 pass "all four tasks completed; the paused one went on from its checkpoint (step $rs) to 1000"
-if grep -q "the hold of its pause was released or replaced" "$log"; then
-    fail "a pause was lost, no one released it: $(grep -h "the hold of its pause was released" "$log" | head -1)"
-fi
+no_lost_pause

@@ -1066,18 +1066,15 @@ bool act_on_hopeless(Ranker& r, const std::vector<HopelessAct>& acts, time_t now
     bool changed = false;
     for (const HopelessAct& act : acts) {
         job_record_t* job = find_job_record(act.job.job_id);
-        if (job != nullptr && requeued_since_walk(act, job)) {
-            if (const int rc = carry_out_requeued(act, job); rc != SLURM_SUCCESS)
-                error("%s: acting on job %u failed: %s", plugin_type, act.job.job_id, slurm_strerror(rc));
-            changed = true;
-            continue;
+        const bool requeued = job != nullptr && requeued_since_walk(act, job);
+        if (!requeued) {
+            if (job == nullptr || submit_of(job) != act.job.submit || IS_JOB_RUNNING(job) != act.job.running)
+                continue;
+            if (!IS_JOB_RUNNING(job) &&
+                (!IS_JOB_PENDING(job) || (act.job.paused ? !hold_is_ours(job) : job->priority == 0)))
+                continue;
         }
-        if (job == nullptr || submit_of(job) != act.job.submit || IS_JOB_RUNNING(job) != act.job.running)
-            continue;
-        if (!IS_JOB_RUNNING(job) &&
-            (!IS_JOB_PENDING(job) || (act.job.paused ? !hold_is_ours(job) : job->priority == 0)))
-            continue;
-        const int rc = carry_out(act, job, now);
+        const int rc = requeued ? carry_out_requeued(act, job) : carry_out(act, job, now);
         if (rc != SLURM_SUCCESS)
             error("%s: acting on job %u failed: %s", plugin_type, act.job.job_id, slurm_strerror(rc));
         changed = true;

@@ -396,6 +396,12 @@ int cmd_why(int argc, char** argv) {
             "  GPU type: not recorded in its SystemComment (written before slurmctld valued trials by "
             "type).\n");
     }
+    if (!t.requeueable) {
+        std::printf(
+            "  Requeue: it cannot be requeued (submitted with --no-requeue, or not a batch job), so it is\n"
+            "  never paused; a stop that would requeue and hold it only marks it preemptable, and\n"
+            "  slurmctld cancels a job it cannot requeue when another preempts it (PreemptMode=REQUEUE).\n");
+    }
     print_ranking(t);
     if (const Prediction& p = t.assessment->prediction; p.track_lead > 0.0) {
         std::printf(

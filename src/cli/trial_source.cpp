@@ -349,6 +349,7 @@ struct ScontrolJob {
     std::uint32_t gpus = 0;
     std::optional<std::uint64_t> job_id;      // JobId
     std::optional<std::uint64_t> array_task;  // ArrayTaskId, when a single task (not "2-9")
+    bool requeue = true, batch = true;        // Requeue, BatchFlag (0: slurmctld would not requeue it)
 };
 
 // One record per job: `scontrol show job ID` of an array's job id prints a record for every task
@@ -387,6 +388,8 @@ Result<std::vector<ScontrolJob>> scontrol_show_job(const std::string& job) {
             if (key == "JobState") out.state = std::string(value);
             if (key == "JobId") out.job_id = parse_uint64(value);
             if (key == "ArrayTaskId") out.array_task = parse_uint64(value);
+            if (key == "Requeue") out.requeue = value != "0";
+            if (key == "BatchFlag") out.batch = value != "0";
             if (key == "Priority") out.priority = static_cast<std::uint32_t>(parse_uint64(value).value_or(0));
             if (key == "TRES" || key == "ReqTRES") {
                 for (auto item : split(value, ",")) {
@@ -497,6 +500,7 @@ Result<TrialInfo> load_live(const std::string& job_arg, const SourceOptions& opt
     if (sc) {
         t.state_text = sc->state;
         if (sc->gpus > 0) t.gpus = sc->gpus;
+        t.requeueable = sc->requeue && sc->batch;
         if (!sc->system_comment.empty()) {
             auto summary = parse_summary_line(sc->system_comment);
             if (summary) {

@@ -64,6 +64,9 @@ struct TrialInfo {
     Direction direction = Direction::maximize;
     double max_steps = 0.0;
     std::uint32_t gpus = 1;
+    // live: slurmctld would requeue it (a batch job, not --no-requeue: scontrol's BatchFlag and
+    // Requeue); one it would not is never paused by ExplSched
+    bool requeueable = true;
     std::vector<CurvePoint> points;                // observed
     std::vector<std::pair<double, double>> truth;  // sim only: the whole curve (step, metric)
     std::optional<AssessmentView> assessment;      // the scheduler's view, when known

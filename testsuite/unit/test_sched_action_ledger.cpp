@@ -24,6 +24,32 @@ BOOST_AUTO_TEST_CASE(an_instance_is_acted_on_once_and_a_reused_id_is_another_job
     BOOST_TEST(!l.acted({43, 1000}, 1001, 0));
 }
 
+BOOST_AUTO_TEST_CASE(restore_job_undoes_a_record_and_an_update_of_that_job_only) {
+    ActionLedger l;
+    l.record({42, 1000}, {LedgerAction::paused, 5, 1001, 0});
+    l.update({42, 1000}, 1001, 0, LedgerAction::resumed, 6);
+    l.record({43, 1000}, {LedgerAction::held, 5, 1002, 0});
+    l.pin({42, 1000}, 1001, 0, 4);
+    const ActionLedger before = l;
+    // an act that failed: job 42 paused again (replaces the resumed entry), job 44 new, 43 updated
+    BOOST_TEST(l.record({42, 1000}, {LedgerAction::paused, 7, 1001, 0}));
+    BOOST_TEST(l.record({44, 3000}, {LedgerAction::paused, 7, 1003, 0}));
+    BOOST_TEST(l.update({43, 1000}, 1002, 0, LedgerAction::cancelled, 7));
+    BOOST_TEST(l.acted({42, 1000}, 1001, 0));
+    l.restore_job(before, 42);
+    l.restore_job(before, 44);
+    BOOST_TEST(!l.acted({42, 1000}, 1001, 0));
+    BOOST_TEST(l.pauses({42, 1000}, 1001, 0) == 1u);
+    BOOST_REQUIRE(l.latest({42, 1000}, 1001, 0) != nullptr);
+    BOOST_TEST(l.latest({42, 1000}, 1001, 0)->when == 6);
+    BOOST_TEST(l.latest({44, 3000}, 1003, 0) == nullptr);
+    // job 43's act went through: its update stays; the pin was never touched
+    BOOST_REQUIRE(l.latest({43, 1000}, 1002, 0) != nullptr);
+    BOOST_TEST((l.latest({43, 1000}, 1002, 0)->action == LedgerAction::cancelled));
+    BOOST_TEST(l.pinned({42, 1000}, 1001, 0) != nullptr);
+    BOOST_TEST(l.size() == 3u);
+}
+
 BOOST_AUTO_TEST_CASE(saved_atomically_and_loaded_back) {
     TempDir dir;
     const std::string path = (dir.path / "explsched_actions").string();

@@ -313,6 +313,65 @@ BOOST_AUTO_TEST_CASE(engine_turns_a_stop_into_a_pause_while_the_bound_can_matter
     BOOST_TEST((out[1].decision == Decision::terminate), explain(out[1]));
 }
 
+// A trial the host cannot requeue (sbatch --no-requeue, or not a batch job) is never paused: in
+// the rounds that pause its requeueable twin (unlikely, explore first, a stop turned into a pause)
+// it runs on or is stopped; a final stop whose action is requeue-and-hold only marks it
+// (preemptable), while a cancel stays a cancel.
+BOOST_AUTO_TEST_CASE(a_trial_the_host_cannot_requeue_is_never_paused) {
+    EngineSettings s;
+    s.min_run_s = 0;
+    s.hopeless_probability = 0.0;
+    s.min_expected_gain = 0.0;
+    s.pause_probability = 0.5;
+    std::vector<Assessment> out;
+    {
+        Engine e = Engine::create(s).value();
+        const auto good = rising(30, 0.95), meh = rising(30, 0.90, 0.7), fresh = rising(2, 0.9);
+        std::vector<JobView> jobs = {view(1, "g", good), view(2, "g", meh),
+                                     view(3, "g", fresh, JobState::pending)};
+        BOOST_REQUIRE(e.evaluate(jobs, cluster(1000, 2), out).ok());
+        BOOST_REQUIRE((out[1].decision == Decision::pause));  // the requeueable twin
+        jobs[1].requeueable = false;
+        BOOST_REQUIRE(e.evaluate(jobs, cluster(1001, 2), out).ok());
+        BOOST_TEST((out[1].decision != Decision::pause), explain(out[1]));
+        BOOST_TEST((out[1].decision != Decision::requeue_hold), explain(out[1]));
+    }
+    {
+        EngineSettings ef;
+        ef.min_run_s = 0;
+        ef.explore_first_progress = 0.3;
+        Engine e = Engine::create(ef).value();
+        const auto first = rising(20, 0.95), second = rising(20, 0.949), none = std::vector<CurvePoint>{};
+        std::vector<JobView> jobs = {view(1, "g", first), view(2, "g", second),
+                                     view(3, "g", none, JobState::pending)};
+        BOOST_REQUIRE(e.evaluate(jobs, cluster(1000, 2), out).ok());
+        BOOST_REQUIRE((out[1].decision == Decision::pause));
+        jobs[1].requeueable = false;
+        BOOST_REQUIRE(e.evaluate(jobs, cluster(1001, 2), out).ok());
+        BOOST_TEST((out[1].decision != Decision::pause), explain(out[1]));
+        BOOST_TEST((out[1].reason.code != ReasonCode::explore_first), explain(out[1]));
+    }
+    {
+        EngineSettings h;
+        h.min_run_s = 0;
+        h.hopeless_probability = 0.3;
+        h.hopeless_min_progress = 0.0;
+        Engine e = Engine::create(h).value();
+        const auto good = rising(30, 0.95), poor = rising(30, 0.55);
+        std::vector<JobView> jobs = {view(1, "g", good), view(2, "g", poor)};
+        BOOST_REQUIRE(e.evaluate(jobs, cluster(1000, 8), out).ok());
+        BOOST_REQUIRE((out[1].decision == Decision::requeue_hold));  // the site default
+        jobs[1].requeueable = false;
+        BOOST_REQUIRE(e.evaluate(jobs, cluster(1001, 8), out).ok());
+        BOOST_TEST((out[1].state == TrialState::hopeless), explain(out[1]));
+        BOOST_TEST((out[1].decision == Decision::preemptable), explain(out[1]));
+        jobs[1].has_hopeless_action = true;
+        jobs[1].hopeless_action = HopelessAction::terminate;
+        BOOST_REQUIRE(e.evaluate(jobs, cluster(1002, 8), out).ok());
+        BOOST_TEST((out[1].decision == Decision::terminate), explain(out[1]));
+    }
+}
+
 // A trial resumed from a pause is not stopped on its forecast within its grace (min_run) after the
 // restart: the resume bought new evidence at a restart's cost, and a verdict on the same evidence
 // a few points on would throw both away. After the grace it is judged as any; a diverged curve is

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <limits>
 #include <sstream>
 
 #include "core/base/atomic_file.hpp"
@@ -110,6 +111,16 @@ bool ActionLedger::record(const JobInstance& job, const LedgerEntry& entry) {
         return true;
     }
     return inserted;
+}
+
+void ActionLedger::restore_job(const ActionLedger& before, std::uint32_t job_id) {
+    const auto first = [job_id](const std::map<JobInstance, LedgerEntry>& m) {
+        return m.lower_bound(JobInstance{job_id, std::numeric_limits<std::int64_t>::min()});
+    };
+    for (auto it = first(entries_); it != entries_.end() && it->first.job_id == job_id;)
+        it = entries_.erase(it);
+    for (auto it = first(before.entries_); it != before.entries_.end() && it->first.job_id == job_id; ++it)
+        entries_.insert(*it);
 }
 
 const LedgerEntry* ActionLedger::pinned(const JobInstance& job, std::uint32_t uid,

@@ -73,6 +73,9 @@ public:
     // Pins (or re-pins) an instance; unpin() forgets it (true when there was one).
     void pin(const JobInstance& job, std::uint32_t uid, std::uint32_t restarts, std::int64_t when);
     bool unpin(const JobInstance& job);
+    // Puts back the entries (not the pins) of job id `job_id`, every instance, as `before` has
+    // them: undoes record() and update() for an act that was not carried out.
+    void restore_job(const ActionLedger& before, std::uint32_t job_id);
     // Keeps only the entries keep(instance, entry) answers true for; true when something was dropped.
     template <typename Keep>
     bool retain(Keep keep) {

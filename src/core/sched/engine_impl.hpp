@@ -32,6 +32,15 @@ constexpr std::size_t kAuditWindow = kMaxCalibrationAudits;
 
 inline bool better(Direction d, double a, double b) { return d == Direction::maximize ? a > b : a < b; }
 
+// The trial's hopeless action: its --explore-on-hopeless, else the site's; requeue_hold of a
+// running trial the host cannot requeue (JobView::requeueable) is only marking it (none).
+inline HopelessAction hopeless_action_of(const JobView& job, const EngineSettings& s) {
+    const HopelessAction a = job.has_hopeless_action ? job.hopeless_action : s.hopeless_action;
+    return a == HopelessAction::requeue_hold && !job.requeueable && job.state == JobState::running
+               ? HopelessAction::none
+               : a;
+}
+
 // Per-trial state that survives between rounds: the fitted predictor and what was derived from
 // it. Recomputed only when the trial's points or its speed/type/horizon inputs change.
 struct TrialCache {

@@ -26,22 +26,23 @@ bool stopped_unpredicted(const TrialCache* c, const Assessment& a) {
            (a.decision == Decision::terminate || a.decision == Decision::requeue_hold);
 }
 
+// The host can pause it (requeue and hold: JobView::requeueable) and it has pauses left.
+bool can_pause(const JobView& job, const EngineSettings& s) {
+    return job.requeueable && pause_enabled(job.pauses, s);
+}
+
 // Explore first may pause this running trial: a pause left, a clean curve, past
 // explore_first_progress of a known run and not done, out of its grace period, and kept or
 // preemptable by the ladder (not already stopped).
 bool explore_first_applies(const JobView& job, const TrialCache* c, const Assessment& a, double now,
                            const EngineSettings& s) {
-    if (c == nullptr || !c->error.empty() || c->diverged || !pause_enabled(job.pauses, s) ||
-        !(job.max_steps > 0.0) || c->predictor.size() == 0)
+    if (c == nullptr || !c->error.empty() || c->diverged || !can_pause(job, s) || !(job.max_steps > 0.0) ||
+        c->predictor.size() == 0)
         return false;
     const double step = c->predictor.last_step();
     const double running_s = job.start_time > 0.0 ? now - job.start_time : 0.0;
     return step >= s.explore_first_progress * job.max_steps && step < job.max_steps &&
            running_s >= s.min_run_s && (a.decision == Decision::keep || a.decision == Decision::preemptable);
-}
-
-HopelessAction action_of(const JobView& job, const EngineSettings& s) {
-    return job.has_hopeless_action ? job.hopeless_action : s.hopeless_action;
 }
 
 // GPUs the round's pending (not paused) jobs that were told to run want beyond the free ones:
@@ -102,7 +103,7 @@ void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const Clus
             const PauseOutlook o = pause_outlook(e, c->best, c->speed, job.gpus, owner_factor(job.owner), s);
             if (stop_is_final(e, o, s)) {
                 a.state = TrialState::hopeless;
-                a.decision = hopeless_decision(action_of(job, s), JobState::pending);
+                a.decision = hopeless_decision(hopeless_action_of(job, s), JobState::pending);
                 a.reason = cannot_matter_reason(e, o);
                 continue;
             }
@@ -229,7 +230,7 @@ void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const Clus
             // forecast-based rules judge it once its curve is long enough.
             if (s.pause_probability > 0.0 && stopped_unpredicted(c, a)) {
                 a.state = TrialState::unknown;
-                if (pause_enabled(job.pauses, s)) {
+                if (can_pause(job, s)) {
                     a.decision = Decision::pause;
                 } else {
                     a.decision = Decision::preemptable;
@@ -238,10 +239,10 @@ void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const Clus
             }
             continue;
         }
-        if (!pause_enabled(job.pauses, s)) {
-            // Its pauses spent (or pausing off): a stopping rule that fired before
-            // hopeless_min_progress on held forecasts alone is not final; the trial gives way to
-            // anyone (hopeless, preemptable) instead of being cancelled.
+        if (!can_pause(job, s)) {
+            // Its pauses spent, pausing off, or a trial the host cannot requeue: a stopping rule
+            // that fired before hopeless_min_progress on held forecasts alone is not final; the
+            // trial gives way to anyone (hopeless, preemptable) instead of being cancelled.
             if ((a.decision == Decision::terminate || a.decision == Decision::requeue_hold) &&
                 !final_stop_allowed(stop_evidence(job, j, *c), s)) {
                 a.decision = Decision::preemptable;

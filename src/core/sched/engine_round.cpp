@@ -250,7 +250,7 @@ LadderInputs Engine::Impl::ladder_inputs(const JobView& job, std::size_t j, cons
     in.load_after = load_after;
     in.running_s = running_s;
     in.price_ratio = price.ratio;
-    in.hopeless_action = job.has_hopeless_action ? job.hopeless_action : settings.hopeless_action;
+    in.hopeless_action = hopeless_action_of(job, settings);
     if (c == nullptr) return in;
     in.exploratory = true;
     in.invalid_report = !c->error.empty();

@@ -49,7 +49,12 @@ struct JobView {
     // A pending trial held because the engine paused it (the host's record says the hold is its
     // own): the engine decides whether to resume it. Not counted in the load, bids for no price.
     bool paused = false;
-    std::uint32_t pauses = 0;       // times the host paused this trial before (pause_max)
+    std::uint32_t pauses = 0;  // times the host paused this trial before (pause_max)
+    // The host can requeue it (slurmctld: a batch job not submitted with --no-requeue). One it
+    // cannot is never paused, and a running one whose hopeless action is requeue_hold is only
+    // marked (preemptable) instead: a pause or a requeue would fail, and the trial would be
+    // killed when preempted for its decision.
+    bool requeueable = true;
     double submit_time = 0.0;       // when it was (re)queued: the age term counts from here
     double start_time = 0.0;        // running: when this run started (0 = unknown)
     double partition_factor = 0.0;  // Slurm partition priority, normalised to [0, 1]

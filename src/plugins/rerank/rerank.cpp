@@ -139,6 +139,8 @@ struct JobSnap {
     bool pinned = false;       // site_factor mode: an operator's site factor is kept
     bool paused = false;       // held by our pause (the ledger says so, and the hold is still ours)
     uint32_t pauses = 0;       // times we paused it (the ledger)
+    // slurmctld would requeue it (_job_requeue_op): a batch job not submitted with --no-requeue
+    bool requeueable = true;
     int32_t nice = 0;
     uint64_t nodes = 1;
     uint64_t tasks = 1;
@@ -408,6 +410,7 @@ JobSnap snap_of(const job_record_t* job, JobEntry* entry) {
     s.uid = job->user_id;
     s.restarts = job->restart_cnt;
     s.running = IS_JOB_RUNNING(job);
+    s.requeueable = job->batch_flag != 0 && job->details != nullptr && job->details->requeue != 0;
     s.has_comment = job->system_comment != nullptr;
     s.nice = job_nice(job);
     s.nodes = s.running ? job->node_cnt : job->details != nullptr ? job->details->min_nodes : 1;
@@ -441,6 +444,7 @@ void view_of(const JobSnap& s, JobView& view, const EngineSettings& es) {
     view.state = s.running ? JobState::running : JobState::pending;
     view.paused = s.paused;
     view.pauses = s.pauses;
+    view.requeueable = s.requeueable;
     view.submit_time = s.eligible;
     view.start_time = s.start_time;
     view.partition_factor = s.partition_factor;
@@ -1054,32 +1058,51 @@ int carry_out_requeued(const HopelessAct& act, job_record_t* job) {
 }
 
 bool act_on_hopeless(Ranker& r, const std::vector<HopelessAct>& acts, time_t now) {
+    const ActionLedger before = r.ledger;  // what an act not carried out is rolled back to
     record_acts(r, acts, now);
     if (!r.ledger_path.empty()) {
         if (Status st = r.ledger.save(r.ledger_path); !st) {
             // Without the record a restart could act again on a job whose owner undid it.
             g_log.write(LogLevel::error, st.error().message + " (no trial acted on this round)");
+            r.ledger = before;
             return false;
         }
     }
-    shim::SlurmctldLocks locks(slurmctld_lock_t{READ_LOCK, WRITE_LOCK, WRITE_LOCK, READ_LOCK, READ_LOCK});
+    // Acts skipped (the job changed since the walk) or refused by slurmctld: their entries are
+    // rolled back, or a pause never carried out would count against pause_max and keep the job
+    // from being acted on again.
+    std::vector<uint32_t> undone;
     bool changed = false;
-    for (const HopelessAct& act : acts) {
-        job_record_t* job = find_job_record(act.job.job_id);
-        const bool requeued = job != nullptr && requeued_since_walk(act, job);
-        if (!requeued) {
-            if (job == nullptr || submit_of(job) != act.job.submit || IS_JOB_RUNNING(job) != act.job.running)
-                continue;
-            if (!IS_JOB_RUNNING(job) &&
-                (!IS_JOB_PENDING(job) || (act.job.paused ? !hold_is_ours(job) : job->priority == 0)))
-                continue;
+    {
+        shim::SlurmctldLocks locks(slurmctld_lock_t{READ_LOCK, WRITE_LOCK, WRITE_LOCK, READ_LOCK, READ_LOCK});
+        for (const HopelessAct& act : acts) {
+            job_record_t* job = find_job_record(act.job.job_id);
+            const bool requeued = job != nullptr && requeued_since_walk(act, job);
+            if (!requeued) {
+                if (job == nullptr || submit_of(job) != act.job.submit ||
+                    IS_JOB_RUNNING(job) != act.job.running ||
+                    (!IS_JOB_RUNNING(job) &&
+                     (!IS_JOB_PENDING(job) || (act.job.paused ? !hold_is_ours(job) : job->priority == 0)))) {
+                    undone.push_back(act.job.job_id);
+                    continue;
+                }
+            }
+            const int rc = requeued ? carry_out_requeued(act, job) : carry_out(act, job, now);
+            if (rc != SLURM_SUCCESS) {
+                error("%s: acting on job %u failed: %s (not recorded as acted on)", plugin_type,
+                      act.job.job_id, slurm_strerror(rc));
+                undone.push_back(act.job.job_id);
+            }
+            changed = true;
         }
-        const int rc = requeued ? carry_out_requeued(act, job) : carry_out(act, job, now);
-        if (rc != SLURM_SUCCESS)
-            error("%s: acting on job %u failed: %s", plugin_type, act.job.job_id, slurm_strerror(rc));
-        changed = true;
+        if (changed) last_job_update = now;
     }
-    if (changed) last_job_update = now;
+    if (!undone.empty()) {
+        for (uint32_t id : undone) r.ledger.restore_job(before, id);
+        if (!r.ledger_path.empty())
+            if (Status st = r.ledger.save(r.ledger_path); !st)
+                g_log.write(LogLevel::error, st.error().message);
+    }
     return changed;
 }
 

@@ -154,6 +154,21 @@ void print_what_would_change(const TrialInfo& t) {
             100.0 * defaults.hopeless_min_progress, defaults.hopeless_probability);
         return;
     }
+    if (a.decision == "pause" && (a.reason.find("wait for the slot it holds") != std::string::npos ||
+                                  a.reason.find("runs at its task limit") != std::string::npos)) {
+        std::printf(
+            "    Its job array runs at its task limit (sbatch --array=...%%N): its running tasks hold the\n"
+            "    array's slots, and its waiting tasks start only when one of them ends, however many GPUs\n"
+            "    are free. It looked unlikely to beat its sweep's best (chance under pause_probability,\n"
+            "    %g), so it gave its slot to a waiting task of its array: requeued and held with its\n"
+            "    checkpoint, holding no GPU. It is not resumed while the array has no slot for it; once\n"
+            "    one frees (its waiting tasks have started) it resumes as any paused trial, when its\n"
+            "    optimistic utility is at least the GPU price, or as its sweep's last, and goes on from\n"
+            "    its checkpoint. It is stopped for good only once even its optimistic bound cannot beat\n"
+            "    its sweep's best. Its owner may release it at any time (scontrol release).\n",
+            defaults.pause_probability);
+        return;
+    }
     if (a.decision == "pause" && a.reason.find("although no trial waits for its GPUs") != std::string::npos) {
         std::printf(
             "    It is paused although no trial waits for its GPUs (pause_idle_utility, %g): it is past\n"

@@ -204,6 +204,102 @@ BOOST_AUTO_TEST_CASE(engine_pauses_an_unlikely_trial_only_when_pending_trials_ne
     BOOST_TEST((out[1].decision != Decision::pause));
 }
 
+// A job array with a task limit (sbatch --array=0-31%2) on a cluster with GPUs to spare: its
+// running tasks hold its slots, and its waiting tasks start only when one ends. An unlikely running
+// task is paused for a waiting task of its array although its utility is above the GPU price (GPUs
+// are not short, the slot is), one per waiting task, least likely first; not the leader, not for a
+// task that is not held back by the limit (GPUs are free for it), not for another array's task.
+// A paused task is not resumed while its array has no slot for it.
+BOOST_AUTO_TEST_CASE(an_unlikely_task_gives_its_slot_to_a_waiting_task_of_its_throttled_array) {
+    EngineSettings s;
+    s.min_run_s = 0;
+    s.hopeless_probability = 0.0;  // the pause rule alone
+    s.min_expected_gain = 0.0;
+    s.pause_probability = 0.5;
+    s.price_lower_quantile = 0.0;  // the price floor at the least utility seen: every trial meets it
+    s.price_smoothing = 1.0;
+    Engine e = Engine::create(s).value();
+    const auto good = rising(30, 0.95), meh = rising(30, 0.90, 0.7), worse = rising(30, 0.85, 0.7);
+    const auto none = std::vector<CurvePoint>{}, flat = rising(30, 0.5, 0.05);
+    // another sweep's lone trial on 30 GPUs: the least utility per GPU-second, so the price floor
+    // (and, on a cluster this empty, the price) is below g's unlikely task's utility
+    std::vector<JobView> jobs = {view(1, "g", good), view(2, "g", meh), view(3, "g", none, JobState::pending),
+                                 view(9, "h", flat)};
+    for (JobView& j : jobs) j.array_job_id = 100;
+    jobs[3].array_job_id = 0;
+    jobs[3].gpus = 30;
+    std::vector<Assessment> out;
+    // 256 GPUs, 32 busy: the waiting task could start on a free GPU, nothing is paused
+    BOOST_REQUIRE(e.evaluate(jobs, cluster(1000, 256), out).ok());
+    BOOST_TEST((out[2].decision == Decision::run), explain(out[2]));
+    BOOST_TEST((out[1].decision != Decision::pause), explain(out[1]));
+    // the array runs at its limit: the unlikely task gives its slot, the leader keeps its own
+    jobs[2].throttled = true;
+    BOOST_REQUIRE(e.evaluate(jobs, cluster(1001, 256), out).ok());
+    BOOST_TEST((out[1].decision == Decision::pause), explain(out[1]));
+    BOOST_TEST((out[1].reason.code == ReasonCode::pause_slot), explain(out[1]));
+    BOOST_TEST(out[1].reason.c == 1.0);
+    BOOST_TEST(explain(out[1]).find("wait for the slot it holds") != std::string::npos, explain(out[1]));
+    BOOST_TEST((out[0].decision != Decision::pause), explain(out[0]));
+    // it was not below the GPU price: that rule alone would not pause it
+    BOOST_TEST(out[1].utility > out[1].price, explain(out[1]));
+    // a waiting task of another array: no slot of this one frees it
+    jobs[2].array_job_id = 200;
+    BOOST_REQUIRE(e.evaluate(jobs, cluster(1002, 256), out).ok());
+    BOOST_TEST((out[1].decision != Decision::pause), explain(out[1]));
+    // not in an array at all (array 0): never
+    for (JobView& j : jobs) j.array_job_id = 0;
+    BOOST_REQUIRE(e.evaluate(jobs, cluster(1003, 256), out).ok());
+    BOOST_TEST((out[1].decision != Decision::pause), explain(out[1]));
+    // two unlikely tasks, one waiting task: the less likely one is paused, the other goes on
+    for (JobView& j : jobs) j.array_job_id = 100;
+    jobs[3].array_job_id = 0;
+    jobs.insert(jobs.begin() + 2, view(4, "g", worse));
+    jobs[2].array_job_id = 100;
+    BOOST_REQUIRE(e.evaluate(jobs, cluster(1004, 256), out).ok());
+    BOOST_TEST((out[2].decision == Decision::pause), explain(out[2]));
+    BOOST_TEST((out[1].decision != Decision::pause), explain(out[1]));
+    // ... and two waiting tasks (one its array's record of pending tasks): both are paused
+    jobs.push_back(view(5, "g", none, JobState::pending));
+    jobs.back().array_job_id = 100;
+    jobs.back().throttled = true;
+    BOOST_REQUIRE(e.evaluate(jobs, cluster(1005, 256), out).ok());
+    BOOST_TEST((out[1].decision == Decision::pause), explain(out[1]));
+    BOOST_TEST((out[2].decision == Decision::pause), explain(out[2]));
+    BOOST_TEST((out[0].decision != Decision::pause), explain(out[0]));
+
+    // a full cluster: a waiting task of a throttled array could not use a GPU another trial freed,
+    // so no trial outside its array is paused for it; unthrottled, the pause rule pauses one as ever
+    std::vector<JobView> full = {view(1, "g", good), view(2, "g", meh),
+                                 view(3, "g", none, JobState::pending)};
+    full[2].array_job_id = 400;
+    full[2].throttled = true;
+    Engine busy = Engine::create(s).value();
+    BOOST_REQUIRE(busy.evaluate(full, cluster(1000, 2), out).ok());
+    BOOST_TEST((out[1].decision != Decision::pause), explain(out[1]));
+    full[2].throttled = false;
+    BOOST_REQUIRE(busy.evaluate(full, cluster(1001, 2), out).ok());
+    BOOST_TEST((out[1].decision == Decision::pause), explain(out[1]));
+    BOOST_TEST((out[1].reason.code == ReasonCode::pause_unlikely), explain(out[1]));
+
+    // a paused task whose array runs at its limit stays paused; with a slot free it resumes
+    const auto late = rising(20, 1.2, 1.5);
+    std::vector<JobView> paused = {view(1, "g", good), view(2, "g", late, JobState::pending)};
+    for (JobView& j : paused) j.array_job_id = 300;
+    paused[1].paused = true;
+    paused[1].pauses = 1;
+    paused[1].throttled = true;
+    Engine thaw = Engine::create(s).value();
+    BOOST_REQUIRE(thaw.evaluate(paused, cluster(1000, 8), out).ok());
+    BOOST_TEST((out[1].decision == Decision::pause), explain(out[1]));
+    BOOST_TEST((out[1].reason.code == ReasonCode::paused_no_slot), explain(out[1]));
+    BOOST_TEST(explain(out[1]).find("task limit") != std::string::npos, explain(out[1]));
+    paused[1].throttled = false;
+    BOOST_REQUIRE(thaw.evaluate(paused, cluster(1001, 8), out).ok());
+    BOOST_TEST((out[1].decision == Decision::run), explain(out[1]));
+    BOOST_TEST((out[1].reason.code == ReasonCode::resumed), explain(out[1]));
+}
+
 // The engine with pause_idle_utility: the same round with nobody waiting pauses a trial far behind
 // past hopeless_min_progress whose utility is next to nothing; the leader runs on; without the
 // setting (or before hopeless_min_progress) nothing is paused.

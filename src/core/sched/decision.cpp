@@ -93,6 +93,10 @@ const char* to_string(ReasonCode code) {
             return "leads_sweep";
         case ReasonCode::resumed_pending:
             return "resumed_pending";
+        case ReasonCode::pause_slot:
+            return "pause_slot";
+        case ReasonCode::paused_no_slot:
+            return "paused_no_slot";
     }
     return "?";
 }
@@ -242,6 +246,17 @@ std::string describe(Decision decision, const Reason& r) {
                 "resumed from pause, not restarted yet: no verdict on its forecast before it ran min_run " +
                 num(r.b, 6) + " s (its chance to beat the group's best " + num(r.d, 4) + " is " +
                 num(r.c, 2) + ")";
+            break;
+        case ReasonCode::pause_slot:
+            text += "chance " + num(r.a, 2) + " to beat the group's best is below " + num(r.b, 2) + " and " +
+                    num(r.c, 6) +
+                    " pending task(s) of its job array wait for the slot it holds (the array's " +
+                    "task limit): paused with its checkpoint (optimistic bound " + num(r.e, 4) + ")";
+            break;
+        case ReasonCode::paused_no_slot:
+            text += "paused; its job array runs at its task limit (" + num(r.c, 6) +
+                    " task(s) waiting for a slot): it is resumed once a slot frees (optimistic utility " +
+                    num(r.a) + "/GPU-s, GPU price " + num(r.b) + ")";
             break;
         case ReasonCode::bound_cannot_matter:
             text += "even the optimistic bound " + num(r.a, 4) + " cannot beat the group's best " +

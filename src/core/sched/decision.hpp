@@ -51,6 +51,13 @@ enum class ReasonCode {
     // released from its pause and not restarted yet: no verdict on its forecast (the evidence it
     // was resumed on) before it ran min_run b s; chance c to beat best d
     resumed_pending,
+    // running, not its sweep's leader: chance a < pause_probability b, and c pending tasks of its
+    // job array wait for a slot of the array's task limit (sbatch --array=...%N) that it holds;
+    // optimistic bound e. Its utility may be above the GPU price: the slot, not a GPU, is short.
+    pause_slot,
+    // paused: its job array runs at its task limit (c tasks waiting), so releasing it would not
+    // start it; optimistic utility a, price b
+    paused_no_slot,
 };
 
 struct Reason {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "core/sched/engine_impl.hpp"
@@ -47,11 +48,13 @@ bool explore_first_applies(const JobView& job, const TrialCache* c, const Assess
 
 // GPUs the round's pending (not paused) jobs that were told to run want beyond the free ones:
 // what pauses could usefully free; negative: GPUs left over for paused trials to resume on.
+// A task of a job array at its task limit waits for a slot, not for GPUs (slot_waiters): not counted.
 double shortfall(const std::vector<JobView>& jobs, const std::vector<Assessment>& out,
                  const RoundLoad& load) {
     double want = 0.0;
     for (std::size_t j = 0; j < jobs.size(); ++j)
-        if (jobs[j].state == JobState::pending && !jobs[j].paused && out[j].decision == Decision::run)
+        if (jobs[j].state == JobState::pending && !jobs[j].paused && !jobs[j].throttled &&
+            out[j].decision == Decision::run)
             want += jobs[j].gpus;
     const double free = load.total * (1.0 - load.load);
     return want - free;
@@ -65,13 +68,38 @@ bool last_open(const std::vector<JobView>& jobs, const std::vector<std::size_t>&
     return true;
 }
 
+// Per job array at its task limit (JobView::throttled), its pending tasks told to run: each waits
+// for a slot one of the array's running tasks holds. A record of several pending tasks (Slurm's
+// array record before its tasks are split off) counts once.
+std::unordered_map<std::uint32_t, std::uint32_t> slot_waiters(const std::vector<JobView>& jobs,
+                                                              const std::vector<Assessment>& out) {
+    std::unordered_map<std::uint32_t, std::uint32_t> waiters;
+    for (std::size_t j = 0; j < jobs.size(); ++j) {
+        const JobView& job = jobs[j];
+        if (job.state == JobState::pending && !job.paused && job.throttled && job.array_job_id != 0 &&
+            out[j].decision == Decision::run)
+            ++waiters[job.array_job_id];
+    }
+    return waiters;
+}
+
+std::uint32_t waiters_of(const std::unordered_map<std::uint32_t, std::uint32_t>& waiters,
+                         std::uint32_t array) {
+    if (array == 0) return 0;
+    const auto it = waiters.find(array);
+    return it == waiters.end() ? 0 : it->second;
+}
+
 }  // namespace
 
 void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const ClusterView& cluster,
                                     const RoundLoad& load, std::vector<Assessment>& out) {
     const EngineSettings& s = settings;
     std::vector<PauseCandidate> unlikely, thaw, last_hope;
+    // unlikely trials above the GPU price, paused only for waiting tasks of their job array
+    std::vector<PauseCandidate> for_slot;
     std::vector<Reason> pause_reason(jobs.size());
+    std::unordered_map<std::uint32_t, std::uint32_t> waiting = slot_waiters(jobs, out);
     std::vector<std::optional<Reason>> idle_reason(jobs.size());  // paused even with nobody waiting
     // explore first: the members of each sweep that wait without having reported
     std::vector<std::uint32_t> untried;
@@ -105,6 +133,16 @@ void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const Clus
                 a.state = TrialState::hopeless;
                 a.decision = hopeless_decision(hopeless_action_of(job, s), JobState::pending);
                 a.reason = cannot_matter_reason(e, o);
+                continue;
+            }
+            if (job.throttled) {
+                // Its array runs at its task limit: released, it would wait for a slot as its
+                // untried siblings do, and they take the next one first.
+                a.reason = Reason{};
+                a.reason.code = ReasonCode::paused_no_slot;
+                a.reason.a = o.optimistic_utility;
+                a.reason.b = a.price;
+                a.reason.c = waiters_of(waiting, job.array_job_id);
                 continue;
             }
             // Its sweep's other members all ended (no leader left to wait for): on GPUs nobody
@@ -264,6 +302,14 @@ void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const Clus
             pause_reason[j] = *r;
             unlikely.push_back(PauseCandidate{j, job.gpus, -e.own_win_probability});
             if (auto idle = idle_pause_rule(e, o, *r, s)) idle_reason[j] = *idle;
+        } else if (waiters_of(waiting, job.array_job_id) > 0) {
+            // Tasks of its array wait for its slot: the slot is short, not a GPU, so its utility is
+            // not held against the GPU price; every other condition of the pause rule holds.
+            if (auto slot = pause_rule(e, o, a.utility, kInf, running_s, s)) {
+                slot->d = a.price;
+                pause_reason[j] = *slot;
+                for_slot.push_back(PauseCandidate{j, job.gpus, -e.own_win_probability});
+            }
         }
     }
     const double short_gpus = shortfall(jobs, out, load);
@@ -276,6 +322,32 @@ void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const Clus
         out[p.job].decision = Decision::pause;
         out[p.job].reason = pause_reason[p.job];
         freed += p.gpus;
+    }
+    // ... and, in job arrays at their task limit, as far as their waiting tasks need slots (a task
+    // paused above freed one), least likely first.
+    if (!waiting.empty()) {
+        for (const PauseCandidate& p : unlikely)
+            if (out[p.job].decision == Decision::pause && waiting.count(jobs[p.job].array_job_id) != 0) {
+                std::uint32_t& n = waiting[jobs[p.job].array_job_id];
+                if (n > 0) --n;
+            }
+        std::vector<PauseCandidate> slot_candidates;
+        for (const PauseCandidate& p : unlikely)
+            if (out[p.job].decision != Decision::pause) slot_candidates.push_back(p);
+        slot_candidates.insert(slot_candidates.end(), for_slot.begin(), for_slot.end());
+        std::stable_sort(slot_candidates.begin(), slot_candidates.end(),
+                         [](const PauseCandidate& x, const PauseCandidate& y) { return x.key > y.key; });
+        for (const PauseCandidate& p : slot_candidates) {
+            const auto it = waiting.find(jobs[p.job].array_job_id);
+            if (jobs[p.job].array_job_id == 0 || it == waiting.end() || it->second == 0) continue;
+            const std::uint32_t waiters = it->second--;
+            Reason r = pause_reason[p.job];
+            // pause_unlikely's figures, the waiting tasks in place of its utility (d: the price)
+            if (r.code == ReasonCode::pause_unlikely) r.code = ReasonCode::pause_slot;
+            if (r.code == ReasonCode::pause_slot) r.c = waiters;
+            out[p.job].decision = Decision::pause;
+            out[p.job].reason = r;
+        }
     }
     // ... and, past hopeless_min_progress, those buying next to nothing with their GPUs whom the
     // resume rule would not resume (pause_idle_utility), whether or not anyone waits.

@@ -55,6 +55,14 @@ struct JobView {
     // marked (preemptable) instead: a pause or a requeue would fail, and the trial would be
     // killed when preempted for its decision.
     bool requeueable = true;
+    // A job array's task (or its record of pending tasks): the array's job id, 0 for a job that is
+    // not in an array. With a task limit (sbatch --array=0-31%4) the array's running tasks hold its
+    // slots: a pending task `throttled` (the array runs at its limit) starts only when one of them
+    // ends, whatever GPUs are free. An unlikely running task is paused for such waiting tasks of
+    // its array (ReasonCode::pause_slot), and a paused one is not resumed while the array has no
+    // slot for it (paused_no_slot).
+    std::uint32_t array_job_id = 0;
+    bool throttled = false;
     double submit_time = 0.0;       // when it was (re)queued: the age term counts from here
     double start_time = 0.0;        // running: when this run started (0 = unknown)
     double partition_factor = 0.0;  // Slurm partition priority, normalised to [0, 1]

@@ -141,6 +141,9 @@ struct JobSnap {
     uint32_t pauses = 0;       // times we paused it (the ledger)
     // slurmctld would requeue it (_job_requeue_op): a batch job not submitted with --no-requeue
     bool requeueable = true;
+    // its job array (0: none), and whether the array runs at its task limit (pending only)
+    uint32_t array_job_id = 0;
+    bool throttled = false;
     int32_t nice = 0;
     uint64_t nodes = 1;
     uint64_t tasks = 1;
@@ -400,6 +403,16 @@ void gpu_facts_of(const job_record_t* job, JobEntry* entry, JobGpuFacts& f) {
     }
 }
 
+// A pending task of a job array whose running tasks fill its task limit (sbatch --array=...%N):
+// slurmctld will not start it before one of them ends, as job_array_start_test (job_mgr.c) says.
+// Called with slurmctld's job lock held.
+bool array_throttled(const job_record_t* job) {
+    if (IS_JOB_RUNNING(job) || (job->array_task_id == NO_VAL && job->array_recs == nullptr)) return false;
+    const job_record_t* base = find_job_record(job->array_job_id);
+    return base != nullptr && base->array_recs != nullptr && base->array_recs->max_run_tasks != 0 &&
+           base->array_recs->tot_run_tasks >= base->array_recs->max_run_tasks;
+}
+
 // The compact record of `job` (its entry parsed). Called with slurmctld's job lock and
 // g_state.mutex held; allocates nothing.
 JobSnap snap_of(const job_record_t* job, JobEntry* entry) {
@@ -411,6 +424,8 @@ JobSnap snap_of(const job_record_t* job, JobEntry* entry) {
     s.restarts = job->restart_cnt;
     s.running = IS_JOB_RUNNING(job);
     s.requeueable = job->batch_flag != 0 && job->details != nullptr && job->details->requeue != 0;
+    s.array_job_id = job->array_task_id != NO_VAL || job->array_recs != nullptr ? job->array_job_id : 0;
+    s.throttled = s.array_job_id != 0 && array_throttled(job);
     s.has_comment = job->system_comment != nullptr;
     s.nice = job_nice(job);
     s.nodes = s.running ? job->node_cnt : job->details != nullptr ? job->details->min_nodes : 1;
@@ -445,6 +460,8 @@ void view_of(const JobSnap& s, JobView& view, const EngineSettings& es) {
     view.paused = s.paused;
     view.pauses = s.pauses;
     view.requeueable = s.requeueable;
+    view.array_job_id = s.array_job_id;
+    view.throttled = s.throttled;
     view.submit_time = s.eligible;
     view.start_time = s.start_time;
     view.partition_factor = s.partition_factor;

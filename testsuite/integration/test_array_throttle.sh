@@ -44,7 +44,7 @@ running() { squeue -h -j "$1" -t RUNNING,CONFIGURING,COMPLETING -o %i | wc -l; }
 # the task limit holds throughout: sampled in the background until the sweep ends
 (while :; do echo "$(running "$job")"; sleep 0.5; done) >running.log 2>/dev/null &
 sampler=$!
-trap 'kill $sampler 2>/dev/null' EXIT
+on_exit_hook() { kill "$sampler" 2>/dev/null; }  # called by start_cluster's EXIT trap
 
 wait_until 90 'grep -q "pausing job" "$log"' "the late bloomer to be paused for a waiting task of its array"
 line=$(grep -h "pausing job" "$log" | head -1)

@@ -333,10 +333,11 @@ void print_what_would_change(const TrialInfo& t) {
                 (1.0 + defaults.preempt_margin) * a.utility, 100.0 * defaults.preempt_margin);
         }
         if (a.utility > 0.0) {
-            std::printf("    %s waiting trial takes its GPUs with a utility above %.3g (%.0f%% more)",
+            std::printf("    %s waiting trial takes its GPUs with a utility %sabove %.3g (%.0f%% more)",
                         leader  ? "Of its own sweep, a"
                         : grace ? "After its grace, a"
                                 : "A",
+                        leader ? "at least its own price and " : "",
                         (1.0 + defaults.preempt_margin) * a.utility, 100.0 * defaults.preempt_margin);
             if (a.priority > 0) {
                 std::printf(

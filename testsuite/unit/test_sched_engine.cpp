@@ -432,10 +432,12 @@ BOOST_AUTO_TEST_CASE(protect_leader_marks_the_running_trial_holding_its_sweeps_b
     const auto v = e.can_preempt(other, out[1], 3600.0);
     BOOST_TEST(!v.allowed);
     BOOST_TEST(v.reason.find("protect_leader") != std::string::npos, v.reason);
-    // of its own sweep, it is judged as without the mark
+    // of its own sweep, with a forecast and below its own price, it does not either
     const TrialKey k1{1, TrialKey::kNoArrayTask}, k2{2, TrialKey::kNoArrayTask};
     const auto sibling = e.can_preempt(k1, k2);
-    BOOST_TEST(sibling.reason.find("protect_leader") == std::string::npos, sibling.reason);
+    BOOST_TEST(!sibling.allowed);
+    BOOST_TEST(sibling.reason.find("a trial of its own sweep with a forecast") != std::string::npos,
+               sibling.reason);
     // off: the same round marks nobody
     EngineSettings off = classic();
     off.protect_leader = false;
@@ -445,7 +447,11 @@ BOOST_AUTO_TEST_CASE(protect_leader_marks_the_running_trial_holding_its_sweeps_b
 }
 
 BOOST_AUTO_TEST_CASE(preemption_between_assessed_jobs) {
-    Engine e = make(classic());
+    // the utility rule alone: weak holds the sweep's best metric so far, and under protect_leader
+    // its sibling below its own price would not take its GPUs (the test above)
+    EngineSettings s = classic();
+    s.protect_leader = false;
+    Engine e = make(s);
     // strong: still far from a higher ceiling; weak: near its lower one
     const auto strong = rising(20, 0.99, 0.8), weak = rising(20, 0.90, 0.2);
     std::vector<JobView> jobs = {view(1, "g", strong, JobState::pending), view(2, "g", weak),

@@ -287,9 +287,10 @@ BOOST_AUTO_TEST_CASE(a_trial_without_a_forecast_needs_the_rank_margin) {
 }
 
 // protect_leader: a running trial below the price that holds its sweep's best metric (another
-// member has reported) says so (leads_sweep) and gives way to another sweep's trial only if that
-// one's utility is at least its own price and beats the leader's by preempt_margin; its own
-// sweep's trials and plain jobs preempt it as any trial.
+// member has reported) says so (leads_sweep) and gives way to another sweep's trial, or to one of
+// its own sweep with a forecast, only if that one's utility is at least its own price and beats
+// the leader's by preempt_margin; its own sweep's trials without a forecast and plain jobs preempt
+// it as any trial (by rank).
 BOOST_AUTO_TEST_CASE(protect_leader_lets_only_a_trial_worth_its_gpus_take_a_leaders) {
     EngineSettings s;
     BOOST_TEST(s.protect_leader);  // the default
@@ -345,15 +346,29 @@ BOOST_AUTO_TEST_CASE(protect_leader_lets_only_a_trial_worth_its_gpus_take_a_lead
                refused.reason);
     Assessment unknown = trial(3, 0.0, Decision::wait, 60000);  // no forecast, 2500x its rank
     BOOST_TEST(!preempt_verdict(unknown, leader, s, 3600.0).allowed);
-    // the leader's own sweep's trials: judged as for any trial (by utility, or by rank)
+    // the leader's own sweep's trials: one with a forecast only if it is worth its GPUs (by its
+    // utility alone, 5x the leader's, it would take them), one without by rank as from any trial
     below.group = leader.group;
     auto sibling = preempt_verdict(below, leader, s, 3600.0);
+    BOOST_TEST(!sibling.allowed, sibling.reason);
+    BOOST_TEST(contains(sibling.reason,
+                        "job 2 holds its group's best metric (protect_leader) and the preemptor, a trial "
+                        "of its own sweep with a forecast, has utility 5e-09 below its own price 1e-08"),
+               sibling.reason);
+    Assessment worth_sibling = below;  // at its price, 20x the leader's utility
+    worth_sibling.utility = 2e-8;
+    worth_sibling.price = 2e-8;
+    sibling = preempt_verdict(worth_sibling, leader, s, 3600.0);
     BOOST_TEST(sibling.allowed, sibling.reason);
-    BOOST_TEST(contains(sibling.reason, "utility 5e-09 > (1 + margin 0.25)"), sibling.reason);
+    BOOST_TEST(contains(sibling.reason, "utility 2e-08 > (1 + margin 0.25)"), sibling.reason);
     unknown.group = leader.group;
     sibling = preempt_verdict(unknown, leader, s, 3600.0);
     BOOST_TEST(sibling.allowed, sibling.reason);
     BOOST_TEST(contains(sibling.reason, "without a forecast yet, outranks it"), sibling.reason);
+    // a sibling with a forecast and the leader not marked (protect_leader off): by utility, as before
+    Assessment unmarked = leader;
+    unmarked.reason.code = ReasonCode::below_price;
+    BOOST_TEST(preempt_verdict(below, unmarked, s, 3600.0).allowed);
     below.group.clear();  // in no sweep known (its explore spec unreadable): shielded from
     BOOST_TEST(!preempt_verdict(below, leader, s, 3600.0).allowed);
     Assessment worth = trial(4, 2e-8, Decision::run, 30000);  // at least its price

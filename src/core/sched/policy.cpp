@@ -468,14 +468,22 @@ PreemptVerdict preempt_verdict(const Assessment& preemptor, const Assessment& pr
     // The sweep's leader (protect_leader) gives way to another sweep's trial only if that one is
     // worth its GPUs, not to one below the price itself nor to one without a forecast: near its
     // end its utility is near zero, so any such trial would outbid it, and its sweep would wait
-    // for its best model. Its own sweep's trials are the sweep's exploration, and a plain job
-    // takes its GPUs by rank: both are judged as for any trial (below).
+    // for its best model. Of its own sweep, a trial without a forecast takes its GPUs as from any
+    // trial (by rank: a sweep's untried trials are its exploration, and a heterogeneous ImageNet
+    // sweep's eventual best, shielded from them, waited and started on K80s), but one with a
+    // forecast only if it is worth its GPUs too: by its utility alone a sibling with a chance near
+    // zero took a leader's GPUs whose utility was zero on its plateau (philly seed 1: four times,
+    // 110 h of waiting for its sweep's best). A plain job takes them by rank.
     const bool same_sweep = !preemptor.group.empty() && preemptor.group == preemptee.group;
-    if (preemptee.reason.code == ReasonCode::leads_sweep && preemptor.exploratory && !same_sweep &&
-        !(preemptor.utility > 0.0 && preemptor.utility >= preemptor.price)) {
-        return verdict(false,
-                       who + " holds its group's best metric (protect_leader) and the preemptor's utility " +
-                           num(preemptor.utility) + " is below its own price " + num(preemptor.price));
+    if (preemptee.reason.code == ReasonCode::leads_sweep && preemptor.exploratory &&
+        !(preemptor.utility > 0.0 && preemptor.utility >= preemptor.price) &&
+        (!same_sweep || preemptor.utility > 0.0)) {
+        const std::string preemptor_is =
+            same_sweep ? "the preemptor, a trial of its own sweep with a forecast, has utility "
+                       : "the preemptor's utility ";
+        return verdict(false, who + " holds its group's best metric (protect_leader) and " + preemptor_is +
+                                  num(preemptor.utility) + (same_sweep ? " below" : " is below") +
+                                  " its own price " + num(preemptor.price));
     }
     if (preemptor.exploratory && preemptor.utility > 0.0) {
         const double needed = (1.0 + settings.preempt_margin) * preemptee.utility;

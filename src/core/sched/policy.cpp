@@ -478,12 +478,14 @@ PreemptVerdict preempt_verdict(const Assessment& preemptor, const Assessment& pr
     if (preemptee.reason.code == ReasonCode::leads_sweep && preemptor.exploratory &&
         !(preemptor.utility > 0.0 && preemptor.utility >= preemptor.price) &&
         (!same_sweep || preemptor.utility > 0.0)) {
-        const std::string preemptor_is =
-            same_sweep ? "the preemptor, a trial of its own sweep with a forecast, has utility "
-                       : "the preemptor's utility ";
-        return verdict(false, who + " holds its group's best metric (protect_leader) and " + preemptor_is +
-                                  num(preemptor.utility) + (same_sweep ? " below" : " is below") +
-                                  " its own price " + num(preemptor.price));
+        const std::string held = who + " holds its group's best metric (protect_leader) and the preemptor";
+        if (same_sweep) {
+            return verdict(false, held + ", a trial of its own sweep with a forecast, has utility " +
+                                      num(preemptor.utility) + " below its own price " +
+                                      num(preemptor.price));
+        }
+        return verdict(false, held + "'s utility " + num(preemptor.utility) + " is below its own price " +
+                                  num(preemptor.price));
     }
     if (preemptor.exploratory && preemptor.utility > 0.0) {
         const double needed = (1.0 + settings.preempt_margin) * preemptee.utility;

@@ -73,17 +73,17 @@ struct EngineSettings : FitSettings {
     // A running trial below the price that holds its sweep's best metric (another member has
     // reported) is preempted only by a trial whose utility is at least its own price (and beats
     // the leader's by preempt_margin), or by a plain job by rank: not by another sweep's trials
-    // that are below the price themselves, nor by ones without a forecast. Its own sweep's trials
-    // without a forecast preempt it as any trial, by rank (they are the sweep's exploration:
-    // shielded from them, a new sibling that would be the sweep's best waited, and on a mixed
-    // cluster started on K80s); its own sweep's trials with a forecast only if worth their GPUs
-    // as well (2026-12-07: by utility alone, a sibling with a chance near zero took a leader's
-    // GPUs whose utility was zero on its plateau; philly mean time to best seeds 0-2 24.1 -> 21.3
-    // h, 3-5 30.7 -> 28.4 h, GPU-hours +2.6 % and -0.5 %; doc/results.md). A leader near the end
+    // that are below the price themselves, nor by ones without a forecast. A leader near the end
     // of its run improves little per GPU-second, so its utility is near zero, yet its sweep's
     // best model is the one it delivers at its end. explsched-sim, off -> on: philly mean time to
     // best seeds 0-2 26.4 -> 24.6 h, 6-11 30.9 -> 29.1 h (3-5 30.3 -> 30.6 h), GPU-hours within
-    // 1.2 %, no sweep's best lost; doc/results.md.
+    // 1.2 %, no sweep's best lost. Its own sweep's trials without a forecast preempt it as any
+    // trial, by rank (they are the sweep's exploration: shielded from them, a new sibling that
+    // would be the sweep's best waited, and on a mixed cluster started on K80s); its own sweep's
+    // trials with a forecast only if worth their GPUs as well (2026-12-07: by utility alone, a
+    // sibling with a chance near zero took a leader's GPUs whose utility was zero on its plateau;
+    // philly mean time to best seeds 0-2 24.1 -> 21.3 h, 3-5 30.7 -> 28.4 h, GPU-hours +2.6 %
+    // and -0.5 %). doc/results.md.
     bool protect_leader = true;
     double hopeless_probability = 0.02;  // P(final beats group best) below this: hopeless
     // Never call hopeless on fewer points. 6 (min_points): as soon as a curve is extrapolated

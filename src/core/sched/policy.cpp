@@ -474,10 +474,13 @@ PreemptVerdict preempt_verdict(const Assessment& preemptor, const Assessment& pr
     // forecast only if it is worth its GPUs too: by its utility alone a sibling with a chance near
     // zero took a leader's GPUs whose utility was zero on its plateau (philly seed 1: four times,
     // 110 h of waiting for its sweep's best). A plain job takes them by rank.
+    // A preemptor "with a forecast" is one with a utility to compare, as the utility rule below
+    // reads it; one without is judged by rank there.
     const bool same_sweep = !preemptor.group.empty() && preemptor.group == preemptee.group;
-    if (preemptee.reason.code == ReasonCode::leads_sweep && preemptor.exploratory &&
-        !(preemptor.utility > 0.0 && preemptor.utility >= preemptor.price) &&
-        (!same_sweep || preemptor.utility > 0.0)) {
+    const bool valued = preemptor.utility > 0.0;
+    const bool worth_its_gpus = valued && preemptor.utility >= preemptor.price;
+    if (preemptee.reason.code == ReasonCode::leads_sweep && preemptor.exploratory && !worth_its_gpus &&
+        (!same_sweep || valued)) {
         const std::string held = who + " holds its group's best metric (protect_leader) and the preemptor";
         if (same_sweep) {
             return verdict(false, held + ", a trial of its own sweep with a forecast, has utility " +

@@ -104,6 +104,10 @@ heldout=$(mktemp -d /tmp/explsched-heldout-XXXXXX)
 trap 'rm -rf "$demo" "$heldout"' EXIT
 /usr/bin/python3 "$top/contrib/heldout/sim_scenario.py" "$heldout"
 replayed heldout-sweeps "$heldout/curves" --trace "$heldout/trace.csv" --gpus 16 --sweep-size 16 --variation none
+# ... and the fresh sweeps (contrib/heldout/fresh), made after every default was set.
+/usr/bin/python3 "$top/contrib/heldout/sim_scenario.py" --curves "$top/contrib/heldout/fresh" "$heldout/fresh"
+replayed fresh-sweeps "$heldout/fresh/curves" --trace "$heldout/fresh/trace.csv" --gpus 16 --sweep-size 16 \
+    --variation none
 
 scenario pollux --trace "$pollux" --gpus 64
 scenario pollux-real-curves --trace "$pollux" --gpus 64 --variation none

@@ -13,6 +13,8 @@ trial). Deterministic: fixed seeds, one torch thread. About a minute on one core
 usage: contrib/heldout/make_sweeps.py [OUTDIR]           (default: contrib/heldout/curves)
        contrib/heldout/make_sweeps.py --steps [OUTDIR]   (the step-schedule sweeps; default:
                                                          contrib/heldout/steps)
+       contrib/heldout/make_sweeps.py --fresh [OUTDIR]   (the fresh sweeps, never used to choose a
+                                                         default; default: contrib/heldout/fresh)
 """
 import math
 import os
@@ -67,7 +69,7 @@ def grad_sq(model):
 
 
 def torch_train(model, xt, yt, xv, yv, epochs, lr, wd, batch, seed, metric, loss_fn, opt="sgd", momentum=0.9,
-                step_decay=None, milestones=None):
+                step_decay=None, milestones=None, schedule=None):
     torch.manual_seed(seed)
     xt_t, xv_t = torch.from_numpy(xt), torch.from_numpy(xv)
     yt_t, yv_t = torch.from_numpy(yt), torch.from_numpy(yv)
@@ -78,6 +80,11 @@ def torch_train(model, xt, yt, xv, yv, epochs, lr, wd, batch, seed, metric, loss
     sched = torch.optim.lr_scheduler.StepLR(optim, step_size=step_decay, gamma=0.1) if step_decay else None
     if milestones:  # ImageNet's schedule: x0.1 at fixed epochs
         sched = torch.optim.lr_scheduler.MultiStepLR(optim, milestones=milestones, gamma=0.1)
+    if schedule == "cosine":  # annealed to 0 over the run: curves flatten as the rate does
+        sched = torch.optim.lr_scheduler.CosineAnnealingLR(optim, T_max=epochs)
+    elif schedule == "warmup_linear":  # 5 epochs of warm-up, then linear decay to 0 (BERT's)
+        sched = torch.optim.lr_scheduler.LambdaLR(
+            optim, lambda e: (e + 1) / 5.0 if e < 5 else max(0.0, (epochs - e) / float(epochs - 5)))
     gen = torch.Generator().manual_seed(seed)
     curve = Curve()
     n = xt_t.shape[0]
@@ -325,6 +332,131 @@ def steps_mlp_acc():
                                                accuracy, cross_entropy, momentum=0.9, milestones=[16, 32])
 
 
+# --- the fresh sweeps (--fresh): made on 2026-12-07, after every default of the engine was set and
+# never used to choose one; kinds of curve the other sets lack (a learning rate annealed to 0,
+# warm-up then linear decay, boosting stages, an autoencoder's reconstruction error, a hinge-loss
+# linear model on random features) ---
+
+def moons_mlp_acc():
+    # a 3-layer ReLU MLP on two noisy half-moons, plain SGD: validation accuracy, maximised
+    x, y = datasets.make_moons(n_samples=2000, noise=0.35, random_state=11)
+    entries = grid(("lr", "width"), [(0.003, 32), (0.01, 32), (0.03, 32), (0.1, 32), (0.3, 32), (1.0, 32),
+                                     (0.01, 8), (0.1, 8), (0.03, 128), (0.3, 128)])
+    return "moons_mlp_acc", "max", torch_sweep(class_split(x, y, 11), 1100, entries,
+                                               lambda hp: mlp(2, hp["width"], 2, depth=3),
+                                               "lr=%(lr)g width=%(width)d", 60, 32, accuracy, cross_entropy,
+                                               momentum=0.0)
+
+
+def mae(out, y):
+    return float((out.squeeze(1) - y).abs().mean())
+
+
+def friedman2_cosine_mae():
+    # regression with the learning rate annealed to 0 (cosine): validation MAE, minimised
+    x, y = datasets.make_friedman2(n_samples=3000, noise=30.0, random_state=12)
+    y = ((y - y.mean()) / y.std()).astype(np.float32)
+    entries = grid(("lr", "width", "wd"), [(0.0003, 64, 0), (0.001, 64, 0), (0.003, 64, 0), (0.01, 64, 0),
+                                           (0.03, 64, 0), (0.1, 64, 0), (0.01, 16, 0), (0.003, 256, 1e-3),
+                                           (0.03, 256, 1e-2), (0.001, 16, 0)])
+    return "friedman2_cosine_mae", "min", torch_sweep(
+        split(x, y, 12, stratify=False), 1200, entries, lambda hp: mlp(4, hp["width"], 1),
+        "lr=%(lr)g width=%(width)d wd=%(wd)g cosine", 50, 32, mae,
+        lambda o, t: torch.nn.functional.l1_loss(o.squeeze(1), t), momentum=0.9, schedule="cosine")
+
+
+class AutoEncoder(torch.nn.Module):
+    def __init__(self, code):
+        super().__init__()
+        self.enc = torch.nn.Sequential(torch.nn.Linear(64, 48), torch.nn.ReLU(), torch.nn.Linear(48, code))
+        self.dec = torch.nn.Sequential(torch.nn.Linear(code, 48), torch.nn.ReLU(), torch.nn.Linear(48, 64))
+
+    def forward(self, x):
+        return self.dec(self.enc(x))
+
+
+def digits_autoencoder_mse():
+    # reconstruction of the (standardised) digits through a bottleneck, Adam: validation MSE, minimised
+    x, _ = datasets.load_digits(return_X_y=True)
+    xt, xv, _, _ = split(x, np.zeros(len(x)), 13, stratify=False)
+    entries = grid(("lr", "code"), [(0.0001, 8), (0.0003, 8), (0.001, 8), (0.003, 8), (0.01, 8), (0.03, 8),
+                                    (0.001, 2), (0.003, 32), (0.0003, 32), (0.01, 2)])
+    return "digits_autoencoder_mse", "min", torch_sweep(
+        (xt, xv, xt, xv), 1300, entries, lambda hp: AutoEncoder(hp["code"]), "adam lr=%(lr)g code=%(code)d", 40, 64,
+        lambda out, y: float(((out - y) ** 2).mean()), torch.nn.functional.mse_loss, opt="adam")
+
+
+def circles_rff_hinge_acc():
+    # a linear SVM (SGDClassifier, hinge loss, partial_fit epochs) on random Fourier features of two
+    # noisy circles: validation accuracy, maximised
+    from sklearn.kernel_approximation import RBFSampler
+    x, y = datasets.make_circles(n_samples=3000, noise=0.2, factor=0.5, random_state=14)
+    x = RBFSampler(gamma=2.0, n_components=200, random_state=14).fit_transform(x)
+    entries = grid(("eta", "alpha"), [(0.00003, 1e-4), (0.0001, 1e-4), (0.0003, 1e-4), (0.001, 1e-4),
+                                      (0.003, 1e-4), (0.01, 1e-4), (0.001, 1e-2), (0.0003, 1e-3),
+                                      (0.03, 1e-5), (0.0001, 1e-6)])
+
+    def model(hp, seed):
+        return SGDClassifier(loss="hinge", learning_rate="constant", eta0=hp["eta"], alpha=hp["alpha"],
+                             random_state=seed)
+
+    def acc(m, xv, yv):
+        return float((m.predict(xv) == yv).mean())
+
+    return "circles_rff_hinge_acc", "max", sklearn_sweep(split(x, y, 14), 1400, entries, model,
+                                                         "sgd hinge eta0=%(eta)g alpha=%(alpha)g", 50, acc,
+                                                         classes=np.arange(2))
+
+
+def gbdt_logloss():
+    # gradient boosting, one point per 5 stages of 200 (staged_predict_proba): validation log-loss,
+    # minimised; high learning rates overfit. `iteration` is the stage, grad_* the training loss.
+    from sklearn.ensemble import GradientBoostingClassifier
+    x, y = datasets.make_classification(n_samples=2000, n_features=20, n_informative=10, n_redundant=4,
+                                        n_classes=4, flip_y=0.05, class_sep=0.9, random_state=15)
+    xt, xv, yt, yv = split(x, y, 15)
+    entries = grid(("lr", "depth", "sub"), [(0.01, 3, 1.0), (0.03, 3, 1.0), (0.1, 3, 1.0), (0.3, 3, 1.0),
+                                            (1.0, 3, 1.0), (0.1, 1, 1.0), (0.1, 5, 0.5), (0.03, 5, 0.5),
+                                            (0.3, 1, 0.5), (0.01, 5, 1.0)])
+    out = []
+    for i, hp in enumerate(entries):
+        m = GradientBoostingClassifier(n_estimators=200, learning_rate=hp["lr"], max_depth=hp["depth"],
+                                       subsample=hp["sub"], random_state=1500 + i).fit(xt, yt)
+        rows = []
+        for stage, p in enumerate(m.staged_predict_proba(xv), 1):
+            if stage % 5:
+                continue
+            loss = float(log_loss(yv, p, labels=np.arange(4))) if np.all(np.isfinite(p)) else float("nan")
+            rows.append((stage * len(yt), stage, loss, float(m.train_score_[stage - 1]), 0.0))
+            if not math.isfinite(loss):
+                break
+        out.append(("gbdt lr=%(lr)g depth=%(depth)d subsample=%(sub)g" % hp, rows))
+    return "gbdt_logloss", "min", out
+
+
+def digits_warmup_err():
+    # a dropout MLP with 5 epochs of warm-up and a linear decay to 0 (SGD+momentum): validation error
+    # rate (1 - accuracy), minimised; the decay's last epochs still improve
+    x, y = datasets.load_digits(return_X_y=True)
+
+    def model(hp):
+        return torch.nn.Sequential(torch.nn.Linear(64, hp["width"]), torch.nn.ReLU(), torch.nn.Dropout(hp["drop"]),
+                                   torch.nn.Linear(hp["width"], hp["width"]), torch.nn.ReLU(),
+                                   torch.nn.Dropout(hp["drop"]), torch.nn.Linear(hp["width"], 10))
+
+    entries = grid(("lr", "width", "drop"), [(0.001, 64, 0.2), (0.003, 64, 0.2), (0.01, 64, 0.2), (0.03, 64, 0.2),
+                                             (0.1, 64, 0.2), (0.3, 64, 0.2), (0.01, 256, 0.5), (0.03, 256, 0.5),
+                                             (0.003, 16, 0.0), (0.03, 16, 0.0), (0.1, 256, 0.5), (0.001, 256, 0.0)])
+    return "digits_warmup_err", "min", torch_sweep(class_split(x, y, 16), 1600, entries, model,
+                                                   "lr=%(lr)g width=%(width)d dropout=%(drop)g warmup5+linear", 50, 64,
+                                                   lambda out, y: 1.0 - accuracy(out, y), cross_entropy,
+                                                   momentum=0.9, schedule="warmup_linear")
+
+
+FRESH_APPLICATIONS = [moons_mlp_acc, friedman2_cosine_mae, digits_autoencoder_mse, circles_rff_hinge_acc,
+                      gbdt_logloss, digits_warmup_err]
+
+
 # Sweeps with a step learning-rate schedule (--steps): a separate held-out set for the rules that
 # read jumps in curves (sibling_jumps), kept out of `curves` so its figures stay comparable.
 STEP_APPLICATIONS = [steps_mlp_acc]
@@ -338,6 +470,13 @@ def main(argv):
     if len(argv) > 1 and argv[1] == "--steps":
         apps, default = STEP_APPLICATIONS, "steps"
         argv = argv[1:]
+    elif len(argv) > 1 and argv[1] == "--fresh":
+        apps, default = FRESH_APPLICATIONS, "fresh"
+        argv = argv[1:]
+    if len(argv) > 2 or (len(argv) > 1 and argv[1].startswith("-")):
+        print("make_sweeps.py: unknown option or extra argument '%s'\n%s" % (" ".join(argv[1:]), __doc__.strip()),
+              file=sys.stderr)
+        return 2
     outdir = argv[1] if len(argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), default)
     summary = []
     for make in apps:

@@ -13,6 +13,8 @@ trial). Deterministic: fixed seeds, one torch thread. About a minute on one core
 usage: contrib/heldout/make_sweeps.py [OUTDIR]           (default: contrib/heldout/curves)
        contrib/heldout/make_sweeps.py --steps [OUTDIR]   (the step-schedule sweeps; default:
                                                          contrib/heldout/steps)
+       contrib/heldout/make_sweeps.py --steps-late [OUTDIR]  (drops at half and three quarters of
+                                                         the run; default: contrib/heldout/steps_late)
        contrib/heldout/make_sweeps.py --fresh [OUTDIR]   (the fresh sweeps, never used to choose a
                                                          default; default: contrib/heldout/fresh)
 """
@@ -457,9 +459,27 @@ FRESH_APPLICATIONS = [moons_mlp_acc, friedman2_cosine_mae, digits_autoencoder_ms
                       gbdt_logloss, digits_warmup_err]
 
 
+def steps_late_mlp_acc():
+    # steps_mlp_acc with the drops at epochs 24 and 36 of 48 (half and three quarters of the run,
+    # the CIFAR ResNet recipe's 100 and 150 of 200): the high learning rates sit on their noisy
+    # plateau for half the run; a low rate that learns smoothly leads until the first drop.
+    x, y = datasets.make_classification(n_samples=8000, n_features=40, n_informative=30, n_redundant=5,
+                                        n_classes=8, flip_y=0.1, class_sep=1.5, random_state=7)
+    entries = grid(("lr", "width", "wd"), [(0.02, 128, 5e-4), (0.05, 128, 5e-4), (0.1, 128, 5e-4), (0.2, 128, 5e-4),
+                                           (0.4, 128, 5e-4), (0.05, 256, 1e-3), (0.1, 256, 1e-3), (0.2, 256, 1e-3),
+                                           (0.1, 64, 5e-4), (0.3, 64, 1e-4), (0.01, 256, 0), (0.15, 192, 5e-4)])
+    return "steps_late_mlp_acc", "max", torch_sweep(class_split(x, y, 3), 300, entries,
+                                                    lambda hp: mlp(40, hp["width"], 8),
+                                                    "lr=%(lr)g width=%(width)d wd=%(wd)g milestones=24,36", 48, 64,
+                                                    accuracy, cross_entropy, momentum=0.9, milestones=[24, 36])
+
+
 # Sweeps with a step learning-rate schedule (--steps): a separate held-out set for the rules that
 # read jumps in curves (sibling_jumps), kept out of `curves` so its figures stay comparable.
 STEP_APPLICATIONS = [steps_mlp_acc]
+# ... and with the drops late (--steps-late): the schedule that hopeless_min_progress must wait for
+# (made 2026-12-07, after every default was set).
+STEP_LATE_APPLICATIONS = [steps_late_mlp_acc]
 
 APPLICATIONS = [digits_mlp, digits_cnn_loss, digits_gru, diabetes_mlp, breast_cancer_loss, friedman_sgd_r2,
                 classification_sgd_logloss, wine_mlp]
@@ -469,6 +489,9 @@ def main(argv):
     apps, default = APPLICATIONS, "curves"
     if len(argv) > 1 and argv[1] == "--steps":
         apps, default = STEP_APPLICATIONS, "steps"
+        argv = argv[1:]
+    elif len(argv) > 1 and argv[1] == "--steps-late":
+        apps, default = STEP_LATE_APPLICATIONS, "steps_late"
         argv = argv[1:]
     elif len(argv) > 1 and argv[1] == "--fresh":
         apps, default = FRESH_APPLICATIONS, "fresh"

@@ -561,6 +561,92 @@ BOOST_AUTO_TEST_CASE(hopeless_rule_stops_a_trial_that_cannot_win) {
     BOOST_TEST(!hopeless_rule(e, s).has_value());
 }
 
+// stale_best_fraction: a trial behind whose own best has not moved (by 1 % of the sweep's range)
+// for that fraction of its run, and is not forecast to come back past it, is hopeless whatever
+// chance its interval leaves it (a run overfitting since early on: gbdt at learning rate 1 in
+// contrib/heldout/fresh, its validation loss rising from a tenth of its run on).
+BOOST_AUTO_TEST_CASE(stale_best_rule_stops_a_trial_that_moved_away_from_its_best) {
+    EngineSettings s;
+    BOOST_TEST(s.stale_best_fraction == 0.0);  // off by default
+    StopEvidence off = behind_trial();
+    off.win_probability = 0.2;
+    off.final_metric.value = 0.70;
+    off.own_best = 0.80;
+    off.own_best_step = 300;
+    BOOST_TEST(!hopeless_rule(off, s).has_value());
+    s.stale_best_fraction = 0.3;
+    StopEvidence e = behind_trial();  // step 1000 of 2000, best 0.90, range 0.5
+    e.win_probability = 0.2;          // the chance rule would not stop it
+    e.final_metric.value = 0.70;      // below its own best: falling away
+    e.own_best = 0.80;
+    e.own_best_step = 300;  // 35 % of its run ago
+    BOOST_REQUIRE(!(e.win_probability < s.hopeless_probability));
+    const auto reason = hopeless_rule(e, s);
+    BOOST_REQUIRE(reason.has_value());
+    BOOST_TEST((reason->code == ReasonCode::stale_best));
+    BOOST_TEST(reason->a == 0.80);
+    BOOST_TEST(reason->b == 300.0);
+    BOOST_TEST(reason->c == 0.35, boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(reason->d == 0.90);
+    BOOST_TEST(reason->e == 0.70);
+    const std::string text = describe(Decision::terminate, *reason);
+    BOOST_TEST(contains(text,
+                        "its best 0.8 has not improved by 1% of its group's range since step 300 (35% "
+                        "of its run ago), is behind the group's best 0.9"),
+               text);
+    BOOST_TEST((to_string(ReasonCode::stale_best) == std::string("stale_best")));
+    ReasonCode parsed{};
+    BOOST_TEST(reason_code_from("stale_best", parsed));
+    BOOST_TEST((parsed == ReasonCode::stale_best));
+
+    StopEvidence f = e;
+    f.own_best_step = 450;  // improved 27.5 % of its run ago: not stale enough
+    BOOST_TEST(!hopeless_rule(f, s).has_value());
+    f = e;
+    f.final_metric.value = 0.82;  // forecast to come back past its own best
+    BOOST_TEST(!hopeless_rule(f, s).has_value());
+    f = e;
+    f.own_best = 0.896;  // within 1 % of the range (0.005) of the sweep's best: a near tie
+    BOOST_TEST(!hopeless_rule(f, s).has_value());
+    f = e;
+    f.leader = true;
+    BOOST_TEST(!hopeless_rule(f, s).has_value());
+    f = e;
+    f.last_step = 600;  // 30 % of its run: not judged yet
+    f.own_best_step = 0;
+    BOOST_TEST(!hopeless_rule(f, s).has_value());
+    f = e;
+    f.own_best = std::nan("");  // no own best known
+    BOOST_TEST(!hopeless_rule(f, s).has_value());
+    s.stale_best_fraction = 0.0;  // off
+    BOOST_TEST(!hopeless_rule(e, s).has_value());
+    // minimised metrics: the same, mirrored
+    s.stale_best_fraction = 0.3;
+    StopEvidence m = e;
+    m.direction = Direction::minimize;
+    m.best_other = 0.10;
+    m.own_best = 0.20;
+    m.final_metric.value = 0.30;
+    BOOST_TEST(hopeless_rule(m, s).has_value());
+    m.final_metric.value = 0.15;  // forecast below its own best loss: coming back
+    BOOST_TEST(!hopeless_rule(m, s).has_value());
+}
+
+BOOST_AUTO_TEST_CASE(stale_best_step_counts_only_improvements_beyond_the_margin) {
+    const std::vector<double> steps{1, 2, 3, 4, 5, 6};
+    // rises, then noise on a plateau within the margin
+    OwnBest b = stale_best_step(steps, {0.5, 0.7, 0.8, 0.805, 0.79, 0.808}, Direction::maximize, 0.01);
+    BOOST_TEST(b.best == 0.808);
+    BOOST_TEST(b.step == 3.0);
+    // a loss: the lowest counts; NaN points are skipped
+    b = stale_best_step(steps, {1.0, 0.9, std::nan(""), 0.6, 0.95, 1.2}, Direction::minimize, 0.01);
+    BOOST_TEST(b.best == 0.6);
+    BOOST_TEST(b.step == 4.0);
+    b = stale_best_step({}, {}, Direction::maximize, 0.01);
+    BOOST_TEST(std::isnan(b.best));
+    BOOST_TEST(b.step == 0.0);
+}
+
 // The trial holding its sweep's best metric is never hopeless, even when its forecast falls below
 // the runner-up's best (pollux seed 6: a leader two points past its curve's jump, forecast from
 // the points before it, was stopped and the sweep lost its best), nor decisively so.

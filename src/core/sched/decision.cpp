@@ -97,6 +97,8 @@ const char* to_string(ReasonCode code) {
             return "pause_slot";
         case ReasonCode::paused_no_slot:
             return "paused_no_slot";
+        case ReasonCode::stale_best:
+            return "stale_best";
     }
     return "?";
 }
@@ -142,6 +144,13 @@ std::string describe(Decision decision, const Reason& r) {
         case ReasonCode::hopeless:
             text += "predicted final " + num(r.a, 4) + " in [" + num(r.b, 4) + ", " + num(r.c, 4) +
                     "] cannot beat the group's best " + num(r.d, 4) + " (chance " + num(r.e, 2) + ")";
+            break;
+        case ReasonCode::stale_best:
+            text += "its best " + num(r.a, 4) + " has not improved by 1% of its group's range since step " +
+                    num(r.b, 10) + " (" + num(100.0 * r.c, 2) +
+                    "% of its run ago), is behind the group's best " + num(r.d, 4) +
+                    ", and its predicted final " + num(r.e, 4) +
+                    " does not come back past it (stale_best_fraction)";
             break;
         case ReasonCode::hopeless_early:
             text += "predicted final " + num(r.a, 4) + " in [" + num(r.b, 4) + ", " + num(r.c, 4) +
@@ -271,7 +280,8 @@ std::string describe(Decision decision, const Reason& r) {
             break;
     }
     const bool judged = r.code == ReasonCode::hopeless || r.code == ReasonCode::costly_chance ||
-                        r.code == ReasonCode::negligible_gain || r.code == ReasonCode::behind_at_milestone;
+                        r.code == ReasonCode::stale_best || r.code == ReasonCode::negligible_gain ||
+                        r.code == ReasonCode::behind_at_milestone;
     if (judged && std::isfinite(r.held_at)) {
         text += "; judged at " + num(100.0 * r.held_at, 2) +
                 "% of its run as its sweep's checked forecasts have held (audited_min_progress): not final "

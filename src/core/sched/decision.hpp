@@ -58,6 +58,10 @@ enum class ReasonCode {
     // paused: its job array runs at its task limit (c tasks waiting), so releasing it would not
     // start it; optimistic utility a, price b
     paused_no_slot,
+    // its own best a, last improved (by kStaleBestMargin of the sweep's range) at step b, a
+    // fraction c of its run ago (>= stale_best_fraction), is behind the sweep's best d, and its
+    // forecast final e does not come back past it
+    stale_best,
 };
 
 struct Reason {

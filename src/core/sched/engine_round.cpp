@@ -150,6 +150,12 @@ StopEvidence Engine::Impl::stop_evidence(const JobView& job, std::size_t j, cons
     }
     const double own = std::fabs(c.best - c.first);
     e.sweep_scale = gs.hi > gs.lo ? gs.hi - gs.lo : std::max(own, 1e-12);
+    if (s.stale_best_fraction > 0.0) {
+        const OwnBest b = stale_best_step(c.predictor.steps(), c.predictor.metrics(), job.direction,
+                                          kStaleBestMargin * e.sweep_scale);
+        e.own_best = b.best;
+        e.own_best_step = b.step;
+    }
     if (s.best_track_margin > 0.0 && !e.leader && job.max_steps > 0.0 && std::isfinite(e.best_other)) {
         gs.siblings.others(job.key, track_scratch);
         const TrackLead t =

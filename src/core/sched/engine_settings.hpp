@@ -170,6 +170,18 @@ struct EngineSettings : FitSettings {
     // sweeps at their best 98.9 -> 99.7 % for +4 % GPU-hours; other scenarios +0-3 % GPU-hours, bests
     // unchanged (contrib/bench_analysis.md).
     double near_tie_range = 0.2;
+    // A trial (other than its sweep's leader) whose own best metric has not improved by
+    // kStaleBestMargin of its sweep's metric range over this fraction of its run, that is behind
+    // the sweep's best by more than that margin, and whose forecast final does not come back past
+    // its own best, is hopeless (ReasonCode::stale_best): for a third of its run it has moved
+    // sideways or away (a run that overfits, a rate too high), whatever chance an interval widened
+    // by its sweep's forecast audit still gives it. From hopeless_min_progress on, as the other
+    // rules. 0 (the default): off. Measured 2026-12-07 (contrib/bench_analysis.md): at 0.3 it saves
+    // 2-8 % of GPU-hours on the held-out, fresh and Philly sweeps with every best kept, 0.15 loses
+    // Pollux ImageNet bests, and the margin is thin: the Pollux ImageNet best went 0.28 of its run
+    // without improving by that margin before its learning-rate drop, a step sweep with its drop
+    // at half the run 0.38 (contrib/heldout/steps_late).
+    double stale_best_fraction = 0.0;
     // The best track (best_track_lead, curves/sibling_prior.hpp): a trial whose metric over the
     // last tenth of its run is better, at the same fractions of their runs, than that of the
     // sibling that went on from there to the sweep's best, by more than this fraction of the

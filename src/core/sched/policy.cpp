@@ -190,6 +190,38 @@ double costly_chance_threshold(const StopEvidence& e, const EngineSettings& s) {
     return std::min(s.pause_probability, e.remaining_gpu_hours / s.chance_worth_gpu_hours);
 }
 
+OwnBest stale_best_step(const std::vector<double>& steps, const std::vector<double>& metrics,
+                        Direction direction, double margin) {
+    const double sign = direction == Direction::maximize ? 1.0 : -1.0;
+    OwnBest out;
+    constexpr double kNone = -std::numeric_limits<double>::infinity();
+    double best = kNone;
+    const std::size_t n = std::min(steps.size(), metrics.size());
+    for (std::size_t i = 0; i < n; ++i) {
+        const double m = sign * metrics[i];
+        if (!std::isfinite(m)) continue;
+        if (best == kNone || m > best + margin) out.step = steps[i];
+        best = std::max(best, m);
+    }
+    if (best > kNone) out.best = sign * best;
+    return out;
+}
+
+std::optional<Reason> stale_best_rule(const StopEvidence& e, const EngineSettings& s) {
+    const double length = run_length(e);
+    if (!(s.stale_best_fraction > 0.0) || e.leader || done(e) || !std::isfinite(e.own_best) ||
+        !std::isfinite(e.best_other) || !(length > 0.0) || !e.final_metric.extrapolated)
+        return std::nullopt;
+    const double sign = e.direction == Direction::maximize ? 1.0 : -1.0;
+    const double margin = kStaleBestMargin * e.sweep_scale;
+    const double stale = (e.last_step - e.own_best_step) / length;
+    if (!(sign * (e.best_other - e.own_best) > margin) || !(stale >= s.stale_best_fraction) ||
+        sign * e.final_metric.value > sign * e.own_best)
+        return std::nullopt;
+    return make_reason(ReasonCode::stale_best, e.own_best, e.own_best_step, stale, e.best_other,
+                       e.final_metric.value);
+}
+
 std::optional<Reason> hopeless_rule(const StopEvidence& e, const EngineSettings& s) {
     // A trial holding its sweep's best metric is not hopeless, whatever its forecast: a forecast
     // below the runner-up's best is behind the curve itself (a curve's late jump, two points in),
@@ -206,6 +238,7 @@ std::optional<Reason> hopeless_rule(const StopEvidence& e, const EngineSettings&
     }
     if (e.win_probability < s.hopeless_probability)
         return make_reason(ReasonCode::hopeless, f.value, f.lower, f.upper, e.best_other, e.win_probability);
+    if (auto stale = stale_best_rule(e, s)) return stale;
     if (!e.leader && !done(e) && e.win_probability < costly_chance_threshold(e, s)) {
         return make_reason(ReasonCode::costly_chance, e.win_probability, e.remaining_gpu_hours,
                            s.chance_worth_gpu_hours, e.best_other, f.value);

@@ -80,7 +80,24 @@ struct StopEvidence {
     bool forecasts_held = false;
     // GPU-hours its run still needs (GPUs x steps left / measured speed; NaN: unknown)
     double remaining_gpu_hours = std::numeric_limits<double>::quiet_NaN();
+    // its own best metric (NaN: none) and the step of the point that last improved it by more
+    // than kStaleBestMargin of the sweep's metric range (stale_best_step)
+    double own_best = std::numeric_limits<double>::quiet_NaN();
+    double own_best_step = 0.0;
 };
+
+// How much a trial's own best must improve, as a fraction of its sweep's metric range, to count
+// as progress for stale_best_fraction (noise on a plateau does not).
+constexpr double kStaleBestMargin = 0.01;
+
+// The trial's own best (oriented back to metric units) and the step of the point that last beat
+// the best before it by more than `margin` (metric units); NaN metrics are skipped. Empty: NaN, 0.
+struct OwnBest {
+    double best = std::numeric_limits<double>::quiet_NaN();
+    double step = 0.0;
+};
+OwnBest stale_best_step(const std::vector<double>& steps, const std::vector<double>& metrics,
+                        Direction direction, double margin);
 
 // The length of the trial's run: max_steps, else the steps its sweep's furthest trial has done.
 double run_length(const StopEvidence& evidence);
@@ -117,8 +134,15 @@ bool decisively_hopeless(const StopEvidence& evidence, const EngineSettings& set
 // (ReasonCode::hopeless) names the prediction, its interval, the best and the probability.
 // With chance_worth_gpu_hours set, also hopeless when the chance is below
 // costly_chance_threshold (ReasonCode::costly_chance): its remaining GPU-hours buy too little
-// chance. The other conditions are the same.
+// chance. The other conditions are the same. Also hopeless when stale_best_rule says so.
 std::optional<Reason> hopeless_rule(const StopEvidence& evidence, const EngineSettings& settings);
+
+// Stale (stale_best_fraction > 0; hopeless_rule asks it after the chance): not its sweep's
+// leader, not finished, extrapolated, its own best behind the sweep's best by more than
+// kStaleBestMargin of the sweep's metric range, not improved by that margin over the last
+// stale_best_fraction of its run (own_best_step), and its forecast final no better than its own
+// best: it has moved sideways or away for that long. ReasonCode::stale_best.
+std::optional<Reason> stale_best_rule(const StopEvidence& evidence, const EngineSettings& settings);
 
 // remaining_gpu_hours / chance_worth_gpu_hours, at most pause_probability; 0 when the setting is
 // off or the remaining GPU-hours are unknown.

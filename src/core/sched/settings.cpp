@@ -429,6 +429,11 @@ const Row kRows[] = {
      "its best (0: any trial)",
      set_double<&EngineSettings::near_tie_range, 0, 1000000>,
      [](const Settings& s) { return fmt_double(s.engine.near_tie_range); }},
+    {"stale_best_fraction",
+     "a trial behind its sweep's best whose own best has not improved (by 1 % of the sweep's metric range) "
+     "over this fraction of its run, and is not forecast to, is hopeless (0: never)",
+     set_double<&EngineSettings::stale_best_fraction, 0, 1000000>,
+     [](const Settings& s) { return fmt_double(s.engine.stale_best_fraction); }},
     {"best_track_margin",
      "a trial ahead of the path its sweep's best took, at the same fractions of their runs, by more than "
      "this fraction of the sweep's metric range is read as on course to beat it (0: off)",

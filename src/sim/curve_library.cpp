@@ -121,6 +121,20 @@ Result<Application> load_application(const fs::path& dir, const std::string& nam
             return make_error("curves: " + direction_file.string() + ": " + direction.error().message);
         app.direction = *direction;
     }
+    const fs::path drops_file = dir / "lr_drops";
+    if (fs::exists(drops_file)) {
+        auto text = slurp(drops_file.string());
+        if (!text) return text.error();
+        for (std::string_view item : split(trim(*text), ",")) {
+            const auto f = parse_finite_double(trim(item));
+            if (!f || !(*f > 0.0 && *f < 1.0) ||
+                (!app.lr_drop_fractions.empty() && !(*f > app.lr_drop_fractions.back())))
+                return make_error("curves: " + drops_file.string() + ": '" + std::string(trim(item)) +
+                                  "' is not a fraction of the run in (0, 1) above the one before (want e.g. "
+                                  "0.5,0.75)");
+            app.lr_drop_fractions.push_back(*f);
+        }
+    }
     if (auto ok = finish_application(app); !ok) return ok.error();
     return app;
 }

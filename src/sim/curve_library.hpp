@@ -46,6 +46,10 @@ struct Application {
     std::string job_type;                // Gavel throughput-table type; empty = unknown
     std::vector<CurveVariant> variants;  // sorted by name (numeric names numerically)
     StepTimeTable step_times;
+    // Its trials' declared learning-rate drops (`lr_drops` file: fractions of the run, comma-
+    // separated, increasing, in (0, 1)): each trial declares them at these fractions of its
+    // max_step, as --explore-lr-drops would. Empty: none.
+    std::vector<double> lr_drop_fractions;
     // Normalisation for profit: the worst first report across variants (an untrained model) and
     // the best report across variants; quality() maps these to 0 and 1.
     double untrained = 0.0;

@@ -178,6 +178,7 @@ private:
         v.group = *t.group;
         v.direction = t.direction;
         v.max_steps = t.max_step;
+        v.lr_drops = t.lr_drops;
         v.has_hopeless_action = true;
         v.hopeless_action = HopelessAction::terminate;
         v.gpus = t.gpus;

@@ -36,7 +36,8 @@ struct ObservedTrial {
     Direction direction = Direction::maximize;
     const std::string* job_type = nullptr;
     std::uint32_t gpus = 1;
-    double max_step = 0.0;  // declared training length
+    double max_step = 0.0;         // declared training length
+    std::vector<double> lr_drops;  // declared learning-rate drops, steps (--explore-lr-drops)
     // The run time the user declared (Slurm --time): the simulator sets it to the trial's true
     // run time on the reference GPU type. Only oasis reads it (OASiS assumes jobs declare it).
     double time_limit_s = 0.0;

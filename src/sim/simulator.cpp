@@ -334,6 +334,8 @@ Result<SimResult> Simulation::run() {
         o.job_type = &library_.apps()[t.app].job_type;
         o.gpus = t.gpus;
         o.max_step = t.max_step;
+        o.lr_drops.clear();
+        for (double f : library_.apps()[t.app].lr_drop_fractions) o.lr_drops.push_back(f * t.max_step);
         o.time_limit_s = t.duration;
         o.arrival = t.arrival;
         // A job runs on one GPU type: one that no type can hold would wait forever.

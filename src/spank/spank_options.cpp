@@ -11,7 +11,7 @@ RawOptions& recorded_options() {
 
 namespace {
 
-enum OptionId { kExplore = 1, kMetric, kMaxSteps, kOnHopeless, kMilestones, kKernelSched, kModel };
+enum OptionId { kExplore = 1, kMetric, kMaxSteps, kOnHopeless, kMilestones, kKernelSched, kModel, kLrDrops };
 
 int record(int val, const char* optarg, int /*remote*/) {
     RawOptions& o = recorded_options();
@@ -37,6 +37,9 @@ int record(int val, const char* optarg, int /*remote*/) {
             break;
         case kModel:
             o.model = text;
+            break;
+        case kLrDrops:
+            o.lr_drops = text;
             break;
         default:
             return -1;
@@ -65,6 +68,10 @@ struct spank_option kOptions[] = {
      s("[explsched] ASHA-style rungs in steps, e.g. 100,300,900: used while a sweep has too "
        "little data to predict"),
      1, kMilestones, record},
+    {s("explore-lr-drops"), s("LIST"),
+     s("[explsched] steps at which the trial's learning rate drops (a step schedule), e.g. "
+       "30000,60000: its curve is not judged final before the first one"),
+     1, kLrDrops, record},
     {s("explore-model"), s("NAME"),
      s("[explsched] the trial's job type in the site's GPU throughput table, e.g. 'ResNet-50 (batch "
        "size 64)': its speed is scaled to the GPU type it runs or would run on"),
@@ -125,6 +132,11 @@ Result<ExploreSpec> validated_spec(const RawOptions& raw) {
         auto m = parse_explore_model(*raw.model);
         if (!m) return m.error();
         spec.model = *m;
+    }
+    if (raw.lr_drops) {
+        auto l = parse_explore_lr_drops(*raw.lr_drops);
+        if (!l) return l.error();
+        spec.lr_drops = *l;
     }
     if (raw.metric && !raw.explore) return make_error("--explore-metric needs --explore=GROUP");
     if (Status st = validate_explore_spec(spec); !st) return st.error();

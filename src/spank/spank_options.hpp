@@ -17,11 +17,13 @@ struct RawOptions {
     std::optional<std::string> max_steps;
     std::optional<std::string> on_hopeless;
     std::optional<std::string> milestones;
+    std::optional<std::string> lr_drops;
     std::optional<std::string> kernel_sched;
     std::optional<std::string> model;
 
     bool any() const {
-        return explore || metric || max_steps || on_hopeless || milestones || kernel_sched || model;
+        return explore || metric || max_steps || on_hopeless || milestones || kernel_sched || model ||
+               lr_drops;
     }
 };
 

@@ -8,7 +8,8 @@ require_cluster
 start_cluster --nodes 2 --gpus 2 --params rerank_period=1
 
 help=$(sbatch --help)
-for opt in explore explore-metric explore-max-steps explore-on-hopeless explore-milestones explore-model kernel-sched; do
+for opt in explore explore-metric explore-max-steps explore-on-hopeless explore-milestones explore-model explore-lr-drops \
+    kernel-sched; do
     echo "$help" | grep -q -- "--$opt" || fail "sbatch --help lacks --$opt"
 done
 [ "$(echo "$help" | grep -c '\[explsched\]')" -ge 6 ] || fail "help strings lack the [explsched] prefix"
@@ -16,13 +17,14 @@ pass "sbatch --help lists the options with [explsched]"
 
 # Not eligible for an hour: pending (ranked every round) but never started.
 id=$(submit --explore=g1 --explore-metric=accuracy --explore-max-steps=500 --explore-model='ResNet-50 (batch size 64)' \
-    --begin=now+3600 --wrap true)
+    --explore-lr-drops=250,375 --begin=now+3600 --wrap true)
 wait_until 10 '[ -n "$(job_field $id SystemComment)" ]' "SystemComment of job $id"
 comment=$(scontrol show job "$id" | sed -n 's/^ *SystemComment=//p')
 echo "$comment" | grep -q "group=g1" || fail "SystemComment lacks the group: $comment"
 echo "$comment" | grep -q "metric=accuracy:max" || fail "SystemComment lacks the metric: $comment"
 echo "$comment" | grep -q "max_steps=500" || fail "SystemComment lacks max_steps: $comment"
 echo "$comment" | grep -qF "model=ResNet-50~(batch~size~64)" || fail "SystemComment lacks the model: $comment"
+echo "$comment" | grep -qF "lr_drops=250,375" || fail "SystemComment lacks the learning-rate drops: $comment"
 pass "--explore=g1 visible in slurmctld: $comment"
 
 # Array tasks: each task (its own job record once it runs) carries the sweep.
@@ -58,6 +60,10 @@ check_refused "--explore-max-steps needs --explore" --explore-max-steps=100
 check_refused "--kernel-sched: 'fast'" --explore=g1 --kernel-sched=fast
 check_refused "--explore-model: 'x;rm -rf /'" --explore=g1 '--explore-model=x;rm -rf /'
 check_refused "--explore-model needs --explore" --explore-model=A3C
+check_refused "--explore-lr-drops: '300,100' is not strictly increasing" --explore=g1 --explore-lr-drops=300,100
+check_refused "--explore-lr-drops: last drop 900 is beyond --explore-max-steps=500" --explore=g1 \
+    --explore-max-steps=500 --explore-lr-drops=100,900
+check_refused "--explore-lr-drops needs --explore" --explore-lr-drops=100
 after=$(squeue -h -o %i | wc -l)
 [ "$before" = "$after" ] || fail "a refused submission still created a job ($before -> $after)"
 pass "no job was created by a refused submission"

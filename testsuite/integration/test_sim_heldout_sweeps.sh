@@ -88,30 +88,43 @@ fi
 # The late-step sweep (contrib/heldout/steps_late: learning rate x0.1 at half and three quarters of
 # the run). Its best sits on a noisy plateau behind a smooth low-rate trial until the first drop,
 # past hopeless_min_progress: the defaults' figures are printed (a known limit, doc/results.md);
-# judging from 0.55 of a run keeps its best for under 0.75x fifo's GPU-hours.
+# judging from 0.55 of a run keeps its best for under 0.75x fifo's GPU-hours, and so do the
+# defaults when the trials declare their drops (--explore-lr-drops; the simulator reads them from
+# the application's `lr_drops` file, as fractions of the run).
 /usr/bin/python3 "$scenario" --curves "$top_srcdir/contrib/heldout/steps_late" "$tmp/late" 2>/dev/null ||
     { echo "FAIL: sim_scenario.py steps_late"; fail=1; }
-for p in hopeless_min_progress=0.35 hopeless_min_progress=0.55; do
+late_run() {  # late_run NAME PARAMS: fifo and explsched on the late-step sweep
     "$sim" --trace "$tmp/late/trace.csv" --curves "$tmp/late/curves" --gpus 16 --sweep-size 16 --variation none \
-        --seeds 0 --policies fifo,explsched --params "$p" --json --quiet >"$tmp/late-$p.json" ||
-        { echo "FAIL: explsched-sim steps_late $p"; fail=1; }
-done
-/usr/bin/python3 - "$tmp/late-hopeless_min_progress=0.35.json" "$tmp/late-hopeless_min_progress=0.55.json" <<'PY' || fail=1
+        --seeds 0 --policies fifo,explsched --params "$2" --json --quiet >"$tmp/late-$1.json" ||
+        { echo "FAIL: explsched-sim steps_late $1"; fail=1; }
+}
+late_run defaults hopeless_min_progress=0.35
+late_run later hopeless_min_progress=0.55
+app_dir=$tmp/late/curves/steps_late_mlp_acc
+echo "0.5,0.4" >"$app_dir/lr_drops"
+out=$("$sim" --trace "$tmp/late/trace.csv" --curves "$tmp/late/curves" --gpus 16 --seeds 0 --policies fifo 2>&1) && fail=1
+grep -qF "lr_drops: '0.4' is not a fraction of the run in (0, 1) above the one before" <<<"$out" ||
+    { echo "FAIL: a bad lr_drops file was not named: $out"; fail=1; }
+echo "0.5,0.75" >"$app_dir/lr_drops"
+late_run declared hopeless_min_progress=0.35
+/usr/bin/python3 - "$tmp"/late-defaults.json "$tmp"/late-later.json "$tmp"/late-declared.json <<'PY' || fail=1
 import json, sys
-d = {r["policy"]: r for r in json.load(open(sys.argv[1]))["runs"]}
-w = {r["policy"]: r for r in json.load(open(sys.argv[2]))["runs"]}
-fifo, ours, late = d["fifo"], d["explsched"], w["explsched"]
+runs = [{r["policy"]: r for r in json.load(open(f))["runs"]} for f in sys.argv[1:4]]
+fifo = runs[0]["fifo"]
+ours, late, declared = (r["explsched"] for r in runs)
 print("  steps_late: defaults profit %.4f (fifo %.4f) at %.1f GPU-h; hopeless_min_progress=0.55 profit %.4f at %.1f "
-      "GPU-h (fifo %.1f)" % (ours["profit"], fifo["profit"], ours["gpu_hours"], late["profit"], late["gpu_hours"],
-                             fifo["gpu_hours"]))
+      "GPU-h; drops declared profit %.4f at %.1f GPU-h (fifo %.1f)"
+      % (ours["profit"], fifo["profit"], ours["gpu_hours"], late["profit"], late["gpu_hours"], declared["profit"],
+         declared["gpu_hours"], fifo["gpu_hours"]))
 problems = []
-if late["sweeps_reaching_best"] != 1.0 or late["profit"] < 0.995 * fifo["profit"]:
-    problems.append("hopeless_min_progress=0.55 lost the sweep's best (profit %.4f)" % late["profit"])
-if not late["gpu_hours"] < 0.75 * fifo["gpu_hours"]:
-    problems.append("hopeless_min_progress=0.55 spent %.1f GPU-h, not under 0.75x fifo's" % late["gpu_hours"])
+for name, r in (("hopeless_min_progress=0.55", late), ("declared drops", declared)):
+    if r["sweeps_reaching_best"] != 1.0 or r["profit"] < 0.995 * fifo["profit"]:
+        problems.append("%s lost the sweep's best (profit %.4f)" % (name, r["profit"]))
+    if not r["gpu_hours"] < 0.75 * fifo["gpu_hours"]:
+        problems.append("%s spent %.1f GPU-h, not under 0.75x fifo's" % (name, r["gpu_hours"]))
 for p in problems:
     print("FAIL: steps_late: " + p)
 sys.exit(1 if problems else 0)
 PY
 [ $fail = 0 ] || exit 1
-echo "ok: explsched's defaults bring every held-out and fresh sweep to its best, under 0.75x fifo's GPU-hours; stale_best_fraction stops the stale; hopeless_min_progress=0.55 keeps the late-step sweep's best"
+echo "ok: explsched's defaults bring every held-out and fresh sweep to its best, under 0.75x fifo's GPU-hours; stale_best_fraction stops the stale; hopeless_min_progress=0.55 or declared drops keep the late-step sweep's best"

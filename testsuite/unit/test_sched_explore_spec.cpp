@@ -45,6 +45,22 @@ BOOST_AUTO_TEST_CASE(numbers_and_lists) {
     BOOST_TEST(parse_explore_milestones("100,100").error().message.find("strictly increasing") !=
                std::string::npos);
     BOOST_TEST(!parse_explore_milestones("1,,2").ok());
+    // --explore-lr-drops: the same list, its errors named for it
+    auto d = parse_explore_lr_drops("30000, 60000");
+    BOOST_REQUIRE(d.ok());
+    BOOST_TEST((*d == std::vector<uint64_t>{30000, 60000}));
+    BOOST_TEST(parse_explore_lr_drops("300,100").error().message ==
+               "--explore-lr-drops: '300,100' is not strictly increasing");
+    BOOST_TEST(parse_explore_lr_drops("0,5").error().message ==
+               "--explore-lr-drops: '0,5' is not a comma-separated list of step counts (e.g. 30000,60000)");
+    for (const char* bad : {"", "a", "1,,2", "-3", "1.5", "10000000000000"})
+        BOOST_TEST(!parse_explore_lr_drops(bad).ok(), bad);
+    std::string many;
+    for (int i = 1; i <= 33; ++i) many += (i > 1 ? "," : "") + std::to_string(i);
+    BOOST_TEST(parse_explore_lr_drops(many).error().message.find("has more than 32 drops") !=
+               std::string::npos);
+    BOOST_TEST(parse_explore_milestones(many).error().message.find("has more than 32 rungs") !=
+               std::string::npos);
     BOOST_TEST((parse_explore_on_hopeless("cancel").value() == HopelessAction::terminate));
     BOOST_TEST(!parse_explore_on_hopeless("kill").ok());
     BOOST_TEST((parse_kernel_sched_option("enforce").value() == KernelSchedMode::enforce));
@@ -62,6 +78,15 @@ BOOST_AUTO_TEST_CASE(trial_only_options_need_explore) {
     spec.milestones = {10, 200};
     BOOST_TEST(validate_explore_spec(spec).error().message.find("beyond --explore-max-steps=100") !=
                std::string::npos);
+    spec.milestones = {10, 50};
+    spec.lr_drops = {50, 150};
+    BOOST_TEST(validate_explore_spec(spec).error().message ==
+               "--explore-lr-drops: last drop 150 is beyond --explore-max-steps=100");
+    spec.lr_drops = {50, 100};
+    BOOST_TEST(validate_explore_spec(spec).ok());
+    ExploreSpec plain;
+    plain.lr_drops = {50};
+    BOOST_TEST(validate_explore_spec(plain).error().message == "--explore-lr-drops needs --explore=GROUP");
 }
 
 BOOST_AUTO_TEST_CASE(env_round_trip) {
@@ -73,6 +98,7 @@ BOOST_AUTO_TEST_CASE(env_round_trip) {
     spec.on_hopeless = HopelessAction::none;
     spec.milestones = {100, 1000};
     spec.kernel_sched = KernelSchedMode::observe;
+    spec.lr_drops = {1500, 3000};
     std::vector<std::string> lines;
     for (const auto& [k, v] : explore_env(spec)) lines.push_back(k + "=" + v);
     lines.push_back("UNRELATED=1");
@@ -87,7 +113,15 @@ BOOST_AUTO_TEST_CASE(env_round_trip) {
     BOOST_TEST((*back->on_hopeless == HopelessAction::none));
     BOOST_TEST(back->milestones == spec.milestones);
     BOOST_TEST((*back->kernel_sched == KernelSchedMode::observe));
-    BOOST_TEST(explore_trial_text(*back) == "group=sweep1 metric=acc:max max_steps=5000");
+    BOOST_TEST(back->lr_drops == spec.lr_drops);
+    BOOST_TEST(explore_trial_text(*back) == "group=sweep1 metric=acc:max max_steps=5000 lr_drops=1500,3000");
+    // a forged record: the drops are parsed as strictly as the option
+    std::vector<std::string_view> forged = {"EXPLSCHED_GROUP=ok", "EXPLSCHED_LR_DROPS=5,3"};
+    auto r = parse_explore_env(forged);
+    BOOST_REQUIRE(!r.ok());
+    BOOST_TEST(r.error().message ==
+               "job record variable EXPLSCHED_LR_DROPS: --explore-lr-drops: '5,3' is not "
+               "strictly increasing");
 }
 
 BOOST_AUTO_TEST_CASE(altered_record_is_an_error_naming_the_variable) {

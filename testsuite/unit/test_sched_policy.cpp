@@ -632,6 +632,40 @@ BOOST_AUTO_TEST_CASE(stale_best_rule_stops_a_trial_that_moved_away_from_its_best
     BOOST_TEST(!hopeless_rule(m, s).has_value());
 }
 
+// --explore-lr-drops: a trial whose learning rate drops ahead is not judged before it has run
+// kDropSettle of its run past its first declared drop (the late-step sweep of contrib/heldout:
+// its best sits on a plateau behind a smooth trial until its drop at half the run).
+BOOST_AUTO_TEST_CASE(no_verdict_before_the_first_declared_drop) {
+    EngineSettings s;
+    StopEvidence e = behind_trial();  // step 1000 of 2000, chance 0.01: hopeless
+    BOOST_REQUIRE(hopeless_rule(e, s).has_value());
+    e.first_drop = 1000;  // its drop now: not yet settled (until step 1100)
+    BOOST_TEST(before_first_drop(e));
+    BOOST_TEST(!far_enough(e, s));
+    BOOST_TEST(!final_stop_allowed(e, s));
+    BOOST_TEST(!hopeless_rule(e, s).has_value());
+    e.win_probability = 1e-6;  // not even decisively
+    e.last_step = 900;
+    BOOST_TEST(!decisively_hopeless(e, s));
+    BOOST_TEST(!hopeless_rule(e, s).has_value());
+    e = behind_trial();
+    e.first_drop = 900;  // passed by 0.05 of its run at step 1000
+    BOOST_TEST(!before_first_drop(e));
+    BOOST_TEST(hopeless_rule(e, s).has_value());
+    BOOST_TEST(final_stop_allowed(e, s));
+    e.first_drop = 0;  // none declared
+    BOOST_TEST(!before_first_drop(e));
+    // the near-tie rule waits too
+    e = behind_trial();
+    e.win_probability = 0.3;
+    e.final_metric.value = 0.899;
+    e.final_metric.lower = 0.89;
+    e.final_metric.upper = 0.905;
+    BOOST_REQUIRE(expected_gain_rule(e, s).has_value());
+    e.first_drop = 1500;
+    BOOST_TEST(!expected_gain_rule(e, s).has_value());
+}
+
 BOOST_AUTO_TEST_CASE(stale_best_step_counts_only_improvements_beyond_the_margin) {
     const std::vector<double> steps{1, 2, 3, 4, 5, 6};
     // rises, then noise on a plateau within the margin

@@ -129,6 +129,8 @@ StopEvidence Engine::Impl::stop_evidence(const JobView& job, std::size_t j, cons
     e.max_steps = job.max_steps;
     e.sweep_furthest = gs.furthest_step;
     e.leader = gs.best_key == job.key;
+    if (!job.lr_drops.empty() && job.lr_drops.front() > 0.0 && std::isfinite(job.lr_drops.front()))
+        e.first_drop = job.lr_drops.front();
     e.best_other = e.leader ? gs.second : gs.best;
     e.final_metric = widen_interval(c.final_metric, group_widen(gs));
     e.forecasts_held = forecasts_held(gs);

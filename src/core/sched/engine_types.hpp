@@ -39,6 +39,9 @@ struct JobView {
     // ASHA milestones in steps, increasing (--explore-milestones); empty: derived from the
     // settings and max_steps. Used only while the trial has too few points to extrapolate.
     std::vector<double> milestones;
+    // Steps at which its learning rate drops, increasing (--explore-lr-drops): no stopping rule's
+    // verdict is final before it has run past the first one. Empty: none declared.
+    std::vector<double> lr_drops;
     std::uint32_t gpus = 1;  // GPUs the job holds (running) or requests (pending)
     std::string gpu_type;    // type it runs on / would get ("v100"); empty = unknown
     // Type its reported speed was measured on, when different from gpu_type (it was requeued

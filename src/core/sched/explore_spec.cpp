@@ -78,19 +78,33 @@ Result<HopelessAction> parse_explore_on_hopeless(std::string_view text) {
     return *a;
 }
 
-Result<std::vector<uint64_t>> parse_explore_milestones(std::string_view text) {
+namespace {
+
+// A strictly increasing list of at most 32 step counts in [1, 1e12]; errors name `option`.
+Result<std::vector<uint64_t>> parse_step_list(std::string_view option, std::string_view text,
+                                              std::string_view example, std::string_view items) {
     std::vector<uint64_t> out;
     for (std::string_view item : split(text, ",")) {
         auto n = parse_uint64(trim(item));
         if (!n || *n == 0 || *n > kMaxSteps)
-            return option_error("explore-milestones", text,
-                                "is not a comma-separated list of step counts (e.g. 100,300,900)");
-        if (!out.empty() && *n <= out.back())
-            return option_error("explore-milestones", text, "is not strictly increasing");
+            return option_error(
+                option, text,
+                "is not a comma-separated list of step counts (e.g. " + std::string(example) + ")");
+        if (!out.empty() && *n <= out.back()) return option_error(option, text, "is not strictly increasing");
         out.push_back(*n);
+        if (out.size() > 32) return option_error(option, text, "has more than 32 " + std::string(items));
     }
-    if (out.size() > 32) return option_error("explore-milestones", text, "has more than 32 rungs");
     return out;
+}
+
+}  // namespace
+
+Result<std::vector<uint64_t>> parse_explore_milestones(std::string_view text) {
+    return parse_step_list("explore-milestones", text, "100,300,900", "rungs");
+}
+
+Result<std::vector<uint64_t>> parse_explore_lr_drops(std::string_view text) {
+    return parse_step_list("explore-lr-drops", text, "30000,60000", "drops");
 }
 
 Result<KernelSchedMode> parse_kernel_sched_option(std::string_view text) {
@@ -135,6 +149,9 @@ Status validate_explore_spec(const ExploreSpec& spec) {
         if (spec.max_steps && !spec.milestones.empty() && spec.milestones.back() > *spec.max_steps)
             return make_error("--explore-milestones: last rung " + std::to_string(spec.milestones.back()) +
                               " is beyond --explore-max-steps=" + std::to_string(*spec.max_steps));
+        if (spec.max_steps && !spec.lr_drops.empty() && spec.lr_drops.back() > *spec.max_steps)
+            return make_error("--explore-lr-drops: last drop " + std::to_string(spec.lr_drops.back()) +
+                              " is beyond --explore-max-steps=" + std::to_string(*spec.max_steps));
         return {};
     }
     // Options that only make sense for a trial.
@@ -142,6 +159,7 @@ Status validate_explore_spec(const ExploreSpec& spec) {
     if (spec.on_hopeless) return make_error("--explore-on-hopeless needs --explore=GROUP");
     if (!spec.milestones.empty()) return make_error("--explore-milestones needs --explore=GROUP");
     if (!spec.model.empty()) return make_error("--explore-model needs --explore=GROUP");
+    if (!spec.lr_drops.empty()) return make_error("--explore-lr-drops needs --explore=GROUP");
     return {};
 }
 
@@ -159,6 +177,11 @@ std::vector<std::pair<std::string, std::string>> explore_env(const ExploreSpec& 
             env.emplace_back(kEnvMilestones, list);
         }
         if (!spec.model.empty()) env.emplace_back(kEnvModel, spec.model);
+        if (!spec.lr_drops.empty()) {
+            std::string list;
+            for (uint64_t d : spec.lr_drops) list += (list.empty() ? "" : ",") + std::to_string(d);
+            env.emplace_back(kEnvLrDrops, list);
+        }
     }
     if (spec.kernel_sched) env.emplace_back(kEnvKernelSched, std::string(to_string(*spec.kernel_sched)));
     return env;
@@ -168,8 +191,9 @@ Result<ExploreSpec> parse_explore_env(const std::vector<std::string_view>& env) 
     ExploreSpec spec;
     // The SPANK plugin writes each of our names once; a record with one twice was made by hand
     // (libslurm, no plugin): which one counts would be a guess, so the record is refused.
-    static constexpr std::string_view kOurs[] = {
-        kEnvGroup, kEnvMetric, kEnvMaxSteps, kEnvOnHopeless, kEnvMilestones, kEnvKernelSched, kEnvModel};
+    static constexpr std::string_view kOurs[] = {kEnvGroup,      kEnvMetric,     kEnvMaxSteps,
+                                                 kEnvOnHopeless, kEnvMilestones, kEnvKernelSched,
+                                                 kEnvModel,      kEnvLrDrops};
     bool seen[std::size(kOurs)] = {};
     for (std::string_view item : env) {
         const auto eq = item.find('=');
@@ -214,6 +238,10 @@ Result<ExploreSpec> parse_explore_env(const std::vector<std::string_view>& env) 
             auto m = parse_explore_model(value);
             if (!m) return bad(m.error());
             spec.model = *m;
+        } else if (name == kEnvLrDrops) {
+            auto l = parse_explore_lr_drops(value);
+            if (!l) return bad(l.error());
+            spec.lr_drops = *l;
         }
     }
     return spec;
@@ -227,6 +255,11 @@ std::string explore_trial_text(const ExploreSpec& spec) {
         "group=" + spec.group + " metric=" + spec.metric + ":" + std::string(to_string(spec.direction));
     if (spec.max_steps) out += " max_steps=" + std::to_string(*spec.max_steps);
     if (!spec.model.empty()) out += " model=" + model_word(spec.model);
+    if (!spec.lr_drops.empty()) {
+        out += " lr_drops=";
+        for (std::size_t i = 0; i < spec.lr_drops.size(); ++i)
+            out += (i ? "," : "") + std::to_string(spec.lr_drops[i]);
+    }
     return out;
 }
 }  // namespace explsched

@@ -1,6 +1,7 @@
 // What a job asked of ExplSched with the sbatch/srun options of the SPANK plugin:
 //   --explore=GROUP  --explore-metric=NAME[:min|max]  --explore-max-steps=N
 //   --explore-on-hopeless=requeue|cancel|none  --explore-milestones=LIST  --kernel-sched=MODE
+//   --explore-lr-drops=LIST (the steps at which its learning-rate schedule drops)
 //   --explore-model=NAME (a job-type row of the site's throughput table)
 // The SPANK plugin validates each value with the parsers below at submit time and stores the
 // canonical text in the job record (spank_job_control_setenv) under the kEnv* names; slurmctld
@@ -29,6 +30,10 @@ struct ExploreSpec {
     std::optional<uint64_t> max_steps;          // when known: the curve's horizon
     std::optional<HopelessAction> on_hopeless;  // unset: the site default (hopeless_action)
     std::vector<uint64_t> milestones;           // ASHA rungs in steps, increasing
+    // Steps at which its learning rate drops (a step schedule: MultiStepLR's milestones in the
+    // steps it reports), increasing: no stopping rule's verdict on it is final before it has run
+    // past the first one (engine: StopEvidence::first_drop).
+    std::vector<uint64_t> lr_drops;
     std::optional<KernelSchedMode> kernel_sched;
     // The throughput table's job type (--explore-model); empty: its speed is not scaled by GPU type.
     std::string model;
@@ -44,6 +49,7 @@ inline constexpr std::string_view kEnvOnHopeless = "EXPLSCHED_ON_HOPELESS";
 inline constexpr std::string_view kEnvMilestones = "EXPLSCHED_MILESTONES";
 inline constexpr std::string_view kEnvKernelSched = "EXPLSCHED_KERNEL_SCHED";
 inline constexpr std::string_view kEnvModel = "EXPLSCHED_MODEL";
+inline constexpr std::string_view kEnvLrDrops = "EXPLSCHED_LR_DROPS";
 
 // Value parsers; each error names the option, e.g. "--explore: 'a b' is not a valid group name".
 Result<std::string> parse_explore_group(std::string_view text);
@@ -51,6 +57,7 @@ Result<std::pair<std::string, MetricDirection>> parse_explore_metric(std::string
 Result<uint64_t> parse_explore_max_steps(std::string_view text);
 Result<HopelessAction> parse_explore_on_hopeless(std::string_view text);
 Result<std::vector<uint64_t>> parse_explore_milestones(std::string_view text);
+Result<std::vector<uint64_t>> parse_explore_lr_drops(std::string_view text);
 Result<KernelSchedMode> parse_kernel_sched_option(std::string_view text);
 // A job-type name as the throughput table spells it ("ResNet-50 (batch size 64)"): 1-96
 // characters of A-Z a-z 0-9 space _ - . ( ) + / , starting with a letter or digit and not ending

@@ -167,15 +167,21 @@ double judged_from(const StopEvidence& e, const EngineSettings& s) {
                             : s.hopeless_min_progress;
 }
 
+bool before_first_drop(const StopEvidence& e) {
+    return e.first_drop > 0.0 && !(e.last_step >= e.first_drop + kDropSettle * run_length(e));
+}
+
 bool far_enough(const StopEvidence& e, const EngineSettings& s) {
-    return e.last_step >= judged_from(e, s) * run_length(e);
+    return !before_first_drop(e) && e.last_step >= judged_from(e, s) * run_length(e);
 }
 
 bool final_stop_allowed(const StopEvidence& e, const EngineSettings& s) {
+    if (before_first_drop(e)) return false;
     return e.last_step >= s.hopeless_min_progress * run_length(e) || decisively_hopeless(e, s);
 }
 
 bool decisively_hopeless(const StopEvidence& e, const EngineSettings& s) {
+    if (before_first_drop(e)) return false;
     const double length = run_length(e);
     const double threshold = std::min(s.early_stop_probability, s.hopeless_probability);
     return !e.leader && threshold > 0.0 && e.points >= s.hopeless_min_points && e.final_metric.extrapolated &&

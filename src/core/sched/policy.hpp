@@ -84,7 +84,17 @@ struct StopEvidence {
     // than kStaleBestMargin of the sweep's metric range (stale_best_step)
     double own_best = std::numeric_limits<double>::quiet_NaN();
     double own_best_step = 0.0;
+    // the first step at which its learning rate drops (--explore-lr-drops); 0: none declared
+    double first_drop = 0.0;
 };
+
+// A declared learning-rate drop is a step change no extrapolation foresees: a trial is not judged
+// (far_enough, final_stop_allowed, decisively_hopeless) before it has run this fraction of its run
+// past its first declared drop, so that its curve shows what the drop did.
+constexpr double kDropSettle = 0.05;
+
+// Whether the trial has not yet run kDropSettle of its run past its first declared drop.
+bool before_first_drop(const StopEvidence& evidence);
 
 // How much a trial's own best must improve, as a fraction of its sweep's metric range, to count
 // as progress for stale_best_fraction (noise on a plateau does not).
@@ -113,7 +123,7 @@ bool audits_held(std::vector<double> ratios, std::size_t min_checks, double leve
 double judged_from(const StopEvidence& evidence, const EngineSettings& settings);
 
 // Far enough to judge: the trial has covered judged_from of its run (max_steps, else the sweep's
-// furthest step).
+// furthest step), and is not before_first_drop.
 bool far_enough(const StopEvidence& evidence, const EngineSettings& settings);
 
 // Whether a stopping rule's verdict may be final (terminate or hold) by progress: from

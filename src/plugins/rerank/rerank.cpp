@@ -85,6 +85,7 @@ struct JobStatic {
     std::string group;  // "uid:GROUP"
     std::string trial;  // explore_trial_text
     std::vector<double> milestones;
+    std::vector<double> lr_drops;          // --explore-lr-drops
     std::string model;                     // --explore-model
     GpuTypeId requested_gpu = kNoGpuType;  // the type its GPU request names
     // The request strings it was parsed from: `scontrol update job TresPerNode=` replaces them
@@ -370,6 +371,7 @@ JobEntry* job_entry(const job_record_t* job, JobEntry* known = nullptr) {
         st.max_steps = spec->max_steps ? static_cast<double>(*spec->max_steps) : 0.0;
         st.on_hopeless = spec->on_hopeless;
         st.milestones.assign(spec->milestones.begin(), spec->milestones.end());
+        st.lr_drops.assign(spec->lr_drops.begin(), spec->lr_drops.end());
         st.model = spec->model;
     }
     st.requested_gpu = g_state.gpu_types.requested_type(job);
@@ -453,6 +455,7 @@ void view_of(const JobSnap& s, JobView& view, const EngineSettings& es) {
         view.has_hopeless_action = st->on_hopeless.has_value();
         view.hopeless_action = st->on_hopeless.value_or(es.hopeless_action);
         view.milestones = st->milestones;
+        view.lr_drops = st->lr_drops;
     }
     const uint64_t gpus = job_gpus(st->gpus_per_job, st->gpus_per_node, st->gpus_per_task, s.nodes, s.tasks);
     view.gpus = static_cast<uint32_t>(std::clamp<uint64_t>(gpus, 1, UINT32_MAX));

@@ -44,16 +44,17 @@ wait_until 20 'scontrol show job $none | grep -q "SystemComment=.*state=hopeless
 scontrol show job "$none" | grep -q "decision=preemptable" || fail "hopeless trial with none not preemptable"
 pass "none: job $none keeps running, marked hopeless and preemptable"
 
-# The same hopeless curve with a learning-rate drop declared ahead (--explore-lr-drops=1900): no
-# verdict before it has run past it, so it runs to its end (on the GPU the cancelled trial freed).
+# The same hopeless curve with a learning-rate drop declared ahead (--explore-lr-drops=1950): no
+# verdict before it has run 5 % of its run past it (step 2050, beyond its last), so it runs to its
+# end (on the GPU the cancelled trial freed).
 declared=$(submit --gres=gpu:1 --explore=sweep --explore-max-steps=2000 --explore-on-hopeless=cancel \
-    --explore-lr-drops=1900 -o declared.out --wrap "$trial --a 0.9 --b 1.0 --steps 2000 --every 0.25 --checkpoint $PWD/declared.ckpt")
+    --explore-lr-drops=1950 -o declared.out --wrap "$trial --a 0.9 --b 1.0 --steps 2000 --every 0.25 --checkpoint $PWD/declared.ckpt")
 wait_until 120 '[ "$(job_field $declared JobState)" = COMPLETED ] || [ "$(job_field $declared JobState)" = CANCELLED ]' \
     "the trial with a declared drop ahead to end"
 d=$(scontrol show job "$declared" | sed -n 's/^ *SystemComment=//p')
 [ "$(job_field $declared JobState)" = COMPLETED ] || fail "the trial with a declared drop was stopped: $d"
 grep -Eq "hopeless job $declared([^0-9]|$)" "$CLUSTER_DIR/log/slurmctld.log" && fail "the trial with a declared drop was judged hopeless"
-echo "$d" | grep -q "lr_drops=1900" || fail "SystemComment lacks lr_drops=1900: $d"
+echo "$d" | grep -q "lr_drops=1950" || fail "SystemComment lacks lr_drops=1950: $d"
 pass "declared drop: job $declared, the same curve, ran to its end; $d"
 
 [ "$(job_state $best)" = RUNNING ] || [ "$(job_field $best JobState)" = COMPLETED ] || fail "the best trial was stopped"

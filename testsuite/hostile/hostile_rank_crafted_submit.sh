@@ -2,7 +2,8 @@
 # Attack: a user submits through libslurm directly (testsuite/hostile/crafted_submit.c), so no
 # SPANK plugin checks the --explore options, with a job environment of their own making: a bad
 # or 100,000-character --explore-model, control bytes, an absurd max_steps, 20,000 milestones,
-# two groups, entries without '=', 5,000 padding entries. slurmctld must stay up, the rounds go
+# 20,000 or unordered learning-rate drops (--explore-lr-drops; valid drops only defer a trial's
+# stop, as --explore-on-hopeless=none does, never its price or preemption), two groups, entries without '=', 5,000 padding entries. slurmctld must stay up, the rounds go
 # on, the log names what was wrong in bounded, printable lines (a record naming one of our
 # variables twice is refused), no crafted job is ranked as a trial or out-ranks another
 # user's honest trial, and that trial keeps being ranked. Prints what each submission got.
@@ -35,6 +36,8 @@ cases=(
     "huge-group|@100000:EXPLSCHED_GROUP=y|$ok_model"
     "absurd-steps|EXPLSCHED_GROUP=g4|EXPLSCHED_MAX_STEPS=99999999999999999999999"
     "many-milestones|EXPLSCHED_GROUP=g5|EXPLSCHED_MILESTONES=$(seq -s, 1 20000)"
+    "many-drops|EXPLSCHED_GROUP=g8|EXPLSCHED_LR_DROPS=$(seq -s, 1 20000)"
+    "bad-drops|EXPLSCHED_GROUP=g9|EXPLSCHED_LR_DROPS=900,5,$(printf '\001')"
     "two-groups|EXPLSCHED_GROUP=g6|EXPLSCHED_GROUP=honest|$ok_model"
     "no-equals|EXPLSCHED_GROUP|EXPLSCHED_MODEL"
     "padding|EXPLSCHED_GROUP=g7|#5000:EXPLSCHED_PAD=zzzzzzzzzzzzzzzz"
@@ -62,6 +65,7 @@ pass "slurmctld up, rounds continue with ${#crafted[@]} crafted jobs queued"
 
 grep -q "explore-model.*is not a model name" "$log" || fail "the log does not name the bad --explore-model"
 grep -q "max-steps\|max_steps" "$log" || fail "the log does not name the bad max_steps"
+grep -q "EXPLSCHED_LR_DROPS: --explore-lr-drops" "$log" || fail "the log does not name the bad learning-rate drops"
 long=$(grep -a 'priority/explsched' "$log" | awk 'length > 1000' | wc -l)
 [ "$long" = 0 ] || fail "$long of our log lines are over 1,000 bytes: user text is not bounded"
 grep -a 'priority/explsched' "$log" | grep -q -P '[\x00-\x08\x0b-\x1f\x7f]' && fail "raw control bytes in our log lines"

@@ -320,18 +320,24 @@ def wine_mlp():
                                                40, 16, ce_loss, cross_entropy, momentum=0.0)
 
 
-def steps_mlp_acc():
-    # ImageNet's schedule on a noisy 8-class problem: SGD+momentum with weight decay, learning rate
-    # x0.1 at epochs 16 and 32 of 48 (ResNet's 30 and 60 of 90). High learning rates sit on a noisy
-    # plateau until the first drop and then jump; low ones learn smoothly and overfit.
+def step_schedule_sweep(name, milestones):
+    """The step-schedule sweep on a noisy 8-class problem: SGD+momentum with weight decay, learning
+    rate x0.1 at the epochs `milestones` of 48; 12 trials over learning rate, width and decay."""
     x, y = datasets.make_classification(n_samples=8000, n_features=40, n_informative=30, n_redundant=5,
                                         n_classes=8, flip_y=0.1, class_sep=1.5, random_state=7)
     entries = grid(("lr", "width", "wd"), [(0.02, 128, 5e-4), (0.05, 128, 5e-4), (0.1, 128, 5e-4), (0.2, 128, 5e-4),
                                            (0.4, 128, 5e-4), (0.05, 256, 1e-3), (0.1, 256, 1e-3), (0.2, 256, 1e-3),
                                            (0.1, 64, 5e-4), (0.3, 64, 1e-4), (0.01, 256, 0), (0.15, 192, 5e-4)])
-    return "steps_mlp_acc", "max", torch_sweep(class_split(x, y, 3), 300, entries, lambda hp: mlp(40, hp["width"], 8),
-                                               "lr=%(lr)g width=%(width)d wd=%(wd)g milestones=16,32", 48, 64,
-                                               accuracy, cross_entropy, momentum=0.9, milestones=[16, 32])
+    label = "lr=%(lr)g width=%(width)d wd=%(wd)g milestones=" + ",".join(str(m) for m in milestones)
+    return name, "max", torch_sweep(class_split(x, y, 3), 300, entries, lambda hp: mlp(40, hp["width"], 8), label,
+                                    48, 64, accuracy, cross_entropy, momentum=0.9, milestones=list(milestones))
+
+
+def steps_mlp_acc():
+    # ImageNet's schedule: x0.1 at epochs 16 and 32 of 48 (ResNet's 30 and 60 of 90). High learning
+    # rates sit on a noisy plateau until the first drop and then jump; low ones learn smoothly and
+    # overfit.
+    return step_schedule_sweep("steps_mlp_acc", (16, 32))
 
 
 # --- the fresh sweeps (--fresh): made on 2026-12-07, after every default of the engine was set and
@@ -463,15 +469,7 @@ def steps_late_mlp_acc():
     # steps_mlp_acc with the drops at epochs 24 and 36 of 48 (half and three quarters of the run,
     # the CIFAR ResNet recipe's 100 and 150 of 200): the high learning rates sit on their noisy
     # plateau for half the run; a low rate that learns smoothly leads until the first drop.
-    x, y = datasets.make_classification(n_samples=8000, n_features=40, n_informative=30, n_redundant=5,
-                                        n_classes=8, flip_y=0.1, class_sep=1.5, random_state=7)
-    entries = grid(("lr", "width", "wd"), [(0.02, 128, 5e-4), (0.05, 128, 5e-4), (0.1, 128, 5e-4), (0.2, 128, 5e-4),
-                                           (0.4, 128, 5e-4), (0.05, 256, 1e-3), (0.1, 256, 1e-3), (0.2, 256, 1e-3),
-                                           (0.1, 64, 5e-4), (0.3, 64, 1e-4), (0.01, 256, 0), (0.15, 192, 5e-4)])
-    return "steps_late_mlp_acc", "max", torch_sweep(class_split(x, y, 3), 300, entries,
-                                                    lambda hp: mlp(40, hp["width"], 8),
-                                                    "lr=%(lr)g width=%(width)d wd=%(wd)g milestones=24,36", 48, 64,
-                                                    accuracy, cross_entropy, momentum=0.9, milestones=[24, 36])
+    return step_schedule_sweep("steps_late_mlp_acc", (24, 36))
 
 
 # Sweeps with a step learning-rate schedule (--steps): a separate held-out set for the rules that

@@ -2,6 +2,8 @@
 """Writes doc/results.md from contrib/bench.sh's outputs.
 
 usage: bench_report.py RESULTS_DIR OUT.md SEEDS [RECORDED_RUN.json]
+       bench_report.py --one NAME RESULTS_DIR   (contrib/bench_curves.sh: one scenario's policy and
+                                                 targets tables, markdown, to stdout)
 RESULTS_DIR holds <scenario>.json (explsched-sim --json), <scenario>-optuna.json (the same workloads
 through Optuna's pruners, contrib/optuna_replay.py), <scenario>-frontier.json (GPU-hours against
 sweeps kept at their best over asha's and explsched's settings, contrib/bench_frontier.py),
@@ -439,7 +441,22 @@ def frontier_one_setting(frontiers):
     return "\n".join(out)
 
 
+def one_scenario(name, results_dir):
+    """The tables of one scenario that is not the shipped data's (contrib/bench_curves.sh)."""
+    summary = load_summary(results_dir, name)
+    if summary is None:
+        sys.stderr.write("bench_report.py: %s: no %s.json\n" % (results_dir, name))
+        return 1
+    print("## Scenario `%s`\n" % name)
+    print(table(summary) + "\n")
+    print("### Targets (explsched vs each baseline: mean over seeds of the per-seed ratio)\n")
+    print(targets_table([(name, summary)]))
+    return 0
+
+
 def main(argv):
+    if len(argv) == 4 and argv[1] == "--one":
+        return one_scenario(argv[2], argv[3])
     if len(argv) < 4:
         sys.stderr.write(__doc__)
         return 2

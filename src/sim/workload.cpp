@@ -84,10 +84,11 @@ Result<double> derived_duration(const Application& app, const CurveVariant& v, s
                                 const TraceJob& row) {
     const auto batch = parse_finite_double(v.name);
     const double step_time = batch ? app.step_times.step_time(gpus, *batch / gpus) : NAN;
-    if (v.step_column != "iteration" || !std::isfinite(step_time)) {
+    // optimiser steps (a `progress` column counts samples: no step time applies to it)
+    if ((v.step_column != "iteration" && v.step_column != "step") || !std::isfinite(step_time)) {
         return make_error("trace line " + std::to_string(row.line) + ": job '" + row.name +
                           "': no duration in the trace and none derivable for " + app.name + "/" + v.name +
-                          " (needs an iteration column, a numeric batch-size variant "
+                          " (needs a step or iteration column, a numeric batch-size variant "
                           "and placements.csv)");
     }
     return v.steps.back() * step_time;

@@ -80,22 +80,15 @@ bool load_root(const fs::path& root, const std::string& set, std::vector<Curve>&
     std::sort(apps.begin(), apps.end());
     for (const fs::path& dir : apps) {
         std::vector<fs::path> files;
+        // every trial CSV, as the simulator reads a sweep (src/sim/curve_library.cpp)
         for (const auto& f : fs::directory_iterator(dir)) {
-            if (f.path().filename().string().rfind("validation-", 0) == 0 && f.path().extension() == ".csv")
+            const std::string name = f.path().filename().string();
+            if (f.is_regular_file() && f.path().extension() == ".csv" && name != "placements.csv" &&
+                name != "scalability.csv")
                 files.push_back(f.path());
         }
         std::sort(files.begin(), files.end(), by_number);
-        Direction direction = dir.filename() == "deepspeech2" ? Direction::minimize : Direction::maximize;
-        std::ifstream dfile(dir / "direction");
-        std::string word;
-        if (dfile >> word) {
-            auto d = parse_direction(word);
-            if (!d) {
-                std::fprintf(stderr, "explsched: %s/direction: %s\n", dir.c_str(), d.error().message.c_str());
-                return false;
-            }
-            direction = *d;
-        }
+        const std::size_t first = out.size();
         for (const fs::path& path : files) {
             auto csv = read_curve_csv(path.string());
             if (!csv) {
@@ -108,7 +101,6 @@ bool load_root(const fs::path& root, const std::string& set, std::vector<Curve>&
             c.set = set;
             c.app = dir.filename().string();
             c.name = c.app + "/" + path.filename().string();
-            c.direction = direction;
             c.final_finite = !clean->diverged;
             c.steps = std::move(clean->steps);
             c.metrics = std::move(clean->metrics);
@@ -116,6 +108,23 @@ bool load_root(const fs::path& root, const std::string& set, std::vector<Curve>&
             c.hi = *std::max_element(c.metrics.begin(), c.metrics.end());
             out.push_back(std::move(c));
         }
+        // The sweep's direction: its `direction` file, else (as the simulator) minimise where its
+        // curves fall in sum.
+        double rise = 0.0;
+        for (std::size_t i = first; i < out.size(); ++i)
+            if (out[i].metrics.size() >= 2) rise += out[i].metrics.back() - out[i].metrics.front();
+        Direction direction = rise < 0.0 ? Direction::minimize : Direction::maximize;
+        std::ifstream dfile(dir / "direction");
+        std::string word;
+        if (dfile >> word) {
+            auto d = parse_direction(word);
+            if (!d) {
+                std::fprintf(stderr, "explsched: %s/direction: %s\n", dir.c_str(), d.error().message.c_str());
+                return false;
+            }
+            direction = *d;
+        }
+        for (std::size_t i = first; i < out.size(); ++i) out[i].direction = direction;
     }
     return true;
 }

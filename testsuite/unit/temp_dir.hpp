@@ -5,6 +5,7 @@
 
 #include <boost/test/unit_test.hpp>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <system_error>
 
@@ -21,6 +22,11 @@ struct TempDir {
     }
     TempDir(const TempDir&) = delete;
     TempDir& operator=(const TempDir&) = delete;
+    // Writes `text` to the file `rel` under it, making its directories.
+    void write(const std::string& rel, const std::string& text) const {
+        std::filesystem::create_directories((path / rel).parent_path());
+        std::ofstream(path / rel) << text;
+    }
     // A report store's path in it.
     std::string db(const char* name = "reports.db") const { return (path / name).string(); }
 };

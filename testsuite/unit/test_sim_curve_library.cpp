@@ -8,6 +8,7 @@
 #include <string>
 
 #include "sim/curve_library.hpp"
+#include "temp_dir.hpp"
 
 using namespace explsched;
 using namespace explsched::sim;
@@ -16,20 +17,6 @@ namespace fs = std::filesystem;
 namespace {
 
 const std::string kCurves = std::string(EXPLSCHED_DATA_DIR) + "/curves";
-
-// A scratch directory removed at the end of the test.
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        char tmpl[] = "/tmp/explsched-curves-XXXXXX";
-        path = ::mkdtemp(tmpl);
-    }
-    ~TempDir() { fs::remove_all(path); }
-    void write(const std::string& rel, const std::string& text) const {
-        fs::create_directories((path / rel).parent_path());
-        std::ofstream(path / rel) << text;
-    }
-};
 
 }  // namespace
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "sim_test_support.hpp"
+#include "temp_dir.hpp"
 
 using namespace simtest;
 
@@ -160,6 +161,30 @@ BOOST_AUTO_TEST_CASE(pollux_durations_come_from_step_times) {
     for (const SimSweep& s : w->sweeps) {
         for (std::uint32_t i : s.trials) BOOST_TEST(w->trials[i].app == s.app);
     }
+}
+
+// A sweep kept as `step,metric` CSVs (contrib/heldout/sim_scenario.py, contrib/bench_curves.sh):
+// its steps are optimiser steps, as an `iteration` column's, so placements.csv's step time gives the
+// duration; a `progress` column counts samples, and no step time applies to it.
+BOOST_AUTO_TEST_CASE(durations_from_a_step_column_not_from_progress) {
+    TempDir dir;
+    dir.write("lm/validation-1.csv", "step,metric\n10,0.5\n20,0.6\n40,0.7\n");
+    dir.write("lm/validation-2.csv", "progress,metric\n10,0.5\n20,0.6\n40,0.7\n");
+    dir.write("lm/placements.csv", "placement,local_bsz,step_time\n1,1,2.5\n1,2,2.5\n");
+    auto lib = CurveLibrary::load(dir.path.string());
+    BOOST_REQUIRE_MESSAGE(lib.ok(), (lib.ok() ? std::string() : lib.error().message));
+    const std::string header = "name,time,application,num_replicas,batch_size\n";
+    auto steps = parse_trace(header + "a,0,lm,1,1\n", "trace.csv", TraceFormat::pollux);
+    BOOST_REQUIRE(steps.ok());
+    auto w = build_workload(steps.value(), lib.value(), WorkloadOptions{});
+    BOOST_REQUIRE_MESSAGE(w.ok(), (w.ok() ? std::string() : w.error().message));
+    BOOST_TEST(w->trials[0].duration == 100.0);  // 40 steps of 2.5 s
+    auto samples = parse_trace(header + "b,0,lm,1,2\n", "trace.csv", TraceFormat::pollux);
+    BOOST_REQUIRE(samples.ok());
+    auto none = build_workload(samples.value(), lib.value(), WorkloadOptions{});
+    BOOST_REQUIRE(!none.ok());
+    BOOST_TEST(none.error().message.find("none derivable for lm/2 (needs a step or iteration column") !=
+               std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

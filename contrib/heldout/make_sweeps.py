@@ -17,6 +17,9 @@ usage: contrib/heldout/make_sweeps.py [OUTDIR]           (default: contrib/heldo
                                                          the run; default: contrib/heldout/steps_late)
        contrib/heldout/make_sweeps.py --fresh [OUTDIR]   (the fresh sweeps, never used to choose a
                                                          default; default: contrib/heldout/fresh)
+       contrib/heldout/make_sweeps.py --plateau [OUTDIR] (learning rate x0.1 when the validation loss
+                                                         stalls, ReduceLROnPlateau: drops no trial can
+                                                         declare; default: contrib/heldout/plateau)
 """
 import math
 import os
@@ -82,6 +85,8 @@ def torch_train(model, xt, yt, xv, yv, epochs, lr, wd, batch, seed, metric, loss
     sched = torch.optim.lr_scheduler.StepLR(optim, step_size=step_decay, gamma=0.1) if step_decay else None
     if milestones:  # ImageNet's schedule: x0.1 at fixed epochs
         sched = torch.optim.lr_scheduler.MultiStepLR(optim, milestones=milestones, gamma=0.1)
+    if schedule == "plateau":  # x0.1 once the validation loss has not improved for 4 epochs
+        sched = torch.optim.lr_scheduler.ReduceLROnPlateau(optim, mode="min", factor=0.1, patience=4)
     if schedule == "cosine":  # annealed to 0 over the run: curves flatten as the rate does
         sched = torch.optim.lr_scheduler.CosineAnnealingLR(optim, T_max=epochs)
     elif schedule == "warmup_linear":  # 5 epochs of warm-up, then linear decay to 0 (BERT's)
@@ -104,11 +109,13 @@ def torch_train(model, xt, yt, xv, yv, epochs, lr, wd, batch, seed, metric, loss
             loss.backward()
             curve.batch(len(idx), grad_sq(model))
             optim.step()
-        if sched:
+        if sched and schedule != "plateau":
             sched.step()
         model.eval()
         with torch.no_grad():
             value = float("nan") if bad else metric(model(xv_t), yv_t)
+            if schedule == "plateau" and not bad:
+                sched.step(float(loss_fn(model(xv_t), yv_t)))
         if not curve.epoch(value):
             break
     return curve.rows
@@ -465,6 +472,40 @@ FRESH_APPLICATIONS = [moons_mlp_acc, friedman2_cosine_mae, digits_autoencoder_ms
                       gbdt_logloss, digits_warmup_err]
 
 
+# --- the plateau sweeps (--plateau): made on 2026-12-07, after every default of the engine was set
+# and never used to choose one; the learning rate drops x0.1 whenever the validation loss has stalled
+# for 4 epochs (ReduceLROnPlateau), so each trial drops at its own time and none can declare it ---
+
+def plateau_mlp_acc():
+    # a ReLU MLP on a noisy 6-class problem, SGD+momentum: validation accuracy, maximised. High
+    # rates stall early, drop and jump; low ones learn smoothly and drop late or never.
+    x, y = datasets.make_classification(n_samples=5000, n_features=30, n_informative=20, n_redundant=4,
+                                        n_classes=6, flip_y=0.08, class_sep=1.2, random_state=21)
+    entries = grid(("lr", "width", "wd"), [(0.005, 128, 5e-4), (0.02, 128, 5e-4), (0.05, 128, 5e-4),
+                                           (0.1, 128, 5e-4), (0.2, 128, 5e-4), (0.4, 128, 5e-4), (0.1, 32, 5e-4),
+                                           (0.2, 256, 1e-3), (0.05, 256, 0), (0.3, 64, 1e-4), (0.01, 256, 1e-3),
+                                           (0.15, 192, 5e-4)])
+    return "plateau_mlp_acc", "max", torch_sweep(class_split(x, y, 21), 2100, entries,
+                                                 lambda hp: mlp(30, hp["width"], 6),
+                                                 "lr=%(lr)g width=%(width)d wd=%(wd)g plateau", 40, 64, accuracy,
+                                                 cross_entropy, momentum=0.9, schedule="plateau")
+
+
+def friedman3_plateau_mse():
+    # regression of make_friedman3's arctan target (standardised), Adam: validation MSE, minimised
+    x, y = datasets.make_friedman3(n_samples=3000, noise=0.15, random_state=22)
+    y = ((y - y.mean()) / y.std()).astype(np.float32)
+    entries = grid(("lr", "width"), [(0.0003, 64), (0.001, 64), (0.003, 64), (0.01, 64), (0.03, 64), (0.1, 64),
+                                     (0.003, 16), (0.01, 256), (0.001, 256), (0.03, 16)])
+    return "friedman3_plateau_mse", "min", torch_sweep(
+        split(x, y, 22, stratify=False), 2200, entries, lambda hp: mlp(4, hp["width"], 1),
+        "adam lr=%(lr)g width=%(width)d plateau", 40, 32, mse,
+        lambda o, t: torch.nn.functional.mse_loss(o.squeeze(1), t), opt="adam", schedule="plateau")
+
+
+PLATEAU_APPLICATIONS = [plateau_mlp_acc, friedman3_plateau_mse]
+
+
 def steps_late_mlp_acc():
     # steps_mlp_acc with the drops at epochs 24 and 36 of 48 (half and three quarters of the run,
     # the CIFAR ResNet recipe's 100 and 150 of 200): the high learning rates sit on their noisy
@@ -490,6 +531,9 @@ def main(argv):
         argv = argv[1:]
     elif len(argv) > 1 and argv[1] == "--steps-late":
         apps, default = STEP_LATE_APPLICATIONS, "steps_late"
+        argv = argv[1:]
+    elif len(argv) > 1 and argv[1] == "--plateau":
+        apps, default = PLATEAU_APPLICATIONS, "plateau"
         argv = argv[1:]
     elif len(argv) > 1 and argv[1] == "--fresh":
         apps, default = FRESH_APPLICATIONS, "fresh"

@@ -1,7 +1,8 @@
 #!/bin/bash
 # The held-out sweeps of contrib/heldout (real sklearn/torch training runs made here, no default
-# chosen on them) in the simulator: `curves/` (8 sweeps) and `fresh/` (6 sweeps of kinds the other
-# sets lack, made after every default was set). With its default settings explsched must bring
+# chosen on them) in the simulator: `curves/` (8 sweeps), `fresh/` (6 sweeps of kinds the other
+# sets lack, made after every default was set) and `plateau/` (2 sweeps whose learning rate drops
+# when their validation loss stalls, each trial at its own time; made after the fresh ones). With its default settings explsched must bring
 # every sweep to its best model (within 0.01 of its quality; >= 99.5 % of fifo's profit), as fifo
 # does, and spend well under fifo's GPU-hours; asha's figures beside it are printed, not judged.
 # Also: sim_scenario.py names bad arguments, and every trial and sweep of the set is simulated.
@@ -20,7 +21,7 @@ grep -q -- "--curves $tmp/none: no such directory" <<<"$out" || { echo "FAIL: si
 out=$(/usr/bin/python3 "$scenario" --run-hours 0 "$tmp/x" 2>&1) && fail=1
 grep -q -- "--run-hours must be > 0" <<<"$out" || { echo "FAIL: sim_scenario.py --run-hours 0: $out"; fail=1; }
 
-for set in curves fresh; do
+for set in curves fresh plateau; do
     /usr/bin/python3 "$scenario" --curves "$top_srcdir/contrib/heldout/$set" "$tmp/$set" 2>"$tmp/$set.log" ||
         { echo "FAIL: sim_scenario.py $set: $(cat "$tmp/$set.log")"; fail=1; continue; }
     "$sim" --trace "$tmp/$set/trace.csv" --curves "$tmp/$set/curves" --gpus 16 --sweep-size 16 --variation none \

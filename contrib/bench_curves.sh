@@ -8,9 +8,10 @@
 # read from the curves; contrib/heldout/sim_scenario.py says more). Prints, for that scenario (each
 # sweep submitted at once, one every half run, each sweep's longest trial lasting --run-hours):
 # every policy of explsched-sim and, with python3-optuna, Optuna's pruners, over the seeds, with
-# the targets of doc/results.md; then the 80 % intervals' coverage of the final metric and the
+# the targets of doc/results.md and the GPU-hours of every setting of asha, Optuna's pruners and
+# explsched against the sweeps each keeps at their best (contrib/bench_frontier.py); then the 80 % intervals' coverage of the final metric and the
 # forecast error at 10/25/50 % observed, at the shipped calibration (bench_calibration --shipped).
-# --out DIR keeps the runs' JSON (NAME.json, NAME-optuna.json). Exit status 1 on bad input (the
+# --out DIR keeps the runs' JSON (NAME.json, NAME-optuna.json, NAME-frontier.json). Exit status 1 on bad input (the
 # error names the file and line), 2 on a bad option.
 set -euo pipefail
 
@@ -54,8 +55,9 @@ mkdir -p "$out"
     --curves "$curves" "$work/scenario" || exit 1
 largest=$(awk -F, 'NR > 1 { n[$3]++ } END { m = 0; for (a in n) if (n[a] > m) m = n[a]; print m }' \
     "$work/scenario/trace.csv")
-args=(--curves "$work/scenario/curves" --trace "$work/scenario/trace.csv" --gpus "$gpus"
-      --sweep-size "$largest" --variation none --seeds "$seeds")
+scenario=(--curves "$work/scenario/curves" --trace "$work/scenario/trace.csv" --gpus "$gpus"
+          --sweep-size "$largest" --variation none)
+args=("${scenario[@]}" --seeds "$seeds")
 echo "bench_curves.sh: explsched-sim ${args[*]}" >&2
 "$sim" "${args[@]}" --json --quiet >"$out/$name.json"
 if /usr/bin/python3 -c 'import optuna, numpy' 2>/dev/null; then
@@ -64,6 +66,10 @@ if /usr/bin/python3 -c 'import optuna, numpy' 2>/dev/null; then
 else
     echo "bench_curves.sh: warning: no python3-optuna: the Optuna peer is left out" >&2
 fi
+# asha, Optuna's pruners and explsched at each of their settings: the cheapest that keeps as many
+# sweeps at their best (the fair comparison where one setting of a peer loses a best)
+/usr/bin/python3 "$top/contrib/bench_frontier.py" "$sim" "$seeds" "$out/$name-frontier.json" -- "${scenario[@]}" \
+    >/dev/null
 /usr/bin/python3 "$top/contrib/bench_report.py" --one "$name" "$out"
 echo
 if [ -x "$calibration" ]; then

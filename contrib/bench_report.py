@@ -451,6 +451,11 @@ def one_scenario(name, results_dir):
     print(table(summary) + "\n")
     print("### Targets (explsched vs each baseline: mean over seeds of the per-seed ratio)\n")
     print(targets_table([(name, summary)]))
+    frontier = os.path.join(results_dir, name + "-frontier.json")
+    if os.path.exists(frontier):
+        print("\n### Trade-off: GPU-hours against the sweeps kept at their best, every setting "
+              "(contrib/bench_frontier.py)\n")
+        print(frontier_tables([(name, json.load(open(frontier)))]))
     return 0
 
 

@@ -3,7 +3,7 @@
 # contrib/heldout/fresh are rewritten as a user might keep them (`step,metric` CSVs named
 # trial_NN.csv, no direction file, no step-time table); the script must read them as the original
 # layout (the same explsched GPU-hours and forecast figures, the loss sweep read as minimised),
-# print every policy, the targets and the forecast check, and refuse bad input with an error naming
+# print every policy, the targets, every setting's trade-off and the forecast check, and refuse bad input with an error naming
 # the file and line. Needs no cluster, only python3 (stdlib; the Optuna peer where installed).
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -54,7 +54,8 @@ print("  explsched %.2f GPU-h (original layout %.2f), fifo %.2f, sweeps at their
       % (mine["explsched"]["gpu_hours"], orig["explsched"]["gpu_hours"], mine["fifo"]["gpu_hours"],
          100 * mine["explsched"]["sweeps_reaching_best"]))
 for want in ("## Scenario `mine`", "| **explsched** |", "| sweeps reaching their best >= 99.0% | 100.0% ✔",
-             "| GPU-hours vs asha <= 1.0× |", "### Forecasts"):
+             "| GPU-hours vs asha <= 1.0× |", "### Trade-off", "| mine | %.1f, 100.0%% | reduction"
+             % mine["explsched"]["gpu_hours"], "### Forecasts"):
     if want not in md:
         problems.append("the report lacks %r" % want)
 # the forecast check: both sweeps, every trial, the same figures as the original layout's

@@ -448,6 +448,8 @@ def one_scenario(name, results_dir):
         sys.stderr.write("bench_report.py: %s: no %s.json\n" % (results_dir, name))
         return 1
     print("## Scenario `%s`\n" % name)
+    print("Seeds %s; the columns and metrics are doc/results.md's (section Method, Metrics).\n"
+          % ",".join(str(x) for x in summary.get("config", {}).get("seeds", [])))
     print(table(summary) + "\n")
     print("### Targets (explsched vs each baseline: mean over seeds of the per-seed ratio)\n")
     print(targets_table([(name, summary)]))

@@ -9,6 +9,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -32,7 +34,9 @@ void predict_usage(FILE* out) {
                  "Predicts the metric at STEP (default: the file's last step) from the first N points\n"
                  "(or the first fraction F of them) of a CSV learning curve. The step column is the first\n"
                  "of 'step', 'iteration', 'progress' in the header; the metric column defaults to 'metric'.\n"
-                 "Without --direction it is inferred from the observed points (falling: min).\n"
+                 "Without --direction: the `direction` file (min or max) beside FILE, as the\n"
+                 "simulator and the benchmarks read a sweep's directory; else inferred from the\n"
+                 "observed points (falling: min).\n"
                  "--sibling FILE (up to 64): the whole curve of another trial of the same sweep that\n"
                  "ended (same columns; its last step is its run's length); what similar siblings did\n"
                  "from the same fraction of their runs is mixed into the forecast of the trial's last\n"
@@ -161,7 +165,9 @@ int cmd_predict(int argc, char** argv) {
     const std::vector<CurvePoint> seen(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(observed));
 
     Direction direction = Direction::maximize;
-    bool inferred = false;
+    std::string origin;  // how the direction was chosen, when not given
+    const auto file = std::filesystem::path(curve_path).parent_path() / "direction";
+    std::error_code ec;  // unreadable: as absent
     if (!direction_text.empty()) {
         auto d = parse_direction(direction_text);
         if (!d) {
@@ -169,8 +175,21 @@ int cmd_predict(int argc, char** argv) {
             return 2;
         }
         direction = *d;
+    } else if (std::filesystem::is_regular_file(file, ec)) {
+        // the sweep's directory says it, as the simulator and the benchmarks read it
+        std::ifstream in(file);
+        std::string word;
+        if (!(in >> word)) word = "(empty)";
+        auto d = parse_direction(word);
+        if (!d) {
+            std::fprintf(stderr, "explsched: %s: %s (or give --direction)\n", file.c_str(),
+                         d.error().message.c_str());
+            return 1;
+        }
+        direction = *d;
+        origin = ", from " + file.string();
     } else {
-        inferred = true;
+        origin = ", inferred";
         // the first and last finite observed values say which way the curve is going
         double first = std::nan(""), last = std::nan("");
         for (const CurvePoint& p : seen) {
@@ -253,8 +272,7 @@ int cmd_predict(int argc, char** argv) {
         return 0;
     }
     std::printf("curve:      %s (step column '%s', metric '%s', %s%s)\n", curve_path.c_str(),
-                csv->step_column.c_str(), metric_column.c_str(), to_string(direction),
-                inferred ? ", inferred" : "");
+                csv->step_column.c_str(), metric_column.c_str(), to_string(direction), origin.c_str());
     std::printf("observed:   %zu of %zu points, up to step %.10g (metric %.6g)\n", observed, all.size(),
                 seen.back().step, seen.back().metric);
     std::printf("predicted:  %.6g at step %.10g, %.0f%% interval [%.6g, %.6g]%s\n", p.value, p.horizon,

@@ -113,6 +113,28 @@ for i in $(seq 65); do many+=(--sibling "$tmp/sib1.csv"); done
 expect "too many siblings" 2 "at most 64 siblings" -- \
     "$explsched" predict --curve "$tmp/trial.csv" --observed 30 "${many[@]}"
 
+# without --direction: the sweep's `direction` file beside the curve (as the simulator reads a
+# sweep), before the observed points: an accuracy curve that dips first stays maximised
+mkdir -p "$tmp/sweep"
+printf 'step,metric\n1,0.54\n2,0.57\n3,0.55\n4,0.44\n5,0.37\n6,0.48\n7,0.63\n8,0.73\n' >"$tmp/sweep/dip.csv"
+expect "direction inferred from a dip" 0 "min, inferred" -- \
+    "$explsched" predict --curve "$tmp/sweep/dip.csv" --observed 6
+echo max >"$tmp/sweep/direction"
+expect "direction from the sweep's file" 0 "max, from $tmp/sweep/direction" -- \
+    "$explsched" predict --curve "$tmp/sweep/dip.csv" --observed 6
+expect "--direction over the sweep's file" 0 '"direction":"min"' -- \
+    "$explsched" predict --curve "$tmp/sweep/dip.csv" --observed 6 --direction min --json
+echo up >"$tmp/sweep/direction"
+expect "bad direction file is named" 1 "$tmp/sweep/direction: .*'up'.*or give --direction" -- \
+    "$explsched" predict --curve "$tmp/sweep/dip.csv" --observed 6
+
+# make -C testsuite/bench bench's scoring of predict on whole sweeps runs (one real sweep here)
+if [ -d "$top_srcdir/contrib/heldout/fresh/moons_mlp_acc" ]; then
+    mkdir -p "$tmp/roots/fresh" && cp -r "$top_srcdir/contrib/heldout/fresh/moons_mlp_acc" "$tmp/roots/fresh/"
+    expect "bench_predict_siblings.py" 0 "^ALL +25% .* n=10$" -- \
+        /usr/bin/python3 "$top_srcdir/testsuite/bench/bench_predict_siblings.py" "$explsched" "$tmp/roots/fresh"
+fi
+
 data=$top_srcdir/../shared/data/curves/deepspeech2/validation-80.csv
 if [ -f "$data" ]; then
     expect "shared WER curve (min)" 0 '"direction":"min"' -- \

@@ -9,14 +9,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/trial_source.hpp"
 #include "core/curves/curve_csv.hpp"
 #include "core/curves/curve_ensemble.hpp"
 #include "core/curves/sibling_prior.hpp"
@@ -166,8 +165,6 @@ int cmd_predict(int argc, char** argv) {
 
     Direction direction = Direction::maximize;
     std::string origin;  // how the direction was chosen, when not given
-    const auto file = std::filesystem::path(curve_path).parent_path() / "direction";
-    std::error_code ec;  // unreadable: as absent
     if (!direction_text.empty()) {
         auto d = parse_direction(direction_text);
         if (!d) {
@@ -175,29 +172,13 @@ int cmd_predict(int argc, char** argv) {
             return 2;
         }
         direction = *d;
-    } else if (std::filesystem::is_regular_file(file, ec)) {
-        // the sweep's directory says it, as the simulator and the benchmarks read it
-        std::ifstream in(file);
-        std::string word;
-        if (!(in >> word)) word = "(empty)";
-        auto d = parse_direction(word);
+    } else {
+        auto d = cli::curve_file_direction(curve_path, seen, origin);
         if (!d) {
-            std::fprintf(stderr, "explsched: %s: %s (or give --direction)\n", file.c_str(),
-                         d.error().message.c_str());
+            std::fprintf(stderr, "explsched: %s\n", d.error().message.c_str());
             return 1;
         }
         direction = *d;
-        origin = ", from " + file.string();
-    } else {
-        origin = ", inferred";
-        // the first and last finite observed values say which way the curve is going
-        double first = std::nan(""), last = std::nan("");
-        for (const CurvePoint& p : seen) {
-            if (!std::isfinite(p.metric)) continue;
-            if (std::isnan(first)) first = p.metric;
-            last = p.metric;
-        }
-        if (last < first) direction = Direction::minimize;
     }
 
     // the interval as cross-validated on curves never seen (fit_settings.hpp)

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -287,7 +288,10 @@ Result<TrialInfo> load_offline(const SourceOptions& options) {
         if (!d) return make_error("--direction: " + d.error().message);
         t.direction = *d;
     } else {
-        t.direction = infer_direction(t.points);
+        std::string origin;
+        auto d = curve_file_direction(options.curve, t.points, origin);
+        if (!d) return d.error();
+        t.direction = *d;
     }
     t.max_steps = options.max_steps;
     t.gpus = options.gpus;
@@ -419,6 +423,23 @@ bool all_digits(std::string_view s) {
 
 }  // namespace
 
+Result<Direction> curve_file_direction(const std::string& path, const std::vector<CurvePoint>& points,
+                                       std::string& origin) {
+    const auto file = std::filesystem::path(path).parent_path() / "direction";
+    std::error_code ec;  // unreadable: as absent
+    if (!std::filesystem::is_regular_file(file, ec)) {
+        origin = ", inferred";
+        return infer_direction(points);
+    }
+    std::ifstream in(file);
+    std::string word;
+    if (!(in >> word)) word = "(empty)";
+    auto d = parse_direction(word);
+    if (!d) return make_error(file.string() + ": " + d.error().message + " (or give --direction)");
+    origin = ", from " + file.string();
+    return *d;
+}
+
 bool is_job_name(std::string_view job) {
     if (all_digits(job)) return true;
     const auto us = job.find('_');
@@ -542,7 +563,8 @@ const char* source_options_help() {
            "/etc/slurm/explschedd.conf)\n"
            "  --curve FILE            offline: a curve CSV, assessed by the engine as one round\n"
            "    --sibling FILE        another trial of its sweep (repeatable)\n"
-           "    --direction min|max   metric direction (default: inferred from the curve)\n"
+           "    --direction min|max   metric direction (default: the `direction` file beside FILE,\n"
+           "                          else inferred from the curve)\n"
            "    --max-steps N         the step the trial stops at (default: unknown)\n"
            "    --steps-per-second R  its speed (needed for utility and price)\n"
            "    --gpus N --load U --total-gpus N   its GPUs and the cluster load priced (default 1, 1.0, "

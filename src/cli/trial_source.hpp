@@ -118,6 +118,13 @@ Result<const nlohmann::json*> find_run(const nlohmann::json& result, const std::
 TrialInfo trial_from_record(const nlohmann::json& record, const nlohmann::json& run,
                             const std::string& source);
 
+// The direction of a saved curve (`--curve FILE` of predict, show, why, plot): the `direction`
+// file (min or max) beside FILE, as the simulator and the benchmarks read a sweep's directory,
+// else read from the points (falling: min). `origin` is set to ", from FILE/direction" or
+// ", inferred". A direction file that says neither is an error naming it.
+Result<Direction> curve_file_direction(const std::string& path, const std::vector<CurvePoint>& points,
+                                       std::string& origin);
+
 // Predicted trajectory from the observed points to max_steps: (step, value, lower, upper) rows;
 // empty when there are too few points.
 std::vector<std::array<double, 4>> predicted_path(const TrialInfo& trial, std::size_t samples = 40);

@@ -124,9 +124,19 @@ expect "direction from the sweep's file" 0 "max, from $tmp/sweep/direction" -- \
     "$explsched" predict --curve "$tmp/sweep/dip.csv" --observed 6
 expect "--direction over the sweep's file" 0 '"direction":"min"' -- \
     "$explsched" predict --curve "$tmp/sweep/dip.csv" --observed 6 --direction min --json
+echo min >"$tmp/sweep/direction"  # what the rising whole curve would not be read as
+expect "show --curve reads the sweep's file too" 0 "lower is better" -- \
+    "$explsched" show --curve "$tmp/sweep/dip.csv"
+expect "why --curve reads the sweep's file too" 0 "Decision:" -- \
+    "$explsched" why --curve "$tmp/sweep/dip.csv"
 echo up >"$tmp/sweep/direction"
 expect "bad direction file is named" 1 "$tmp/sweep/direction: .*'up'.*or give --direction" -- \
     "$explsched" predict --curve "$tmp/sweep/dip.csv" --observed 6
+expect "bad direction file is named by show" 1 "$tmp/sweep/direction: .*'up'.*or give --direction" -- \
+    "$explsched" show --curve "$tmp/sweep/dip.csv"
+rm "$tmp/sweep/direction"
+expect "show --curve infers without the file" 0 "higher is better" -- \
+    "$explsched" show --curve "$tmp/sweep/dip.csv"
 
 # make -C testsuite/bench bench's scoring of predict on whole sweeps runs (one real sweep here)
 if [ -d "$top_srcdir/contrib/heldout/fresh/moons_mlp_acc" ]; then

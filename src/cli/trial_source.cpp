@@ -425,19 +425,15 @@ bool all_digits(std::string_view s) {
 
 Result<Direction> curve_file_direction(const std::string& path, const std::vector<CurvePoint>& points,
                                        std::string& origin) {
-    const auto file = std::filesystem::path(path).parent_path() / "direction";
-    std::error_code ec;  // unreadable: as absent
-    if (!std::filesystem::is_regular_file(file, ec)) {
+    const std::string dir = std::filesystem::path(path).parent_path().string();
+    auto declared = read_direction_file(dir);
+    if (!declared) return make_error(declared.error().message + " (or give --direction)");
+    if (!*declared) {
         origin = ", inferred";
         return infer_direction(points);
     }
-    std::ifstream in(file);
-    std::string word;
-    if (!(in >> word)) word = "(empty)";
-    auto d = parse_direction(word);
-    if (!d) return make_error(file.string() + ": " + d.error().message + " (or give --direction)");
-    origin = ", from " + file.string();
-    return *d;
+    origin = ", from " + (std::filesystem::path(dir) / "direction").string();
+    return **declared;
 }
 
 bool is_job_name(std::string_view job) {

@@ -112,15 +112,9 @@ Result<Application> load_application(const fs::path& dir, const std::string& nam
         app.variants.push_back(std::move(variant));
     }
     app.direction = rise < 0.0 ? Direction::minimize : Direction::maximize;
-    const fs::path direction_file = dir / "direction";
-    if (fs::exists(direction_file)) {
-        auto text = slurp(direction_file.string());
-        if (!text) return text.error();
-        auto direction = parse_direction(trim(*text));
-        if (!direction)
-            return make_error("curves: " + direction_file.string() + ": " + direction.error().message);
-        app.direction = *direction;
-    }
+    auto declared = read_direction_file(dir.string());
+    if (!declared) return make_error("curves: " + declared.error().message);
+    if (*declared) app.direction = **declared;
     const fs::path drops_file = dir / "lr_drops";
     if (fs::exists(drops_file)) {
         auto text = slurp(drops_file.string());

@@ -113,17 +113,14 @@ bool load_root(const fs::path& root, const std::string& set, std::vector<Curve>&
         double rise = 0.0;
         for (std::size_t i = first; i < out.size(); ++i)
             if (out[i].metrics.size() >= 2) rise += out[i].metrics.back() - out[i].metrics.front();
-        Direction direction = rise < 0.0 ? Direction::minimize : Direction::maximize;
-        std::ifstream dfile(dir / "direction");
-        std::string word;
-        if (dfile >> word) {
-            auto d = parse_direction(word);
-            if (!d) {
-                std::fprintf(stderr, "explsched: %s/direction: %s\n", dir.c_str(), d.error().message.c_str());
-                return false;
-            }
-            direction = *d;
+        auto declared = read_direction_file(dir.string());
+        if (!declared) {
+            std::fprintf(stderr, "explsched: %s\n", declared.error().message.c_str());
+            return false;
         }
+        const Direction direction = *declared    ? **declared
+                                    : rise < 0.0 ? Direction::minimize
+                                                 : Direction::maximize;
         for (std::size_t i = first; i < out.size(); ++i) out[i].direction = direction;
     }
     return true;

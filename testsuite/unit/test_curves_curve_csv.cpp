@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "core/curves/curve_csv.hpp"
+#include "temp_dir.hpp"
 
 using namespace explsched;
 
@@ -81,6 +82,22 @@ BOOST_AUTO_TEST_CASE(reads_the_shared_data_set) {
     BOOST_TEST(r->step_column == "iteration");
     BOOST_TEST(r->points.size() == 100u);
     BOOST_TEST(r->points.back().metric > 0.9);
+}
+
+BOOST_AUTO_TEST_CASE(a_sweeps_direction_file) {
+    TempDir dir;
+    auto none = read_direction_file(dir.path.string());
+    BOOST_REQUIRE(none.ok());
+    BOOST_TEST(!none->has_value());
+    dir.write("direction", "min\n");
+    auto min = read_direction_file(dir.path.string());
+    BOOST_REQUIRE(min.ok() && min->has_value());
+    BOOST_TEST(static_cast<int>(**min) == static_cast<int>(Direction::minimize));
+    dir.write("direction", "up\n");
+    auto bad = read_direction_file(dir.path.string());
+    BOOST_REQUIRE(!bad.ok());
+    BOOST_TEST(bad.error().message.find((dir.path / "direction").string() + ": ") == 0u);
+    BOOST_TEST(bad.error().message.find("'up'") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

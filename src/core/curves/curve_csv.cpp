@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -116,6 +117,18 @@ Result<CurveCsv> read_curve_csv(const std::string& path, const std::string& metr
     buffer << in.rdbuf();
     if (in.bad()) return make_error(path + ": read failed");
     return parse_curve_csv(buffer.str(), path, metric_column);
+}
+
+Result<std::optional<Direction>> read_direction_file(const std::string& dir) {
+    const std::filesystem::path file = std::filesystem::path(dir) / "direction";
+    std::error_code ec;  // unreadable: as absent
+    if (!std::filesystem::is_regular_file(file, ec)) return std::optional<Direction>{};
+    std::ifstream in(file);
+    std::string word;
+    if (!(in >> word)) word = "(empty)";
+    auto d = parse_direction(word);
+    if (!d) return make_error(file.string() + ": " + d.error().message);
+    return std::optional<Direction>{*d};
 }
 
 }  // namespace explsched

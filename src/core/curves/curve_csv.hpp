@@ -3,6 +3,7 @@
 // the metric column is chosen by name.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,5 +25,10 @@ struct CurveCsv {
 Result<CurveCsv> parse_curve_csv(std::string_view text, const std::string& source,
                                  const std::string& metric_column = "metric");
 Result<CurveCsv> read_curve_csv(const std::string& path, const std::string& metric_column = "metric");
+
+// The direction a sweep's directory declares in its `direction` file (`min` or `max`, as
+// contrib/heldout's sweeps and the simulator's curve libraries have it): nullopt when it has
+// none; an error naming the file when it says neither.
+Result<std::optional<Direction>> read_direction_file(const std::string& dir);
 
 }  // namespace explsched

@@ -251,6 +251,16 @@ void print_what_would_change(const TrialInfo& t) {
             p.value, 100.0 * defaults.hopeless_min_progress, defaults.early_stop_probability);
         return;
     }
+    if (a.state == "hopeless" && a.reason.find("behind_track_margin") != std::string::npos) {
+        std::printf(
+            "    Its forecast alone (%g, optimistic %g) would have kept it, but over the last tenth of the\n"
+            "    runs compared it ran behind the path of the trial that reached its sweep's best, at the\n"
+            "    same fractions of their runs, and did not close the gap fast enough to catch up by its\n"
+            "    end (behind_track_margin, a site setting). It would be kept if its next reports closed\n"
+            "    that gap, or with behind_track_margin=0.\n",
+            p.value, t.direction == Direction::maximize ? p.upper : p.lower);
+        return;
+    }
     if (a.state == "hopeless") {
         std::printf(
             "    Its predicted final %g has an optimistic bound of %g, which cannot beat what its sweep's\n"

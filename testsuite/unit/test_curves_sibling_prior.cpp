@@ -271,4 +271,75 @@ BOOST_AUTO_TEST_CASE(best_track_lead_measures_the_lead_over_the_best_path) {
         0u);
 }
 
+// The behind track: a trial is compared with the path of the sibling that reached the sweep's
+// best, over the last tenth of the runs both have made (as fractions of each), if the sibling
+// has got to within a tenth of the trial's fraction and has made no more jumps by then than the
+// trial. The slope says whether the gap closes.
+BOOST_AUTO_TEST_CASE(behind_track_gap_measures_the_gap_to_the_best_path) {
+    const Run best = curve(50, 10000, 0.0, 0.6, 0.2);
+    const double sweep_best = best.metrics.back();
+    const SiblingCurve ref = sibling(best, 10000);  // ended, twice the trial's steps
+    const std::vector<const SiblingCurve*> sibs{&ref};
+    const Run behind = curve(20, 5000, -0.04, 0.6, 0.2);  // 40 % of its run, 0.04 below the path
+    const TrackLead b =
+        behind_track_gap(behind.steps, behind.metrics, Direction::maximize, 5000, sibs, sweep_best, 0.01, 0);
+    BOOST_TEST(b.points >= kTrackMinPoints);
+    BOOST_TEST(b.reference == &ref);
+    BOOST_TEST(b.lead == -0.04, boost::test_tools::tolerance(1e-6));
+    BOOST_TEST(b.sd < 1e-6);
+    BOOST_TEST(std::fabs(b.slope) < 1e-6);
+    BOOST_TEST(b.fraction == 0.4, boost::test_tools::tolerance(1e-9));
+    // a gap closing at 0.5 of the metric per run: the slope says so
+    Run closing = behind;
+    for (std::size_t i = 0; i < closing.steps.size(); ++i)
+        closing.metrics[i] += 0.5 * closing.steps[i] / 5000.0;
+    const TrackLead c = behind_track_gap(closing.steps, closing.metrics, Direction::maximize, 5000, sibs,
+                                         sweep_best, 0.01, 0);
+    BOOST_TEST(c.slope == 0.5, boost::test_tools::tolerance(1e-6));
+    // minimised: the same curves negated, the gap keeps its sign
+    std::vector<double> neg(behind.metrics.size());
+    for (std::size_t i = 0; i < neg.size(); ++i) neg[i] = -behind.metrics[i];
+    SiblingCurve ref_neg = ref;
+    for (double& m : ref_neg.metrics) m = -m;
+    BOOST_TEST(
+        behind_track_gap(behind.steps, neg, Direction::minimize, 5000, {&ref_neg}, -sweep_best, 0.01, 0)
+                .lead == -0.04,
+        boost::test_tools::tolerance(1e-6));
+    // no reference: no sibling reached the sweep's best ...
+    const TrackLead none = behind_track_gap(behind.steps, behind.metrics, Direction::maximize, 5000, sibs,
+                                            sweep_best + 0.1, 0.01, 0);
+    BOOST_TEST(none.points == 0u);
+    BOOST_TEST(std::isnan(none.lead));
+    BOOST_TEST(none.reference == nullptr);
+    // ... the sibling lags more than a tenth of the run behind the trial (it is at 30 %, the
+    // trial at 44 %); at 36 % the window ends where the sibling is
+    const SiblingCurve lagging = sibling(curve(15, 10000, 0.0, 0.6, 0.2), 10000);
+    const Run far = curve(22, 5000, -0.04, 0.6, 0.2), near = curve(18, 5000, -0.04, 0.6, 0.2);
+    BOOST_TEST(behind_track_gap(far.steps, far.metrics, Direction::maximize, 5000, {&lagging},
+                                lagging.metrics.back(), 0.01, 0)
+                   .points == 0u);
+    const TrackLead n = behind_track_gap(near.steps, near.metrics, Direction::maximize, 5000, {&lagging},
+                                         lagging.metrics.back(), 0.01, 0);
+    BOOST_TEST(n.fraction == 0.3, boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(n.lead == -0.04, boost::test_tools::tolerance(1e-6));
+    // ... the sibling made a jump by the window's end that the trial has not made
+    SiblingCurve jumped = ref;
+    jumped.jumps = {CurveJump{0.3, 0.1}};
+    BOOST_TEST(behind_track_gap(behind.steps, behind.metrics, Direction::maximize, 5000, {&jumped},
+                                sweep_best, 0.01, 0)
+                   .points == 0u);
+    BOOST_TEST(behind_track_gap(behind.steps, behind.metrics, Direction::maximize, 5000, {&jumped},
+                                sweep_best, 0.01, 1)
+                       .lead == -0.04,
+               boost::test_tools::tolerance(1e-6));
+    jumped.jumps = {CurveJump{0.5, 0.1}};  // after the window: the trial has not got there yet
+    BOOST_TEST(behind_track_gap(behind.steps, behind.metrics, Direction::maximize, 5000, {&jumped},
+                                sweep_best, 0.01, 0)
+                   .points > 0u);
+    // ... or the trial has too few points
+    const Run two = curve(2, 5000, -0.04, 0.6, 0.2);
+    BOOST_TEST(behind_track_gap(two.steps, two.metrics, Direction::maximize, 5000, sibs, sweep_best, 0.01, 0)
+                   .points == 0u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -561,6 +561,50 @@ BOOST_AUTO_TEST_CASE(hopeless_rule_stops_a_trial_that_cannot_win) {
     BOOST_TEST(!hopeless_rule(e, s).has_value());
 }
 
+// behind_track_margin: a trial whose chance from its gap to its sweep's best path is below
+// hopeless_probability is hopeless from hopeless_min_progress on, whatever its forecast says;
+// before it, the gap does not judge it.
+BOOST_AUTO_TEST_CASE(behind_track_makes_a_trial_behind_the_best_path_hopeless) {
+    EngineSettings s;
+    BOOST_TEST(s.behind_track_margin == 0.0);  // off by default
+    StopEvidence e = behind_trial();           // step 1000 of 2000, best 0.90
+    e.win_probability = 0.2;                   // its forecast would keep it
+    BOOST_REQUIRE(!hopeless_rule(e, s).has_value());
+    e.behind_lead = -0.1;
+    e.behind_chance = 0.001;
+    const auto reason = hopeless_rule(e, s);
+    BOOST_REQUIRE(reason.has_value());
+    BOOST_TEST((reason->code == ReasonCode::behind_track));
+    BOOST_TEST(reason->a == 0.1, boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(reason->b == 0.001);
+    BOOST_TEST(reason->c == 0.90);
+    BOOST_TEST(reason->d == 0.80);
+    BOOST_TEST(reason->e == 0.85);
+    const std::string text = describe(Decision::terminate, *reason);
+    BOOST_TEST(contains(text,
+                        "it runs 0.1 behind the path of its group's best 0.9 at the same fractions of their "
+                        "runs and does not close the gap (chance 0.001"),
+               text);
+    BOOST_TEST(contains(text, "behind_track_margin)"), text);
+    BOOST_TEST((to_string(ReasonCode::behind_track) == std::string("behind_track")));
+    ReasonCode parsed{};
+    BOOST_TEST(reason_code_from("behind_track", parsed));
+    BOOST_TEST((parsed == ReasonCode::behind_track));
+
+    StopEvidence f = e;
+    f.behind_chance = 0.05;  // the gap leaves it a chance
+    BOOST_TEST(!hopeless_rule(f, s).has_value());
+    f = e;
+    f.last_step = 400;  // 20 % of its run: before hopeless_min_progress
+    BOOST_TEST(!hopeless_rule(f, s).has_value());
+    f = e;
+    f.leader = true;  // it holds its sweep's best
+    BOOST_TEST(!hopeless_rule(f, s).has_value());
+    f = e;
+    f.win_probability = 0.01;  // the forecast's own verdict comes first
+    BOOST_TEST((hopeless_rule(f, s)->code == ReasonCode::hopeless));
+}
+
 // stale_best_fraction: a trial behind whose own best has not moved (by 1 % of the sweep's range)
 // for that fraction of its run, and is not forecast to come back past it, is hopeless whatever
 // chance its interval leaves it (a run overfitting since early on: gbdt at learning rate 1 in

@@ -228,6 +228,46 @@ Prediction prior_forecast(const Prediction& own, const std::vector<double>& step
     return out;
 }
 
+namespace {
+
+// The oriented difference between a trial's points and `r`'s path at the same fractions of their
+// runs, over the last kTrackWindow before `end` (at least kTrackMinPoints, the newest
+// kTrackMaxPoints): its mean, spread and slope into `out`. Too few points: `out` reset.
+void window_gap(const std::vector<double>& steps, const std::vector<double>& metrics, std::size_t n,
+                double sign, double length, const SiblingCurve& r, double end, TrackLead& out) {
+    double sum = 0.0, sum2 = 0.0, sum_g = 0.0, sum_gg = 0.0, sum_gd = 0.0;
+    std::size_t k = 0;
+    for (std::size_t i = n; i-- > 0 && k < kTrackMaxPoints;) {
+        const double g = steps[i] / length;
+        if (g > end) continue;
+        if (k >= kTrackMinPoints && g < end - kTrackWindow) break;
+        // the reference at the same fraction of its run
+        const double at_ref = g * r.length;
+        if (at_ref < r.steps.front() || !std::isfinite(metrics[i])) continue;
+        const double d = sign * (metrics[i] - interp(r.steps, r.metrics, at_ref));
+        if (!std::isfinite(d)) continue;
+        sum += d;
+        sum2 += d * d;
+        sum_g += g;
+        sum_gg += g * g;
+        sum_gd += g * d;
+        ++k;
+    }
+    if (k < kTrackMinPoints) {
+        out = TrackLead{};
+        return;
+    }
+    const double kd = static_cast<double>(k);
+    out.points = k;
+    out.fraction = end;
+    out.lead = sum / kd;
+    out.sd = std::sqrt(std::max(0.0, (sum2 - kd * out.lead * out.lead) / (kd - 1.0)));
+    const double spread_g = sum_gg - sum_g * sum_g / kd;
+    out.slope = spread_g > 0.0 ? (sum_gd - sum_g * sum / kd) / spread_g : 0.0;
+}
+
+}  // namespace
+
 TrackLead best_track_lead(const std::vector<double>& steps, const std::vector<double>& metrics,
                           Direction direction, double length,
                           const std::vector<const SiblingCurve*>& siblings, double best, double tolerance) {
@@ -257,29 +297,41 @@ TrackLead best_track_lead(const std::vector<double>& steps, const std::vector<do
         out.reference = nullptr;
         return out;
     }
-    const SiblingCurve& r = *out.reference;
-    double sum = 0.0, sum2 = 0.0;
-    std::size_t k = 0;
-    for (std::size_t i = n; i-- > 0 && k < kTrackMaxPoints;) {
-        const double g = steps[i] / length;
-        if (k >= kTrackMinPoints && g < at - kTrackWindow) break;
-        // the reference at the same fraction of its run
-        const double at_ref = g * r.length;
-        if (at_ref < r.steps.front() || !std::isfinite(metrics[i])) continue;
-        const double d = sign * (metrics[i] - interp(r.steps, r.metrics, at_ref));
-        if (!std::isfinite(d)) continue;
-        sum += d;
-        sum2 += d * d;
-        ++k;
+    window_gap(steps, metrics, n, sign, length, *out.reference, at, out);
+    return out;
+}
+
+TrackLead behind_track_gap(const std::vector<double>& steps, const std::vector<double>& metrics,
+                           Direction direction, double length,
+                           const std::vector<const SiblingCurve*>& siblings, double best, double tolerance,
+                           std::size_t own_jumps) {
+    TrackLead out;
+    const std::size_t n = std::min(steps.size(), metrics.size());
+    if (n < kTrackMinPoints || !(length > 0.0) || !std::isfinite(best) || !(tolerance >= 0.0)) return out;
+    const double sign = direction == Direction::maximize ? 1.0 : -1.0;
+    // the reference: the sibling that reached the sweep's best
+    double top = -kInfinity;
+    const SiblingCurve* reference = nullptr;
+    for (const SiblingCurve* c : siblings) {
+        if (c == nullptr || c->steps.size() < 2 || !(c->length > 0.0) || c->steps.size() != c->metrics.size())
+            continue;
+        for (double v : c->metrics) {
+            if (std::isfinite(v) && sign * v > top) {
+                top = sign * v;
+                reference = c;
+            }
+        }
     }
-    if (k < kTrackMinPoints) {
-        out.reference = nullptr;
-        return out;
-    }
-    const double kd = static_cast<double>(k);
-    out.points = k;
-    out.lead = sum / kd;
-    out.sd = std::sqrt(std::max(0.0, (sum2 - kd * out.lead * out.lead) / (kd - 1.0)));
+    if (reference == nullptr || !(top >= sign * best - tolerance)) return out;
+    const double at = steps[n - 1] / length;
+    const double end = std::min(at, reference->steps.back() / reference->length);
+    if (!(at - end <= kTrackWindow)) return out;  // the reference lags too far
+    std::size_t ref_jumps = 0;
+    for (const CurveJump& jump : reference->jumps)
+        if (jump.fraction <= end) ++ref_jumps;
+    if (ref_jumps > own_jumps) return out;  // a drop the trial may still make
+    out.reference = reference;
+    window_gap(steps, metrics, n, sign, length, *reference, end, out);
     return out;
 }
 

@@ -110,11 +110,26 @@ struct TrackLead {
     double lead = std::numeric_limits<double>::quiet_NaN();
     double sd = 0.0;
     std::size_t points = 0;
-    double fraction = 0.0;  // of the trial's run, where it is now
+    double fraction = 0.0;  // of the trial's run, where the compared window ends
+    double slope = 0.0;     // of the difference per unit fraction of the run, over the same points
     const SiblingCurve* reference = nullptr;
 };
 TrackLead best_track_lead(const std::vector<double>& steps, const std::vector<double>& metrics,
                           Direction direction, double length,
                           const std::vector<const SiblingCurve*>& siblings, double best, double tolerance);
+
+// How far a trial runs behind the path of the sibling that reached its sweep's best (the behind
+// track, behind_track_margin). `reference` is the kept sibling whose best metric is the highest,
+// if that is within `tolerance` of `best`. The window ends where the shorter of the two runs is
+// now (as a fraction of each run) and must reach to within kTrackWindow of the trial's own
+// fraction: a reference that lags further says nothing about where the trial is now. A
+// reference that has made more jumps (curve_jumps: learning-rate drops, plateaus that ended) by
+// the window's end than the trial's `own_jumps` is no reference: the gap may be a drop the trial
+// has still to make. `lead` (< 0: behind), `sd`, `points` as best_track_lead; `slope` tells
+// whether the gap is closing (> 0) over the window.
+TrackLead behind_track_gap(const std::vector<double>& steps, const std::vector<double>& metrics,
+                           Direction direction, double length,
+                           const std::vector<const SiblingCurve*>& siblings, double best, double tolerance,
+                           std::size_t own_jumps);
 
 }  // namespace explsched

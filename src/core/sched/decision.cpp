@@ -99,6 +99,8 @@ const char* to_string(ReasonCode code) {
             return "paused_no_slot";
         case ReasonCode::stale_best:
             return "stale_best";
+        case ReasonCode::behind_track:
+            return "behind_track";
     }
     return "?";
 }
@@ -151,6 +153,12 @@ std::string describe(Decision decision, const Reason& r) {
                     "% of its run ago), is behind the group's best " + num(r.d, 4) +
                     ", and its predicted final " + num(r.e, 4) +
                     " does not come back past it (stale_best_fraction)";
+            break;
+        case ReasonCode::behind_track:
+            text += "it runs " + num(r.a, 4) + " behind the path of its group's best " + num(r.c, 4) +
+                    " at the same fractions of their runs and does not close the gap (chance " + num(r.b, 2) +
+                    "; predicted final " + num(r.d, 4) + ", optimistic " + num(r.e, 4) +
+                    ", behind_track_margin)";
             break;
         case ReasonCode::hopeless_early:
             text += "predicted final " + num(r.a, 4) + " in [" + num(r.b, 4) + ", " + num(r.c, 4) +
@@ -280,8 +288,8 @@ std::string describe(Decision decision, const Reason& r) {
             break;
     }
     const bool judged = r.code == ReasonCode::hopeless || r.code == ReasonCode::costly_chance ||
-                        r.code == ReasonCode::stale_best || r.code == ReasonCode::negligible_gain ||
-                        r.code == ReasonCode::behind_at_milestone;
+                        r.code == ReasonCode::stale_best || r.code == ReasonCode::behind_track ||
+                        r.code == ReasonCode::negligible_gain || r.code == ReasonCode::behind_at_milestone;
     if (judged && std::isfinite(r.held_at)) {
         text += "; judged at " + num(100.0 * r.held_at, 2) +
                 "% of its run as its sweep's checked forecasts have held (audited_min_progress): not final "

@@ -62,6 +62,11 @@ enum class ReasonCode {
     // fraction c of its run ago (>= stale_best_fraction), is behind the sweep's best d, and its
     // forecast final e does not come back past it
     stale_best,
+    // behind, by a on average over the last tenth of the runs compared, the path of the sibling
+    // that reached the sweep's best c, at the same fractions of their runs, and not closing the
+    // gap fast enough: chance b below hopeless_probability (behind_track_margin); its forecast
+    // final d in an interval up to e (which alone would have kept it)
+    behind_track,
 };
 
 struct Reason {

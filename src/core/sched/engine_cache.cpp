@@ -235,7 +235,7 @@ void Engine::Impl::join_group(const JobView& job, std::size_t j, TrialCache& c, 
         gs.start_round(round, job.direction);
         ++active_groups;
     }
-    gs.siblings.find_jumps = settings.sibling_jumps;
+    gs.siblings.find_jumps = settings.sibling_jumps || settings.behind_track_margin > 0.0;
     group_of[j] = g;
     c.group = g;
     gs.members.push_back(j);
@@ -330,7 +330,7 @@ void Engine::Impl::derive(const JobView& job, TrialCache& c) {
     const double horizon = job.max_steps > 0.0 ? job.max_steps : 2.0 * std::max(s0, 1.0);
     c.final_metric = p.predict(std::max(horizon, s0));
     apply_sibling_prior(job, c);
-    if (settings.sibling_jumps && job.max_steps > 0.0) {
+    if ((settings.sibling_jumps || settings.behind_track_margin > 0.0) && job.max_steps > 0.0) {
         thin_curve(p.steps(), p.metrics(), kSiblingCurvePoints, thin_steps, thin_metrics);
         curve_jumps(thin_steps, thin_metrics, p.direction(), job.max_steps, jump_scratch);
         c.own_jumps = jump_scratch.size();

@@ -175,6 +175,22 @@ StopEvidence Engine::Impl::stop_evidence(const JobView& job, std::size_t j, cons
             e.final_metric.track_chance = chance;
         }
     }
+    if (s.behind_track_margin > 0.0 && !e.leader && job.max_steps > 0.0 && std::isfinite(e.best_other)) {
+        gs.siblings.others(job.key, track_scratch);
+        const TrackLead t =
+            behind_track_gap(c.predictor.steps(), c.predictor.metrics(), job.direction, job.max_steps,
+                             track_scratch, e.best_other, s.best_track_margin * e.sweep_scale, c.own_jumps);
+        if (t.points > 0 && t.lead < -s.behind_track_margin * e.sweep_scale &&
+            -t.lead > 2.0 * t.sd / std::sqrt(static_cast<double>(t.points))) {
+            // the gap at the end read as normal around the gap now, moved by the rate at which it
+            // closes (not by one at which it widens) over the rest of the run; its spread the
+            // points', floored at kBehindTrackSpread of the gap
+            const double closing = std::max(0.0, t.slope) * std::max(0.0, 1.0 - t.fraction);
+            const double sd = std::max(t.sd, kBehindTrackSpread * -t.lead);
+            e.behind_lead = t.lead;
+            e.behind_chance = 0.5 * std::erfc(-(t.lead + closing) / (sd * std::sqrt(2.0)));
+        }
+    }
     if (job.max_steps > 0.0 && c.speed > 0.0 && std::isfinite(c.speed)) {
         e.remaining_gpu_hours =
             std::max(0.0, job.max_steps - e.last_step) / c.speed * std::max<double>(job.gpus, 1.0) / 3600.0;

@@ -84,6 +84,7 @@ Status validate(const EngineSettings& s) {
         in_range("near_tie_range", s.near_tie_range, 0.0, 1000.0),
         in_range("stale_best_fraction", s.stale_best_fraction, 0.0, 1.0),
         in_range("best_track_margin", s.best_track_margin, 0.0, 1.0),
+        in_range("behind_track_margin", s.behind_track_margin, 0.0, 1.0),
         in_range("pause_probability", s.pause_probability, 0.0, 1.0),
         in_range("pause_min_progress", s.pause_min_progress, 0.0, 1.0),
         in_range("pause_idle_utility", s.pause_idle_utility, 0.0, 1.0),

@@ -191,6 +191,19 @@ struct EngineSettings : FitSettings {
     // 0.03 since 2026-12-02: `pollux` seeds 0-2 keeps the ImageNet best it lost (sweeps at their
     // best 98.4 -> 100 %) for +3.7 % GPU-hours (contrib/bench_analysis.md).
     double best_track_margin = 0.03;
+    // The behind track (behind_track_gap, curves/sibling_prior.hpp): a trial whose metric over the
+    // last tenth of the runs compared is worse, at the same fractions of their runs, than the path
+    // of the sibling that reached the sweep's best, by more than this fraction of the sweep's
+    // metric range (and twice the standard error of the difference), and that does not close the
+    // gap fast enough to catch up by its end, is hopeless (ReasonCode::behind_track) from
+    // hopeless_min_progress on, whatever chance its widened forecast interval leaves: the sibling
+    // shows where the sweep's schedule goes, jumps included. Only a sibling that has made no more
+    // jumps (learning-rate drops) by then than the trial, and that has got to within a tenth of
+    // the trial's fraction of its run, is read. 0 (the default): off. Measured 2026-12-08
+    // (contrib/bench_analysis.md): at 0.1, `philly` -7 to -13 % GPU-hours over seeds 0-8 with as
+    // many sweeps at their best, `pollux` -3 %, `pollux-heterogeneous` +2 % and time to best +10 %,
+    // `philly` seeds 0-2 time to best +12 % (3-8: -13 and -3 %).
+    double behind_track_margin = 0.0;
     // Pause and resume (freeze-thaw, core/sched/pause.hpp). A running trial past its grace
     // (min_run_s), past pause_min_progress of its run, below the GPU price while pending trials
     // want GPUs, whose chance to beat its sweep's best is below this, is paused: requeued and

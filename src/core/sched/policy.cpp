@@ -244,6 +244,10 @@ std::optional<Reason> hopeless_rule(const StopEvidence& e, const EngineSettings&
     }
     if (e.win_probability < s.hopeless_probability)
         return make_reason(ReasonCode::hopeless, f.value, f.lower, f.upper, e.best_other, e.win_probability);
+    if (e.behind_chance < s.hopeless_probability) {
+        return make_reason(ReasonCode::behind_track, -e.behind_lead, e.behind_chance, e.best_other, f.value,
+                           f.upper);
+    }
     if (auto stale = stale_best_rule(e, s)) return stale;
     if (!e.leader && !done(e) && e.win_probability < costly_chance_threshold(e, s)) {
         return make_reason(ReasonCode::costly_chance, e.win_probability, e.remaining_gpu_hours,

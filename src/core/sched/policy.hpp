@@ -86,7 +86,16 @@ struct StopEvidence {
     double own_best_step = 0.0;
     // the first step at which its learning rate drops (--explore-lr-drops); 0: none declared
     double first_drop = 0.0;
+    // behind_track_margin: its mean gap to the path of the sibling that reached the sweep's best
+    // (< 0; NaN: not behind by the margin) and the chance that gap leaves it (1: none)
+    double behind_lead = std::numeric_limits<double>::quiet_NaN();
+    double behind_chance = 1.0;
 };
+
+// The spread of a trial's gap to its sweep's best path at the end of its run is read as at least
+// this fraction of the gap now (behind_track_margin): a steady gap that does not close leaves a
+// chance of at most Φ(-1/0.35) ≈ 0.002, one that closes over the window more.
+constexpr double kBehindTrackSpread = 0.35;
 
 // A declared learning-rate drop is a step change no extrapolation foresees: a trial is not judged
 // (far_enough, final_stop_allowed, decisively_hopeless) before it has run this fraction of its run

@@ -439,6 +439,11 @@ const Row kRows[] = {
      "this fraction of the sweep's metric range is read as on course to beat it (0: off)",
      set_double<&EngineSettings::best_track_margin, 0, 1000000>,
      [](const Settings& s) { return fmt_double(s.engine.best_track_margin); }},
+    {"behind_track_margin",
+     "a trial behind the path its sweep's best took, at the same fractions of their runs, by more than "
+     "this fraction of the sweep's metric range, and not closing the gap, is hopeless (0: off)",
+     set_double<&EngineSettings::behind_track_margin, 0, 1000000>,
+     [](const Settings& s) { return fmt_double(s.engine.behind_track_margin); }},
     {"sibling_jumps",
      "a trial's optimistic bound allows for the jumps (learning-rate drops, plateaus that ended) its "
      "sweep's other trials made later in their runs (yes/no)",

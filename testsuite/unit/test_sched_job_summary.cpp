@@ -69,7 +69,7 @@ BOOST_AUTO_TEST_CASE(every_reason_code_round_trips_by_name) {
         BOOST_TEST(reason_code_from(to_string(code), back), to_string(code));
         BOOST_TEST((back == code));
     }
-    BOOST_TEST(n == static_cast<int>(ReasonCode::stale_best) + 1);  // the last code
+    BOOST_TEST(n == static_cast<int>(ReasonCode::behind_track) + 1);  // the last code
     ReasonCode out = ReasonCode::hopeless;
     BOOST_TEST(!reason_code_from("ashA_behind", out));
     BOOST_TEST(!reason_code_from("", out));

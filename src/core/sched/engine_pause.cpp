@@ -172,6 +172,13 @@ void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const Clus
                 a.reason.e = o.bound;
                 continue;
             }
+            if (!alone && behind_track_hopeless(e, s)) {
+                // Below its sweep's best path and not closing the gap (behind_track_margin): its
+                // optimistic bound is its own forecast's, which that path already outruns. It
+                // waits while its sweep's other members run, as one whose bound is behind does.
+                a.reason = behind_track_reason(e);
+                continue;
+            }
             a.reason = Reason{};
             a.reason.a = o.optimistic_utility;
             a.reason.b = a.price;

@@ -228,6 +228,16 @@ std::optional<Reason> stale_best_rule(const StopEvidence& e, const EngineSetting
                        e.final_metric.value);
 }
 
+bool behind_track_hopeless(const StopEvidence& e, const EngineSettings& s) {
+    return !e.leader && e.behind_chance < s.hopeless_probability && e.last_step >= s.hopeless_min_progress * run_length(e);
+}
+
+Reason behind_track_reason(const StopEvidence& e) {
+    const Prediction& f = e.final_metric;
+    return make_reason(ReasonCode::behind_track, -e.behind_lead, e.behind_chance, e.best_other, f.value,
+                       e.direction == Direction::maximize ? f.upper : f.lower);
+}
+
 std::optional<Reason> hopeless_rule(const StopEvidence& e, const EngineSettings& s) {
     // A trial holding its sweep's best metric is not hopeless, whatever its forecast: a forecast
     // below the runner-up's best is behind the curve itself (a curve's late jump, two points in),
@@ -244,10 +254,7 @@ std::optional<Reason> hopeless_rule(const StopEvidence& e, const EngineSettings&
     }
     if (e.win_probability < s.hopeless_probability)
         return make_reason(ReasonCode::hopeless, f.value, f.lower, f.upper, e.best_other, e.win_probability);
-    if (e.behind_chance < s.hopeless_probability) {
-        return make_reason(ReasonCode::behind_track, -e.behind_lead, e.behind_chance, e.best_other, f.value,
-                           f.upper);
-    }
+    if (behind_track_hopeless(e, s)) return behind_track_reason(e);
     if (auto stale = stale_best_rule(e, s)) return stale;
     if (!e.leader && !done(e) && e.win_probability < costly_chance_threshold(e, s)) {
         return make_reason(ReasonCode::costly_chance, e.win_probability, e.remaining_gpu_hours,

@@ -147,6 +147,12 @@ bool final_stop_allowed(const StopEvidence& evidence, const EngineSettings& sett
 // most hopeless_probability). Such a stop is final (stop_is_final), pausing or not.
 bool decisively_hopeless(const StopEvidence& evidence, const EngineSettings& settings);
 
+// behind_track_margin: whether the trial's chance from its gap to its sweep's best path is below
+// hopeless_probability, past hopeless_min_progress of its run (not its sweep's leader), and the
+// reason that says so (ReasonCode::behind_track).
+bool behind_track_hopeless(const StopEvidence& evidence, const EngineSettings& settings);
+Reason behind_track_reason(const StopEvidence& evidence);
+
 // Hopeless: not its sweep's leader (the trial holding the sweep's best metric never is, nor
 // decisively so), enough points and progress, a real extrapolation, and even the interval's optimistic
 // side is unlikely (win probability < hopeless_probability) to beat the sweep's best. The reason

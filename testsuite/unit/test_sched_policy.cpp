@@ -566,7 +566,7 @@ BOOST_AUTO_TEST_CASE(hopeless_rule_stops_a_trial_that_cannot_win) {
 // before it, the gap does not judge it.
 BOOST_AUTO_TEST_CASE(behind_track_makes_a_trial_behind_the_best_path_hopeless) {
     EngineSettings s;
-    BOOST_TEST(s.behind_track_margin == 0.0);  // off by default
+    BOOST_TEST(s.behind_track_margin == 0.1);  // the default
     StopEvidence e = behind_trial();           // step 1000 of 2000, best 0.90
     e.win_probability = 0.2;                   // its forecast would keep it
     BOOST_REQUIRE(!hopeless_rule(e, s).has_value());

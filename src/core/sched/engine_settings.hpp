@@ -199,11 +199,12 @@ struct EngineSettings : FitSettings {
     // hopeless_min_progress on, whatever chance its widened forecast interval leaves: the sibling
     // shows where the sweep's schedule goes, jumps included. Only a sibling that has made no more
     // jumps (learning-rate drops) by then than the trial, and that has got to within a tenth of
-    // the trial's fraction of its run, is read. 0 (the default): off. Measured 2026-12-08
-    // (contrib/bench_analysis.md): at 0.1, `philly` -7 to -13 % GPU-hours over seeds 0-8 with as
-    // many sweeps at their best, `pollux` -3 %, `pollux-heterogeneous` +2 % and time to best +10 %,
-    // `philly` seeds 0-2 time to best +12 % (3-8: -13 and -3 %).
-    double behind_track_margin = 0.0;
+    // the trial's fraction of its run, is read. Paused (while its optimistic bound can still beat
+    // the best), such a trial waits while its sweep's other members run. 0: off. 0.1 since
+    // 2026-12-08 (contrib/bench_analysis.md): `philly` -5 to -11 % GPU-hours over seeds 0-8 with
+    // as many sweeps at their best or more and time to best within 1.3x the oracle's, `pollux`
+    // -1 to -2 %, `pollux-heterogeneous` +0.5 to +7 % (a trial placed on slower GPUs).
+    double behind_track_margin = 0.1;
     // Pause and resume (freeze-thaw, core/sched/pause.hpp). A running trial past its grace
     // (min_run_s), past pause_min_progress of its run, below the GPU price while pending trials
     // want GPUs, whose chance to beat its sweep's best is below this, is paused: requeued and

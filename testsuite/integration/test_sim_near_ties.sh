@@ -6,7 +6,7 @@
 # why` explains the rule with the setting's value; a sweep's leader is never stopped by it; a bad
 # value is refused with the setting's name. The rule judges near twins only (near_tie_range, 0.2):
 # with near_tie_range=0 (any trial, the rule before) it stops more trials. The runs compared have
-# the best track off (best_track_margin=0): it keeps trials ahead of the best's path from this
+# the best track off (best_track_margin=0,behind_track_margin=0): it keeps trials ahead of the best's path from this
 # rule, and the saving measured is the rule's alone. Needs ../shared/data, no cluster.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -21,11 +21,11 @@ refuses_params pollux min_expected_gain=-0.1 min_expected_gain=2 min_expected_ga
 
 refuses_params pollux near_tie_range=-1 near_tie_range=nan
 
-pollux --params best_track_margin=0 --output "$tmp/rec.json" >"$tmp/default.json" ||
+pollux --params best_track_margin=0,behind_track_margin=0 --output "$tmp/rec.json" >"$tmp/default.json" ||
     { echo "FAIL: explsched-sim (defaults)"; exit 1; }
-pollux --params min_expected_gain=0,best_track_margin=0 >"$tmp/off.json" ||
+pollux --params min_expected_gain=0,best_track_margin=0,behind_track_margin=0 >"$tmp/off.json" ||
     { echo "FAIL: explsched-sim min_expected_gain=0"; exit 1; }
-pollux --params near_tie_range=0,best_track_margin=0 --output "$tmp/any.json" >/dev/null ||
+pollux --params near_tie_range=0,best_track_margin=0,behind_track_margin=0 --output "$tmp/any.json" >/dev/null ||
     { echo "FAIL: explsched-sim near_tie_range=0"; exit 1; }
 trial=$(/usr/bin/python3 - "$tmp/default.json" "$tmp/off.json" "$tmp/rec.json" "$tmp/any.json" <<'PY'
 import json, sys

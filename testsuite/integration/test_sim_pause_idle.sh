@@ -4,7 +4,9 @@
 # is paused although no trial waits for its GPUs; the decision says so, the pause holds (the trial
 # is not running again before a later decision), the run spends no more GPU-hours than the
 # defaults and keeps every sweep's best they keep. Off, no decision says so. A bad value is refused
-# with the setting's name. Needs ../shared/data, no cluster.
+# with the setting's name. Both runs have the behind track off (behind_track_margin=0): it pauses
+# most of the same trials earlier, and what is measured is the setting's alone. Needs
+# ../shared/data, no cluster.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -12,7 +14,7 @@ require_sim_pollux
 sim_tmp
 fail=0
 
-pollux() { sim_pollux 0 "$@"; }
+pollux() { sim_pollux_with 0 behind_track_margin=0 "$@"; }
 
 refuses_params pollux pause_idle_utility=-0.1 pause_idle_utility=1.5 pause_idle_utility=lots
 

@@ -525,6 +525,43 @@ BOOST_AUTO_TEST_CASE(a_resumed_trial_keeps_its_grace_before_a_verdict_on_its_for
     BOOST_TEST((out[1].reason.code == ReasonCode::diverged), explain(out[1]));
 }
 
+// Two paused members of a sweep whose other members all ended are each its last open question:
+// both are released, and neither is judged again on its forecast before it restarts. Before, once
+// both were released neither was the last any more (the other no longer paused): `pollux` seed 6,
+// protect_leader=no, with the behind track pausing a second member, lost a sweep's best so,
+// cancelled by the near-tie rule a round after its release, before it restarted.
+BOOST_AUTO_TEST_CASE(two_trials_released_as_their_sweeps_last_are_not_judged_before_they_restart) {
+    EngineSettings s;
+    s.min_run_s = 600;
+    const auto good = rising(60, 0.95), poor = rising(30, 0.951), poorer = rising(30, 0.95);
+    Engine e = Engine::create(s).value();
+    JobView leader = view(1, "g", good);
+    std::vector<JobView> jobs = {view(2, "g", poor, JobState::pending),
+                                 view(3, "g", poorer, JobState::pending)};
+    for (JobView& v : jobs) {
+        v.paused = true;
+        v.pauses = 1;
+        v.has_hopeless_action = true;
+        v.hopeless_action = HopelessAction::terminate;
+    }
+    e.record_ended({leader});  // the sweep's best ended: the two paused members are all that is left
+    std::vector<Assessment> out;
+    BOOST_REQUIRE(e.evaluate(jobs, cluster(5000, 8), out).ok());
+    for (const Assessment& a : out) BOOST_TEST((a.decision == Decision::run), explain(a));  // both released
+    for (JobView& v : jobs) v.paused = false;  // released, not restarted yet
+    BOOST_REQUIRE(e.evaluate(jobs, cluster(5060, 8), out).ok());
+    for (const Assessment& a : out) {
+        BOOST_TEST((a.state == TrialState::hopeless), explain(a));  // its forecast says so
+        BOOST_TEST((a.decision == Decision::run), explain(a));
+        BOOST_TEST((a.reason.code == ReasonCode::resumed_pending), explain(a));
+    }
+    // a member released while another member still ran is judged as before
+    Engine other = Engine::create(s).value();
+    std::vector<JobView> with_leader = {view(1, "g", good), jobs[0]};
+    BOOST_REQUIRE(other.evaluate(with_leader, cluster(5060, 8), out).ok());
+    BOOST_TEST((out[1].decision == Decision::terminate), explain(out[1]));
+}
+
 // A trial released from its pause as its sweep's last open question (every other member paused
 // or gone) is not judged again on the forecast it was resumed on while it waits to restart: it
 // runs, and its resumed run keeps its grace. Pollux seed 6 lost a sweep's best so (resumed, then

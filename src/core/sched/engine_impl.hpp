@@ -86,6 +86,10 @@ struct TrialCache {
     // a user who requeues the trial again gets no new grace.
     std::uint32_t graced_pauses = 0;
     double graced_start = kNaN;
+    // The pause count at which it was released as its sweep's last open question (0: never): two
+    // paused members of a sweep whose others all ended are both its last open question, and once
+    // both are released neither is the last any more (ReasonCode::resumed_pending).
+    std::uint32_t released_last = 0;
 };
 
 // One owner's (user's) checked forecasts, across all their trials and sweeps: whether each fell

@@ -101,6 +101,7 @@ void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const Clus
     std::vector<Reason> pause_reason(jobs.size());
     std::unordered_map<std::uint32_t, std::uint32_t> waiting = slot_waiters(jobs, out);
     std::vector<std::optional<Reason>> idle_reason(jobs.size());  // paused even with nobody waiting
+    std::vector<char> released_alone(jobs.size(), 0);             // paused, its sweep's last open question
     // explore first: the members of each sweep that wait without having reported
     std::vector<std::uint32_t> untried;
     if (s.explore_first_progress > 0.0) {
@@ -149,6 +150,7 @@ void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const Clus
             // else wants it resumes whatever the price (the sweep's last open question), else it
             // would stay held on an idle cluster for ever.
             const bool alone = last_open(jobs, groups[group_of[j]].members, j);
+            released_alone[j] = alone;
             if (alone && o.optimistic_utility < a.price) {
                 a.reason = Reason{};
                 a.reason.code = ReasonCode::paused_no_room;
@@ -204,7 +206,8 @@ void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const Clus
         }
         if (job.state == JobState::pending && job.pauses > 0 &&
             (a.decision == Decision::terminate || a.decision == Decision::requeue_hold) && usable(c) &&
-            c->graced_pauses < job.pauses && last_open(jobs, groups[group_of[j]].members, j)) {
+            c->graced_pauses < job.pauses &&
+            (c->released_last == job.pauses || last_open(jobs, groups[group_of[j]].members, j))) {
             // Released from its pause as its sweep's last open question and not restarted yet:
             // the stopping rule would judge the very evidence it was resumed on (pollux seed 6:
             // the sweep's best, a cifar10 trial, resumed as its sweep's last and cancelled a
@@ -379,6 +382,11 @@ void Engine::Impl::pause_and_resume(const std::vector<JobView>& jobs, const Clus
     // left.
     for (std::size_t j : choose_by_key(std::move(thaw), left)) resume(j, false);
     for (std::size_t j : choose_by_key(std::move(last_hope), left)) resume(j, true);
+    // released as its sweep's last open question: so it stays, for resumed_pending, when another
+    // paused member is released with it
+    for (std::size_t j = 0; j < jobs.size(); ++j)
+        if (released_alone[j] && out[j].decision == Decision::run && trial_of[j] != nullptr)
+            trial_of[j]->released_last = jobs[j].pauses;
     // the paused ones that stay: how many GPUs were free for them
     for (std::size_t j = 0; j < jobs.size(); ++j) {
         Assessment& a = out[j];

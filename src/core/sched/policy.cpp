@@ -229,7 +229,8 @@ std::optional<Reason> stale_best_rule(const StopEvidence& e, const EngineSetting
 }
 
 bool behind_track_hopeless(const StopEvidence& e, const EngineSettings& s) {
-    return !e.leader && e.behind_chance < s.hopeless_probability && e.last_step >= s.hopeless_min_progress * run_length(e);
+    return !e.leader && e.behind_chance < s.hopeless_probability &&
+           e.last_step >= s.hopeless_min_progress * run_length(e);
 }
 
 Reason behind_track_reason(const StopEvidence& e) {

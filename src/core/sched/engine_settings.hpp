@@ -201,9 +201,9 @@ struct EngineSettings : FitSettings {
     // jumps (learning-rate drops) by then than the trial, and that has got to within a tenth of
     // the trial's fraction of its run, is read. Paused (while its optimistic bound can still beat
     // the best), such a trial waits while its sweep's other members run. 0: off. 0.1 since
-    // 2026-12-08 (contrib/bench_analysis.md): `philly` -5 to -11 % GPU-hours over seeds 0-8 with
-    // as many sweeps at their best or more and time to best within 1.3x the oracle's, `pollux`
-    // -1 to -2 %, `pollux-heterogeneous` +0.5 to +7 % (a trial placed on slower GPUs).
+    // 2026-12-08 (contrib/bench_analysis.md): `philly` -7 to -11 % GPU-hours over seeds 0-8 with
+    // as many sweeps at their best or more and time to best 1.24x the oracle's on seeds 0-2, `pollux`
+    // 0 to -2 %, `pollux-heterogeneous` +4 % on seeds 0-2 (a trial placed on slower GPUs), -6 % on 3-5.
     double behind_track_margin = 0.1;
     // Pause and resume (freeze-thaw, core/sched/pause.hpp). A running trial past its grace
     // (min_run_s), past pause_min_progress of its run, below the GPU price while pending trials

@@ -256,8 +256,8 @@ void print_what_would_change(const TrialInfo& t) {
             "    Its forecast alone (%g, optimistic %g) would have kept it, but over the last tenth of the\n"
             "    runs compared it ran behind the path of the trial that reached its sweep's best, at the\n"
             "    same fractions of their runs, and did not close the gap fast enough to catch up by its\n"
-            "    end (behind_track_margin, a site setting). It would be kept if its next reports closed\n"
-            "    that gap, or with behind_track_margin=0.\n",
+            "    end (behind_track_margin). It would be kept if its next reports closed that gap, or\n"
+            "    with behind_track_margin=0.\n",
             p.value, t.direction == Direction::maximize ? p.upper : p.lower);
         return;
     }

@@ -230,6 +230,11 @@ Prediction prior_forecast(const Prediction& own, const std::vector<double>& step
 
 namespace {
 
+// A kept sibling curve a track can be read from: two points or more, its run's length known.
+bool track_usable(const SiblingCurve* c) {
+    return c != nullptr && c->steps.size() >= 2 && c->length > 0.0 && c->steps.size() == c->metrics.size();
+}
+
 // The oriented difference between a trial's points and `r`'s path at the same fractions of their
 // runs, over the last kTrackWindow before `end` (at least kTrackMinPoints, the newest
 // kTrackMaxPoints): its mean, spread and slope into `out`. Too few points: `out` reset.
@@ -280,8 +285,7 @@ TrackLead best_track_lead(const std::vector<double>& steps, const std::vector<do
     // the reference: the sibling that did best from this fraction of its run on
     double top = -kInfinity;
     for (const SiblingCurve* c : siblings) {
-        if (c == nullptr || c->steps.size() < 2 || !(c->length > 0.0) || c->steps.size() != c->metrics.size())
-            continue;
+        if (!track_usable(c)) continue;
         if (!(c->steps.back() / c->length >= at) || !(c->steps.front() / c->length <= at)) continue;
         double from_here = -kInfinity;
         for (std::size_t i = 0; i < c->steps.size(); ++i) {
@@ -313,8 +317,7 @@ TrackLead behind_track_gap(const std::vector<double>& steps, const std::vector<d
     double top = -kInfinity;
     const SiblingCurve* reference = nullptr;
     for (const SiblingCurve* c : siblings) {
-        if (c == nullptr || c->steps.size() < 2 || !(c->length > 0.0) || c->steps.size() != c->metrics.size())
-            continue;
+        if (!track_usable(c)) continue;
         for (double v : c->metrics) {
             if (std::isfinite(v) && sign * v > top) {
                 top = sign * v;

@@ -158,8 +158,11 @@ StopEvidence Engine::Impl::stop_evidence(const JobView& job, std::size_t j, cons
         e.own_best = b.best;
         e.own_best_step = b.step;
     }
-    if (s.best_track_margin > 0.0 && !e.leader && job.max_steps > 0.0 && std::isfinite(e.best_other)) {
+    // the kept curves of its sweep's other members, for the best and the behind track
+    const bool tracked = !e.leader && job.max_steps > 0.0 && std::isfinite(e.best_other);
+    if (tracked && (s.best_track_margin > 0.0 || s.behind_track_margin > 0.0))
         gs.siblings.others(job.key, track_scratch);
+    if (s.best_track_margin > 0.0 && tracked) {
         const TrackLead t =
             best_track_lead(c.predictor.steps(), c.predictor.metrics(), job.direction, job.max_steps,
                             track_scratch, e.best_other, s.best_track_margin * e.sweep_scale);
@@ -175,8 +178,7 @@ StopEvidence Engine::Impl::stop_evidence(const JobView& job, std::size_t j, cons
             e.final_metric.track_chance = chance;
         }
     }
-    if (s.behind_track_margin > 0.0 && !e.leader && job.max_steps > 0.0 && std::isfinite(e.best_other)) {
-        gs.siblings.others(job.key, track_scratch);
+    if (s.behind_track_margin > 0.0 && tracked) {
         const TrackLead t =
             behind_track_gap(c.predictor.steps(), c.predictor.metrics(), job.direction, job.max_steps,
                              track_scratch, e.best_other, s.best_track_margin * e.sweep_scale, c.own_jumps);
